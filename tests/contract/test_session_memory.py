@@ -1,0 +1,181 @@
+"""Session memory contract: the same behaviour on every database (run once per database)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from tests.conftest import assistant, raw_rows, tool_call, tool_result, user
+from ttmemory import memory
+from ttmemory.exceptions import MemoryValidationError
+from ttmemory.models import MemorySession, Message
+
+pytestmark = pytest.mark.contract
+
+
+def test_messages_come_back_in_the_order_they_were_added(session: MemorySession) -> None:
+    memory.message_add(session=session, message=user("one"))
+    memory.message_add_many(session=session, messages=[assistant("two"), user("three")])
+    memory.message_add(session=session, message=assistant("four"))
+
+    assert [m["content"] for m in memory.message_recent(session=session)] == [
+        "one",
+        "two",
+        "three",
+        "four",
+    ]
+    assert list(Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)) == [1, 2, 3, 4]
+
+
+def test_a_capped_read_of_a_long_session_returns_the_newest_messages(session: MemorySession) -> None:
+    memory.message_add_many(session=session, messages=[user(f"m{i}") for i in range(2500)])
+
+    recent = memory.message_recent(session=session, limit=20)
+
+    assert [m["content"] for m in recent] == [f"m{i}" for i in range(2480, 2500)]
+    session.refresh_from_db()
+    assert (session.message_count, session.last_seq) == (2500, 2500)
+
+
+def test_context_window_keeps_system_messages_first_and_the_newest_turns(
+    session: MemorySession,
+) -> None:
+    memory.message_add(session=session, message={"role": "system", "content": "Be brief."})
+    memory.message_add_many(session=session, messages=[user(f"question {i} " + "x" * 200) for i in range(50)])
+
+    window = memory.context_window(session=session, max_tokens=300)
+
+    assert window[0] == {"role": "system", "content": "Be brief."}
+    assert window[-1]["content"].startswith("question 49 ")
+    assert 1 < len(window) < 10
+    assert all(m["role"] == "user" for m in window[1:])
+
+
+def test_tool_calls_and_their_results_are_kept_or_dropped_together(session: MemorySession) -> None:
+    memory.message_add(session=session, message=user("old " + "y" * 400))
+    memory.message_add(session=session, message=tool_call(["c1", "c2"]))
+    memory.message_add(session=session, message=tool_result("c1", "first " + "z" * 300))
+    memory.message_add(session=session, message=tool_result("c2", "second"))
+    memory.message_add(session=session, message=assistant("done"))
+
+    rows = dict(Message.objects.filter(session=session).values_list("seq", "group_seq"))
+    assert rows == {1: 1, 2: 2, 3: 2, 4: 2, 5: 5}
+
+    # A budget that fits "done" but not the whole tool group drops the group whole.
+    window = memory.context_window(session=session, max_tokens=30)
+    assert [m.get("content") for m in window] == ["done"]
+
+    window = memory.context_window(session=session, max_tokens=200)
+    assert [m["role"] for m in window] == ["assistant", "tool", "tool", "assistant"]
+
+
+def test_unicode_emoji_and_one_megabyte_round_trip_exactly(session: MemorySession) -> None:
+    texts = [
+        "Привет, мир! 你好，世界！ مرحبا",
+        "emoji 👩‍👩‍👧‍👦🏳️‍🌈 and \u0000-free \t tabs",
+        "é" * (1024 * 1024 // 2),  # 1 MB of two-byte characters
+    ]
+    message = {"role": "user", "content": texts[0], "name": "ada", "x_vendor": {"n": 1, "f": 1.5}}
+    memory.message_add(session=session, message=message)
+    for text in texts[1:]:
+        memory.message_add(session=session, message=user(text))
+
+    recent = memory.message_recent(session=session)
+    assert recent[0] == message  # unknown keys kept, types exact
+    assert [m["content"] for m in recent[1:]] == texts[1:]
+
+
+def test_stored_columns_hold_no_plaintext(session: MemorySession) -> None:
+    secret = "my passport number is X1234567"
+    memory.message_add(session=session, message=user(secret))
+    memory.message_add(session=session, message=tool_call(["call_secret"], name="lookup_passport"))
+
+    table = connection.ops.quote_name(Message._meta.db_table)
+    for (blob,) in raw_rows(f"SELECT data FROM {table}"):
+        raw = bytes(blob)
+        assert b"passport" not in raw
+        assert b"X1234567" not in raw
+        assert b"lookup_passport" not in raw
+
+
+def test_concurrent_writers_lose_nothing_and_never_share_a_seq(transactional_db: Any) -> None:
+    session = memory.session_open(namespace="user-race", key="chat")
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(10):
+                memory.message_add(session=session, message=user(f"w{n}-{i}"))
+        except BaseException as exc:  # collected and re-raised in the main thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    seqs = sorted(Message.objects.filter(session=session).values_list("seq", flat=True))
+    assert seqs == list(range(1, 161))
+    session.refresh_from_db()
+    assert (session.message_count, session.last_seq) == (160, 160)
+    contents = {m["content"] for m in memory.message_recent(session=session)}
+    assert contents == {f"w{n}-{i}" for n in range(16) for i in range(10)}
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        ({"role": "wizard", "content": "hi"}, "message.role"),
+        ({"role": "tool", "content": "42"}, "message.tool_call_id"),
+        ({"role": "user", "content": {1, 2}}, "message.content"),
+        ({"role": "user", "content": float("nan")}, "message.content"),
+        ("just a string", "message"),
+    ],
+)
+def test_bad_messages_are_rejected_with_the_field_named_and_nothing_written(
+    session: MemorySession, message: Any, field: str
+) -> None:
+    with pytest.raises(MemoryValidationError) as excinfo:
+        memory.message_add(session=session, message=message)
+
+    assert excinfo.value.field == field
+    assert Message.objects.count() == 0
+    session.refresh_from_db()
+    assert (session.message_count, session.last_seq, session.token_count) == (0, 0, 0)
+
+
+def test_a_message_over_the_size_limit_is_rejected(session: MemorySession, settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MAX_MESSAGE_BYTES": 1000}
+
+    with pytest.raises(MemoryValidationError) as excinfo:
+        memory.message_add(session=session, message=user("a" * 1001))
+
+    assert excinfo.value.field == "message"
+    assert "1000" in str(excinfo.value)
+    assert Message.objects.count() == 0
+
+
+def test_one_bad_message_in_a_batch_writes_none_of_the_batch(session: MemorySession) -> None:
+    batch = [user("fine"), assistant("also fine"), {"role": "tool", "content": "no id"}]
+
+    with pytest.raises(MemoryValidationError) as excinfo:
+        memory.message_add_many(session=session, messages=batch)
+
+    assert excinfo.value.field == "messages[2].tool_call_id"
+    assert Message.objects.count() == 0
+
+
+@pytest.mark.parametrize("namespace", ["", "   ", " padded", "a" * 256, 42, None])
+def test_an_invalid_namespace_is_rejected_and_creates_nothing(db: Any, namespace: Any) -> None:
+    with pytest.raises(MemoryValidationError) as excinfo:
+        memory.session_open(namespace=namespace, key="k")
+
+    assert excinfo.value.field == "namespace"
+    assert MemorySession.objects.count() == 0

@@ -1,0 +1,50 @@
+"""Settings of the test suite: the demo's database choice, fresh random keys per run."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+from demo_project.database import database_settings
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = False
+SECRET_KEY = "tests-only"
+ALLOWED_HOSTS = ["*"]
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "ttmemory",
+]
+MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+ROOT_URLCONF = "demo_project.urls"
+DATABASES = {"default": database_settings(BASE_DIR)}
+USE_TZ = True
+
+# Random per run: no key lives in code. Two keys, so decryption by a non-primary key is exercised.
+TEST_KEYS = [
+    f"t{n}:{base64.urlsafe_b64encode(os.urandom(32)).decode()}" for n in (1, 2)
+]
+TTMEMORY = {"ENCRYPTION_KEYS": TEST_KEYS, "MAX_MESSAGE_BYTES": 2 * 1024 * 1024}

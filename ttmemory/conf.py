@@ -1,0 +1,76 @@
+"""Settings: one ``TTMEMORY`` dict, read lazily through ``app_settings`` and reset when it changes."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+DEFAULTS: dict[str, Any] = {
+    # Encryption keyring: a list of "key_id:base64(32 bytes)" strings, the first encrypts and all
+    # decrypt. When unset, the TTMEMORY_ENCRYPTION_KEYS environment variable (comma-separated) is read.
+    "ENCRYPTION_KEYS": None,
+    # Tokenizer used for budgets: "o200k_base" (GPT-4o/4.1/o-series/GPT-5), "cl100k_base"
+    # (GPT-4/3.5) or "heuristic" (bytes/4, no dependency).
+    "TOKENIZER": "o200k_base",
+    # Largest message accepted, as compact UTF-8 JSON.
+    "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
+    # Longest namespace and session key.
+    "MAX_NAMESPACE_LENGTH": 255,
+    # What session_trim does with messages outside the budget: "archive" keeps them out of every
+    # read (exports still see them), "delete" removes them.
+    "TRIM_MODE": "archive",
+    # Rows per batch for long-running commands (key rotation, re-embedding).
+    "BATCH_SIZE": 500,
+}
+
+ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"
+VALID_TRIM_MODES = ("archive", "delete")
+
+
+class AppSettings:
+    """Attribute access to ``settings.TTMEMORY`` merged over ``DEFAULTS``, cached until it changes."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Any] | None = None
+
+    @property
+    def user_settings(self) -> dict[str, Any]:
+        value = getattr(settings, "TTMEMORY", None) or {}
+        if not isinstance(value, dict):
+            return {}
+        return value
+
+    def _merged(self) -> dict[str, Any]:
+        if self._cache is None:
+            merged = dict(DEFAULTS)
+            merged.update(self.user_settings)
+            if not merged.get("ENCRYPTION_KEYS") and os.environ.get(ENV_KEYS):
+                merged["ENCRYPTION_KEYS"] = [
+                    part.strip() for part in os.environ[ENV_KEYS].split(",") if part.strip()
+                ]
+            self._cache = merged
+        return self._cache
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in DEFAULTS:
+            raise AttributeError(f"Invalid ttmemory setting: {name!r}")
+        return self._merged()[name]
+
+    def reload(self) -> None:
+        self._cache = None
+        from ttmemory import crypto
+
+        crypto.reset_keyring()
+
+
+app_settings = AppSettings()
+
+
+@receiver(setting_changed)
+def _reload_settings(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":
+        app_settings.reload()

@@ -1,0 +1,32 @@
+"""Errors raised by ttmemory: one base class, one subclass per failure a caller can handle."""
+
+from __future__ import annotations
+
+
+class TTMemoryError(Exception):
+    """Base class of every error ttmemory raises on purpose."""
+
+
+class MemoryValidationError(TTMemoryError, ValueError):
+    """Input was rejected before anything was written.
+
+    ``field`` names the offending part of the input (for example ``"role"`` or
+    ``"messages[3].tool_call_id"``) so interfaces can render a 400 that names it.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+class DecryptionError(TTMemoryError):
+    """A stored value could not be decrypted: wrong or missing key, or tampered data."""
+
+
+class EncryptionKeyError(TTMemoryError):
+    """The encryption keyring is missing or malformed."""
+
+
+class LockTimeout(TTMemoryError):
+    """The session lock could not be taken within ``LOCK_TIMEOUT``."""

@@ -1,0 +1,41 @@
+"""Re-encrypt every encrypted column with the first key of ENCRYPTION_KEYS."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from ttmemory import rotation
+from ttmemory.conf import app_settings
+from ttmemory.crypto import get_keyring
+from ttmemory.management.progress import ProgressBar
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-encrypt all ttmemory data with the primary (first) key. Safe to interrupt: run it "
+        "again to resume. Remove an old key from ENCRYPTION_KEYS only after a complete run."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--batch-size", type=int, default=None, help="rows per transaction")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
+        if batch_size < 1:
+            self.stderr.write("--batch-size must be positive")
+            raise SystemExit(2)
+        primary = get_keyring().primary_key_id
+        self.stdout.write(f"re-encrypting with key {primary!r}, {batch_size} rows per batch")
+        rotated = 0
+        for model, fields in rotation.encrypted_columns():
+            bar = ProgressBar(model._meta.db_table, rotation.count_rows(model), stream=self.stdout)
+            stats = rotation.rotate_model(model, fields, batch_size=batch_size, on_batch=bar.advance)
+            bar.finish()
+            rotated += stats.rotated
+            self.stdout.write(
+                f"  {stats.table}: {stats.scanned} rows, {stats.rotated} values re-encrypted, "
+                f"{stats.current} already on {primary!r}"
+            )
+        self.stdout.write(self.style.SUCCESS(f"done: {rotated} values re-encrypted"))

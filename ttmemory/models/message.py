@@ -1,0 +1,66 @@
+"""Message: one chat message of a session, encrypted whole, with packing metadata in clear."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from ttmemory.fields import EncryptedJSONField
+
+
+class Role(models.TextChoices):
+    SYSTEM = "system"
+    DEVELOPER = "developer"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    FUNCTION = "function"
+
+
+class MessageQuerySet(models.QuerySet["Message"]):
+    def live(self) -> MessageQuerySet:
+        return self.filter(archived_at__isnull=True)
+
+    def for_namespace(self, namespace: str) -> MessageQuerySet:
+        return self.filter(namespace=namespace)
+
+
+class Message(models.Model):
+    """One OpenAI Chat Completions message dict, stored encrypted in ``data``.
+
+    ``role``, ``token_count``, ``tool_call_id``, ``tool_call_ids`` and ``group_seq`` are kept in
+    clear (ids and counts, no content) so budget packing never decrypts. ``group_seq`` is the seq
+    of the assistant message whose tool call this row answers, or the row's own seq.
+    """
+
+    session = models.ForeignKey(
+        "ttmemory.MemorySession", on_delete=models.CASCADE, related_name="messages"
+    )
+    namespace = models.CharField(max_length=255)
+    seq = models.PositiveBigIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    data = EncryptedJSONField()
+    token_count = models.PositiveIntegerField(default=0)
+    tool_call_id = models.CharField(max_length=255, blank=True, default="")
+    tool_call_ids = models.JSONField(default=list, blank=True)
+    group_seq = models.PositiveBigIntegerField()
+    archived_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = MessageQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="ttm_message_session_seq_uniq"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["session", "seq"],
+                condition=models.Q(archived_at__isnull=True),
+                name="ttm_message_live_idx",
+            ),
+            models.Index(fields=["namespace"], name="ttm_message_ns_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.role}"

@@ -1,0 +1,46 @@
+"""MemorySession: one conversation of one namespace, with exact counters."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from ttmemory.fields import EncryptedTextField
+
+
+class MemorySessionQuerySet(models.QuerySet["MemorySession"]):
+    def for_namespace(self, namespace: str) -> MemorySessionQuerySet:
+        return self.filter(namespace=namespace)
+
+
+class MemorySession(models.Model):
+    """A conversation, identified by ``(namespace, key)``.
+
+    ``message_count`` and ``token_count`` count live (not archived) messages; ``last_seq`` is the
+    highest ``seq`` ever assigned and never goes back, so a seq is never reused.
+    """
+
+    namespace = models.CharField(max_length=255)
+    key = models.CharField(max_length=255)
+    metadata = models.JSONField(default=dict, blank=True, help_text="Stored in clear; no content.")
+    message_count = models.PositiveIntegerField(default=0)
+    token_count = models.PositiveBigIntegerField(default=0)
+    last_seq = models.PositiveBigIntegerField(default=0)
+    summary = EncryptedTextField(null=True, blank=True)
+    summary_upto_seq = models.PositiveBigIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = MemorySessionQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = "memory session"
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "key"], name="ttm_session_ns_key_uniq"),
+        ]
+        indexes = [
+            models.Index(fields=["namespace", "-updated_at"], name="ttm_session_ns_recent_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.key}"

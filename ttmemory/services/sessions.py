@@ -1,0 +1,220 @@
+"""Session memory writes: open a session, append messages, trim and clear its history."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from ttmemory import conversation
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import MemoryValidationError
+from ttmemory.models import MemorySession, Message
+from ttmemory.results import TrimResult
+from ttmemory.validation import clean_count, clean_identifier
+
+# How far back an appended tool result looks for the assistant message that called it.
+OPEN_CALL_LOOKBACK = 200
+# Rows per statement when a trim names many seqs (SQLite limits bound parameters).
+SEQ_CHUNK = 900
+
+
+def session_open(
+    *, namespace: str, key: str, metadata: Mapping[str, Any] | None = None
+) -> MemorySession:
+    """Get the session ``(namespace, key)``, creating it if needed.
+
+    ``metadata`` (a JSON object, stored in clear) is applied only when the session is created.
+    Raises MemoryValidationError for an empty or malformed namespace or key.
+    """
+    namespace = clean_identifier(namespace, field="namespace")
+    key = clean_identifier(key, field="key")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise MemoryValidationError("metadata", "must be a JSON object")
+    session, _ = MemorySession.objects.get_or_create(
+        namespace=namespace, key=key, defaults={"metadata": dict(metadata or {})}
+    )
+    return session
+
+
+def message_add(*, session: MemorySession, message: Mapping[str, Any]) -> Message:
+    """Append one Chat Completions message to ``session`` and return the stored row.
+
+    The database assigns the next gap-free ``seq`` under the session's row lock. Raises
+    MemoryValidationError (nothing written) for an unknown role, a tool message without
+    ``tool_call_id``, content that is not JSON or a message over ``MAX_MESSAGE_BYTES``.
+    """
+    return _append(session, [message], many=False)[0]
+
+
+def message_add_many(
+    *, session: MemorySession, messages: Sequence[Mapping[str, Any]]
+) -> list[Message]:
+    """Append ``messages`` in order, atomically: all are stored with consecutive seqs, or none.
+
+    Validation errors name the offending item (``messages[3].role``) and write nothing.
+    """
+    if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
+        raise MemoryValidationError("messages", "must be a list of message objects")
+    if not messages:
+        return []
+    return _append(session, messages, many=True)
+
+
+def _append(
+    session: MemorySession, messages: Sequence[Mapping[str, Any]], *, many: bool
+) -> list[Message]:
+    max_bytes = app_settings.MAX_MESSAGE_BYTES
+    encoding = app_settings.TOKENIZER
+    prepared: list[tuple[dict[str, Any], int]] = []
+    for index, raw in enumerate(messages):
+        field = f"messages[{index}]" if many else "message"
+        clean, _ = conversation.validate_message(raw, max_bytes=max_bytes, field=field)
+        if len(clean.get("tool_call_id") or "") > 255:
+            raise MemoryValidationError(f"{field}.tool_call_id", "is longer than 255 characters")
+        prepared.append((clean, conversation.count_message_tokens(clean, encoding=encoding)))
+
+    count = len(prepared)
+    tokens = sum(t for _, t in prepared)
+    now = timezone.now()
+    with transaction.atomic():
+        last_seq = _bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
+        first_seq = last_seq - count + 1
+        cleaned = [clean for clean, _ in prepared]
+        groups = conversation.assign_groups(
+            cleaned, first_seq=first_seq, open_calls=_open_calls(session, cleaned, first_seq)
+        )
+        rows = [
+            Message(
+                session=session,
+                namespace=session.namespace,
+                seq=first_seq + index,
+                role=clean["role"],
+                data=clean,
+                token_count=token_count,
+                tool_call_id=clean.get("tool_call_id") or "",
+                tool_call_ids=conversation.tool_call_ids(clean),
+                group_seq=groups[index],
+                created_at=now,
+            )
+            for index, (clean, token_count) in enumerate(prepared)
+        ]
+        Message.objects.bulk_create(rows)
+    return rows
+
+
+def _bump_counters(
+    session: MemorySession, *, seqs: int, messages: int, tokens: int, now: dt.datetime
+) -> int:
+    """Reserve ``seqs`` new seqs, add to the live counters; return the new ``last_seq``.
+
+    A single UPDATE ... RETURNING: the row lock it takes (PostgreSQL) or the write lock
+    (SQLite) serialises concurrent appends, so seqs are unique and gap-free, and a rollback
+    of the surrounding transaction returns the seqs.
+    """
+    table = connection.ops.quote_name(MemorySession._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET last_seq = last_seq + %s, message_count = message_count + %s, "
+            f"token_count = token_count + %s, updated_at = %s WHERE id = %s "
+            f"RETURNING last_seq, message_count, token_count",
+            [seqs, messages, tokens, now, session.pk],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
+    session.last_seq, session.message_count, session.token_count = row
+    session.updated_at = now
+    return int(row[0])
+
+
+def _lock_session(session: MemorySession) -> None:
+    """Take the session's write lock as the transaction's first statement and refresh counters."""
+    _bump_counters(session, seqs=0, messages=0, tokens=0, now=timezone.now())
+
+
+def _open_calls(
+    session: MemorySession, batch: list[dict[str, Any]], first_seq: int
+) -> dict[str, int]:
+    """Map call ids answered in ``batch`` but made before it to the seq of the calling message."""
+    made_here = {call_id for m in batch for call_id in conversation.tool_call_ids(m)}
+    wanted = {
+        m["tool_call_id"] for m in batch if m["role"] == "tool" and m["tool_call_id"] not in made_here
+    }
+    if not wanted:
+        return {}
+    found: dict[str, int] = {}
+    recent = (
+        Message.objects.filter(session=session, role="assistant", seq__lt=first_seq)
+        .order_by("-seq")
+        .values_list("seq", "tool_call_ids")[:OPEN_CALL_LOOKBACK]
+    )
+    for seq, call_ids in recent:
+        for call_id in call_ids or ():
+            if call_id in wanted and call_id not in found:
+                found[call_id] = seq
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def session_trim(*, session: MemorySession, max_tokens: int) -> TrimResult:
+    """Take everything outside a ``max_tokens`` budget out of the live history, in one transaction.
+
+    What stays is exactly what ``context_window`` would pack (system messages, then whole tool
+    groups newest first). ``TRIM_MODE`` decides whether the rest is archived or deleted.
+    """
+    max_tokens = clean_count(max_tokens, field="max_tokens")
+    mode = app_settings.TRIM_MODE
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_session(session)
+        rows = list(
+            Message.objects.live()
+            .filter(session=session)
+            .values_list("seq", "role", "token_count", "group_seq")
+        )
+        items = [conversation.PackItem(seq, role, tokens, group) for seq, role, tokens, group in rows]
+        kept = set(conversation.pack(items, max_tokens=max_tokens)) if items else set()
+        removed = [(seq, tokens) for seq, _, tokens, _ in rows if seq not in kept]
+        removed_seqs = [seq for seq, _ in removed]
+        removed_tokens = sum(tokens for _, tokens in removed)
+        for start in range(0, len(removed_seqs), SEQ_CHUNK):
+            chunk = Message.objects.filter(
+                session=session, seq__in=removed_seqs[start : start + SEQ_CHUNK]
+            )
+            if mode == "delete":
+                chunk.delete()
+            else:
+                chunk.update(archived_at=now)
+        if removed:
+            _bump_counters(session, seqs=0, messages=-len(removed), tokens=-removed_tokens, now=now)
+    return TrimResult(
+        removed=len(removed),
+        removed_tokens=removed_tokens,
+        kept=session.message_count,
+        kept_tokens=session.token_count,
+        mode=mode,
+        removed_seqs=tuple(removed_seqs),
+    )
+
+
+def session_clear(*, session: MemorySession) -> int:
+    """Delete every message of ``session`` (live and archived) and its summary; return the count.
+
+    ``last_seq`` is kept, so seqs are never reused after a clear.
+    """
+    with transaction.atomic():
+        _lock_session(session)
+        deleted, _ = Message.objects.filter(session=session).delete()
+        MemorySession.objects.filter(pk=session.pk).update(
+            message_count=0, token_count=0, summary=None, summary_upto_seq=0
+        )
+    session.message_count = 0
+    session.token_count = 0
+    session.summary = None
+    session.summary_upto_seq = 0
+    return deleted

@@ -1,0 +1,33 @@
+"""Checks on identifiers shared by services and selectors (namespaces, keys, limits)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import MemoryValidationError
+
+
+def clean_identifier(value: Any, *, field: str) -> str:
+    """Return a namespace or session key, or raise MemoryValidationError naming ``field``."""
+    if not isinstance(value, str):
+        raise MemoryValidationError(field, f"must be a string, not {type(value).__name__}")
+    if not value or not value.strip():
+        raise MemoryValidationError(field, "must not be empty")
+    if value != value.strip():
+        raise MemoryValidationError(field, "must not start or end with whitespace")
+    limit = app_settings.MAX_NAMESPACE_LENGTH
+    if len(value) > limit:
+        raise MemoryValidationError(field, f"is {len(value)} characters; the limit is {limit}")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise MemoryValidationError(field, "must not contain control characters")
+    return value
+
+
+def clean_count(value: Any, *, field: str, minimum: int = 0) -> int:
+    """Return a non-negative whole number, or raise MemoryValidationError naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryValidationError(field, f"must be a whole number, not {value!r}")
+    if value < minimum:
+        raise MemoryValidationError(field, f"must be at least {minimum}, not {value}")
+    return value
