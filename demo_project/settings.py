@@ -1,4 +1,4 @@
-"""Settings of the demo project (DEBUG, local keys); production reads everything from the environment."""
+"""Settings of the demo project: DEBUG with a local key; production reads the environment."""
 
 from __future__ import annotations
 

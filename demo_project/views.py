@@ -14,5 +14,9 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "index.html",
-        {"sessions": sessions, "database": connection.vendor, "db_name": connection.settings_dict["NAME"]},
+        {
+            "sessions": sessions,
+            "database": connection.vendor,
+            "db_name": connection.settings_dict["NAME"],
+        },
     )

@@ -762,3 +762,17 @@ def test_to_anthropic_joins_system_messages_and_keeps_unknown_keys():
     ]
     bad = {"role": "assistant", "content": None, "tool_calls": [call("c", "f", "not json")]}
     assert to_anthropic([bad])[1][0]["content"][0]["input"] == {"arguments": "not json"}
+
+
+def test_a_text_longer_than_the_encoder_limit_is_counted_in_pieces() -> None:
+    one = conversation.count_text_tokens("word " * 1000, encoding="o200k_base")
+    many = conversation.count_text_tokens("word " * 300_000, encoding="o200k_base")
+
+    assert 299 * one <= many <= 301 * one
+    assert conversation.count_text_tokens("é" * 600_000, encoding="o200k_base") > 0
+
+
+def test_supported_encodings_lists_the_bundled_vocabularies() -> None:
+    names = conversation.supported_encodings()
+
+    assert {"o200k_base", "cl100k_base", conversation.HEURISTIC} <= names

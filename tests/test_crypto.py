@@ -72,7 +72,9 @@ def test_reading_with_the_wrong_key_raises_instead_of_returning_ciphertext(
         memory.message_recent(session=session)
 
 
-def test_no_key_configured_is_a_clear_configuration_error(session: MemorySession, settings: Any) -> None:
+def test_no_key_configured_is_a_clear_configuration_error(
+    session: MemorySession, settings: Any
+) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "ENCRYPTION_KEYS": None}
 
     with pytest.raises(ImproperlyConfigured, match="ENCRYPTION_KEYS"):

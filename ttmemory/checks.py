@@ -45,19 +45,29 @@ def check_settings_shape(**kwargs: Any) -> list[checks.CheckMessage]:
 def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
     entries = app_settings.ENCRYPTION_KEYS
     if not entries:
-        return [checks.Error("No ttmemory encryption key is configured.", hint=KEY_HINT, id="ttmemory.E001")]
+        return [
+            checks.Error(
+                "No ttmemory encryption key is configured.", hint=KEY_HINT, id="ttmemory.E001"
+            )
+        ]
     if isinstance(entries, str):
         entries = [entries]
     if not isinstance(entries, list | tuple):
         return [
             checks.Error(
-                "TTMEMORY['ENCRYPTION_KEYS'] must be a list of strings.", hint=KEY_HINT, id="ttmemory.E002"
+                "TTMEMORY['ENCRYPTION_KEYS'] must be a list of strings.",
+                hint=KEY_HINT,
+                id="ttmemory.E002",
             )
         ]
     try:
         Keyring.from_entries(list(entries))
     except EncryptionKeyError as exc:
-        return [checks.Error(f"Malformed ttmemory encryption key: {exc}.", hint=KEY_HINT, id="ttmemory.E002")]
+        return [
+            checks.Error(
+                f"Malformed ttmemory encryption key: {exc}.", hint=KEY_HINT, id="ttmemory.E002"
+            )
+        ]
     return []
 
 
@@ -107,9 +117,10 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     warnings: list[checks.CheckMessage] = []
     for alias in connections:
         conn = connections[alias]
-        if conn.vendor == "sqlite" and conn.settings_dict.get("OPTIONS", {}).get(
-            "transaction_mode"
-        ) != "IMMEDIATE":
+        if (
+            conn.vendor == "sqlite"
+            and conn.settings_dict.get("OPTIONS", {}).get("transaction_mode") != "IMMEDIATE"
+        ):
             warnings.append(
                 checks.Warning(
                     f"Database {alias!r} is SQLite without transaction_mode IMMEDIATE.",

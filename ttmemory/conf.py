@@ -1,4 +1,4 @@
-"""Settings: one ``TTMEMORY`` dict, read lazily through ``app_settings`` and reset when it changes."""
+"""Settings: one ``TTMEMORY`` dict, read lazily through ``app_settings``, reset on change."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from django.dispatch import receiver
 
 DEFAULTS: dict[str, Any] = {
     # Encryption keyring: a list of "key_id:base64(32 bytes)" strings, the first encrypts and all
-    # decrypt. When unset, the TTMEMORY_ENCRYPTION_KEYS environment variable (comma-separated) is read.
+    # decrypt. When unset, the TTMEMORY_ENCRYPTION_KEYS environment variable (comma-separated)
+    # is read.
     "ENCRYPTION_KEYS": None,
     # Tokenizer used for budgets: "o200k_base" (GPT-4o/4.1/o-series/GPT-5), "cl100k_base"
     # (GPT-4/3.5) or "heuristic" (bytes/4, no dependency).
@@ -32,7 +33,7 @@ VALID_TRIM_MODES = ("archive", "delete")
 
 
 class AppSettings:
-    """Attribute access to ``settings.TTMEMORY`` merged over ``DEFAULTS``, cached until it changes."""
+    """``settings.TTMEMORY`` merged over ``DEFAULTS``, cached until the setting changes."""
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] | None = None

@@ -30,6 +30,7 @@ __all__ = [
     "from_responses_items",
     "pack",
     "repair",
+    "supported_encodings",
     "to_anthropic",
     "to_responses_items",
     "tool_call_ids",
@@ -208,9 +209,36 @@ def _token_counter(encoding: str) -> Callable[[str], int]:
 
     def count(text: str) -> int:
         # Text that looks like a special token (<|endoftext|>) is counted as plain text.
-        return len(encoder.encode_ordinary(text))
+        if len(text) <= _CHUNK_CHARS:
+            return len(encoder.encode_ordinary(text))
+        # bpe_openai refuses inputs over 200,000 tokens: count long texts in pieces cut at
+        # whitespace (a character is at most 4 tokens, so a piece stays under the limit).
+        total = 0
+        start = 0
+        while start < len(text):
+            end = min(start + _CHUNK_CHARS, len(text))
+            if end < len(text):
+                cut = text.rfind(" ", start + _CHUNK_CHARS // 2, end)
+                end = cut if cut > start else end
+            total += len(encoder.encode_ordinary(text[start:end]))
+            start = end
+        return total
 
     return count
+
+
+# Longest text encoded in one call; see count() above.
+_CHUNK_CHARS = 40_000
+
+
+def supported_encodings() -> frozenset[str]:
+    """Encoding names usable for exact counts here, plus ``HEURISTIC``."""
+    try:
+        bpe_openai = importlib.import_module("bpe_openai")
+        names = frozenset(bpe_openai.list_encoding_names())
+    except ImportError:
+        names = frozenset()
+    return names | {HEURISTIC}
 
 
 def count_text_tokens(text: str, *, encoding: str = "o200k_base") -> int:
@@ -384,10 +412,9 @@ def pack(items: Sequence[PackItem], *, max_tokens: int) -> list[int]:
     for rank, group in enumerate(sorted(newest, key=newest.__getitem__, reverse=True)):
         if sizes[group] > remaining and rank > 0:
             break
+        # After an overflowing newest group ``remaining`` is negative and nothing else fits.
         remaining -= sizes[group]
         chosen.extend(members[group])
-        if remaining < 0:  # the newest group alone overflowed: nothing else can fit
-            break
     return sorted(system) + sorted(chosen)
 
 

@@ -2,7 +2,7 @@
 
 Wire format of one encrypted value (bytes)::
 
-    b"\\x01" | len(key_id) (1 byte) | key_id (ASCII) | nonce (12 bytes) | ciphertext + tag (16 bytes)
+    b"\\x01" | len(key_id) (1 byte) | key_id (ASCII) | nonce (12 bytes) | ciphertext + tag (16)
 
 The associated data binds a value to its table and column, so a value copied into another
 column does not decrypt.
@@ -32,9 +32,7 @@ KEY_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
 def parse_key(entry: str) -> tuple[str, bytes]:
     """Parse ``"key_id:base64"`` into ``(key_id, 32 raw bytes)``; raise EncryptionKeyError."""
     if not isinstance(entry, str) or ":" not in entry:
-        raise EncryptionKeyError(
-            "each encryption key must be a string 'key_id:base64-of-32-bytes'"
-        )
+        raise EncryptionKeyError("each encryption key must be a string 'key_id:base64-of-32-bytes'")
     key_id, _, encoded = entry.partition(":")
     if not KEY_ID_RE.match(key_id):
         raise EncryptionKeyError(
@@ -88,9 +86,7 @@ class Keyring:
     def encrypt(self, plaintext: bytes, aad: bytes) -> bytes:
         key_id = self.keys[0][0]
         nonce = os.urandom(NONCE_BYTES)
-        return (
-            self._headers[key_id] + nonce + self._ciphers[key_id].encrypt(nonce, plaintext, aad)
-        )
+        return self._headers[key_id] + nonce + self._ciphers[key_id].encrypt(nonce, plaintext, aad)
 
     def decrypt(self, blob: bytes, aad: bytes) -> bytes:
         key_id = key_id_of(blob)
@@ -138,7 +134,8 @@ def get_keyring() -> Keyring:
             raise ImproperlyConfigured(
                 "ttmemory needs TTMEMORY['ENCRYPTION_KEYS'] (or the TTMEMORY_ENCRYPTION_KEYS "
                 "environment variable): a list of 'key_id:base64-of-32-bytes'. "
-                "Generate one with: python -c \"from ttmemory.crypto import generate_key; print(generate_key())\""
+                "Generate one with: python -c "
+                "'from ttmemory.crypto import generate_key; print(generate_key())'"
             )
         if isinstance(entries, str):
             entries = [entries]

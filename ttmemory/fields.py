@@ -1,4 +1,4 @@
-"""Encrypted model fields: AES-256-GCM per value, bound to table and column, key id carried along."""
+"""Encrypted model fields: AES-256-GCM per value, bound to table and column, with a key id."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ttmemory.crypto import get_keyring
 __all__ = ["EncryptedJSONField", "EncryptedTextField", "encrypt"]
 
 
-class _EncryptedField(models.Field):  # type: ignore[type-arg]
+class _EncryptedField(models.Field):
     """Stores ciphertext in a binary column; only ``isnull`` can be looked up."""
 
     empty_values = [None]
@@ -73,9 +73,7 @@ class _EncryptedField(models.Field):  # type: ignore[type-arg]
     ) -> Any:
         return self.encrypt_value(value)
 
-    def from_db_value(
-        self, value: Any, expression: Any, connection: BaseDatabaseWrapper
-    ) -> Any:
+    def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> Any:
         return self.decrypt_value(value)
 
 
@@ -100,7 +98,9 @@ class EncryptedTextField(_EncryptedField):
     def formfield(self, **kwargs: Any) -> Any:
         from django import forms
 
-        return super().formfield(**{"form_class": forms.CharField, "widget": forms.Textarea, **kwargs})
+        return super().formfield(
+            **{"form_class": forms.CharField, "widget": forms.Textarea, **kwargs}
+        )
 
 
 class EncryptedJSONField(_EncryptedField):
@@ -125,14 +125,18 @@ class EncryptedJSONField(_EncryptedField):
         return super().formfield(**{"form_class": forms.JSONField, **kwargs})
 
 
-def encrypt(base_field: models.Field) -> _EncryptedField:  # type: ignore[type-arg]
+def encrypt(base_field: models.Field) -> _EncryptedField:
     """django-cryptography's familiar shape: ``encrypt(models.TextField(null=True))``.
 
     Text-like fields become ``EncryptedTextField`` and ``JSONField`` becomes
     ``EncryptedJSONField``, keeping ``null``, ``blank``, ``default`` and ``verbose_name``.
     """
     _, _, _, kwargs = base_field.deconstruct()
-    keep = {k: v for k, v in kwargs.items() if k in {"null", "blank", "default", "verbose_name", "help_text", "editable"}}
+    keep = {
+        k: v
+        for k, v in kwargs.items()
+        if k in {"null", "blank", "default", "verbose_name", "help_text", "editable"}
+    }
     if isinstance(base_field, models.JSONField):
         return EncryptedJSONField(**keep)
     if isinstance(base_field, models.CharField | models.TextField):

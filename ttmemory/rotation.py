@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from django.apps import apps
 from django.db import connection, models, transaction
@@ -52,10 +53,10 @@ def rotate_model(
     primary = keyring.primary_key_id
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
-    pk = quote(model._meta.pk.column)  # type: ignore[union-attr]
-    columns = ", ".join(quote(f.column) for f in fields)
+    pk = quote(_column(model._meta.pk))
+    columns = ", ".join(quote(_column(f)) for f in fields)
     stats = RotationStats(table=model._meta.db_table)
-    last_pk: object = None
+    last_pk: Any = None
     while True:
         where = f"WHERE {pk} > %s " if last_pk is not None else ""
         with transaction.atomic(), connection.cursor() as cursor:
@@ -75,7 +76,7 @@ def rotate_model(
                         continue
                     aad = field.associated_data
                     new = keyring.encrypt(keyring.decrypt(old, aad), aad)
-                    column = quote(field.column)
+                    column = quote(_column(field))
                     cursor.execute(
                         f"UPDATE {table} SET {column} = %s WHERE {pk} = %s AND {column} = %s",
                         [new, row_pk, old],
@@ -88,3 +89,10 @@ def rotate_model(
         if on_batch is not None:
             on_batch(len(rows))
     return stats
+
+
+def _column(field: Any) -> str:
+    column = field.column
+    if not column:
+        raise ValueError(f"{field} has no database column")
+    return str(column)

@@ -52,7 +52,9 @@ def context_window(*, session: MemorySession, max_tokens: int) -> list[dict[str,
     if summary:
         summary_message = {"role": "system", "content": SUMMARY_PREFIX + summary}
         window.append(summary_message)
-        budget = max(0, budget - conversation.count_message_tokens(summary_message, encoding=encoding))
+        budget = max(
+            0, budget - conversation.count_message_tokens(summary_message, encoding=encoding)
+        )
     rows = list(
         Message.objects.live()
         .filter(session=session)
@@ -64,7 +66,11 @@ def context_window(*, session: MemorySession, max_tokens: int) -> list[dict[str,
     chosen = conversation.pack(items, max_tokens=budget)
     chosen_set = set(chosen)
     oldest_other = min(
-        (seq for seq, role, _, _ in rows if seq in chosen_set and role not in conversation.SYSTEM_ROLES),
+        (
+            seq
+            for seq, role, _, _ in rows
+            if seq in chosen_set and role not in conversation.SYSTEM_ROLES
+        ),
         default=None,
     )
     condition = Q(role__in=conversation.SYSTEM_ROLES)

@@ -27,10 +27,14 @@ def test_messages_come_back_in_the_order_they_were_added(session: MemorySession)
         "three",
         "four",
     ]
-    assert list(Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)) == [1, 2, 3, 4]
+    assert list(
+        Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)
+    ) == [1, 2, 3, 4]
 
 
-def test_a_capped_read_of_a_long_session_returns_the_newest_messages(session: MemorySession) -> None:
+def test_a_capped_read_of_a_long_session_returns_the_newest_messages(
+    session: MemorySession,
+) -> None:
     memory.message_add_many(session=session, messages=[user(f"m{i}") for i in range(2500)])
 
     recent = memory.message_recent(session=session, limit=20)
@@ -44,7 +48,9 @@ def test_context_window_keeps_system_messages_first_and_the_newest_turns(
     session: MemorySession,
 ) -> None:
     memory.message_add(session=session, message={"role": "system", "content": "Be brief."})
-    memory.message_add_many(session=session, messages=[user(f"question {i} " + "x" * 200) for i in range(50)])
+    memory.message_add_many(
+        session=session, messages=[user(f"question {i} " + "x" * 200) for i in range(50)]
+    )
 
     window = memory.context_window(session=session, max_tokens=300)
 
@@ -74,7 +80,7 @@ def test_tool_calls_and_their_results_are_kept_or_dropped_together(session: Memo
 
 def test_unicode_emoji_and_one_megabyte_round_trip_exactly(session: MemorySession) -> None:
     texts = [
-        "Привет, мир! 你好，世界！ مرحبا",
+        "Привет, мир! 你好，世界！ مرحبا",  # noqa: RUF001
         "emoji 👩‍👩‍👧‍👦🏳️‍🌈 and \u0000-free \t tabs",
         "é" * (1024 * 1024 // 2),  # 1 MB of two-byte characters
     ]

@@ -17,7 +17,9 @@ from ttmemory.models import MemorySession, Message
 
 def key_ids(model: type[Any], column: str) -> list[str]:
     table = connection.ops.quote_name(model._meta.db_table)
-    return [key_id_of(bytes(v)) for (v,) in raw_rows(f"SELECT {column} FROM {table}") if v is not None]
+    return [
+        key_id_of(bytes(v)) for (v,) in raw_rows(f"SELECT {column} FROM {table}") if v is not None
+    ]
 
 
 def test_rotation_re_encrypts_every_column_and_data_still_reads(db: Any, settings: Any) -> None:

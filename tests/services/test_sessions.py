@@ -46,7 +46,9 @@ def test_a_tool_result_added_later_joins_its_call_group(session: MemorySession) 
 def test_context_window_repairs_unanswered_calls_without_touching_storage(
     session: MemorySession,
 ) -> None:
-    memory.message_add_many(session=session, messages=[user("go"), tool_call(["a", "b"]), tool_result("a")])
+    memory.message_add_many(
+        session=session, messages=[user("go"), tool_call(["a", "b"]), tool_result("a")]
+    )
 
     window = memory.context_window(session=session, max_tokens=1000)
 
@@ -71,10 +73,14 @@ def test_context_window_puts_the_summary_first(session: MemorySession) -> None:
 
 
 @pytest.mark.parametrize("mode", ["archive", "delete"])
-def test_trim_keeps_exactly_the_context_window(session: MemorySession, settings: Any, mode: str) -> None:
+def test_trim_keeps_exactly_the_context_window(
+    session: MemorySession, settings: Any, mode: str
+) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "TRIM_MODE": mode}
     memory.message_add(session=session, message={"role": "system", "content": "rules"})
-    memory.message_add_many(session=session, messages=[user(f"turn {i} " + "w" * 100) for i in range(30)])
+    memory.message_add_many(
+        session=session, messages=[user(f"turn {i} " + "w" * 100) for i in range(30)]
+    )
     expected = memory.context_window(session=session, max_tokens=200)
 
     result = memory.session_trim(session=session, max_tokens=200)
@@ -84,7 +90,9 @@ def test_trim_keeps_exactly_the_context_window(session: MemorySession, settings:
     assert result.removed == 31 - len(expected)
     assert result.kept == len(expected)
     stored = MemorySession.objects.get(pk=session.pk)
-    live_tokens = sum(Message.objects.live().filter(session=session).values_list("token_count", flat=True))
+    live_tokens = sum(
+        Message.objects.live().filter(session=session).values_list("token_count", flat=True)
+    )
     assert (stored.message_count, stored.token_count) == (len(expected), live_tokens)
     assert stored.last_seq == 31
     total_rows = Message.objects.filter(session=session).count()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Any
 
 
 class ProgressBar:
-    """Prints ``label [#####.....] 50% 500/1000 12.3/s`` in place on a terminal, by line otherwise."""
+    """Prints ``label [#####.....] 50% 500/1000 12.3/s``: in place on a terminal, else by line."""
 
-    def __init__(self, label: str, total: int, *, stream: TextIO | None = None, width: int = 30) -> None:
+    def __init__(self, label: str, total: int, *, stream: Any = None, width: int = 30) -> None:
         self.label = label
         self.total = max(total, 0)
         self.done = 0

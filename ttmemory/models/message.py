@@ -33,8 +33,12 @@ class Message(models.Model):
     of the assistant message whose tool call this row answers, or the row's own seq.
     """
 
+    # No separate index on session: the (session, seq) unique constraint leads with it.
     session = models.ForeignKey(
-        "ttmemory.MemorySession", on_delete=models.CASCADE, related_name="messages"
+        "ttmemory.MemorySession",
+        on_delete=models.CASCADE,
+        related_name="messages",
+        db_index=False,
     )
     namespace = models.CharField(max_length=255)
     seq = models.PositiveBigIntegerField()
@@ -59,7 +63,6 @@ class Message(models.Model):
                 condition=models.Q(archived_at__isnull=True),
                 name="ttm_message_live_idx",
             ),
-            models.Index(fields=["namespace"], name="ttm_message_ns_idx"),
         ]
 
     def __str__(self) -> str:

@@ -38,9 +38,8 @@ class MemorySession(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["namespace", "key"], name="ttm_session_ns_key_uniq"),
         ]
-        indexes = [
-            models.Index(fields=["namespace", "-updated_at"], name="ttm_session_ns_recent_idx"),
-        ]
+        # No index on updated_at: every append updates it, and an indexed column would turn
+        # those row updates from HOT (in-page) into full index insertions on PostgreSQL.
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.key}"

@@ -29,7 +29,11 @@ CONVERSATION: list[dict[str, Any]] = [
             }
         ],
     },
-    {"role": "tool", "tool_call_id": "call_weather_1", "content": '{"forecast": "sunny", "high_c": 24}'},
+    {
+        "role": "tool",
+        "tool_call_id": "call_weather_1",
+        "content": '{"forecast": "sunny", "high_c": 24}',
+    },
     {"role": "assistant", "content": "Sunny in Lisbon tomorrow, up to 24 °C. ☀️"},
     {"role": "user", "content": "Book me a flight there on Friday, window seat please."},
     {"role": "assistant", "content": "Done: Friday 09:40 to Lisbon, seat 14A (window)."},

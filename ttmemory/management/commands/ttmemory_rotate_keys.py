@@ -31,7 +31,9 @@ class Command(BaseCommand):
         rotated = 0
         for model, fields in rotation.encrypted_columns():
             bar = ProgressBar(model._meta.db_table, rotation.count_rows(model), stream=self.stdout)
-            stats = rotation.rotate_model(model, fields, batch_size=batch_size, on_batch=bar.advance)
+            stats = rotation.rotate_model(
+                model, fields, batch_size=batch_size, on_batch=bar.advance
+            )
             bar.finish()
             rotated += stats.rotated
             self.stdout.write(

@@ -1,0 +1,322 @@
+"""Session-memory benchmark: each ttmemory operation beside raw SQL doing the same work.
+
+The raw baselines talk to the same database through the driver directly (psycopg or sqlite3)
+on tables of the same shape, storing the message as plain JSON: no ORM, no encryption, no
+token counting. Both sides run in the same process, interleaved, so the ratio is fair.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+from django.test.utils import override_settings
+from django.utils import timezone
+
+from ttmemory import conversation, selectors, services
+from ttmemory.conf import app_settings
+from ttmemory.models import MemorySession, Message
+
+RAW_SESSION = "ttmemory_bench_raw_session"
+RAW_MESSAGE = "ttmemory_bench_raw_message"
+
+
+@dataclass
+class Row:
+    operation: str
+    ours_us: float
+    raw_us: float
+    runs: int
+
+    @property
+    def ratio(self) -> float:
+        return self.ours_us / self.raw_us if self.raw_us else float("inf")
+
+
+def sample_message(i: int) -> dict[str, Any]:
+    role = "user" if i % 2 == 0 else "assistant"
+    text = (
+        f"Turn {i}: the customer asked about order #{1000 + i}, shipping to Lisbon on Friday, "
+        "and whether the blue jacket in size M is back in stock; the agent checked the "
+        "warehouse feed and the delivery options before answering in two short sentences."
+    )
+    return {"role": role, "content": text}
+
+
+def paired(
+    operation: str,
+    ours: Callable[[], Any],
+    raw: Callable[[], Any],
+    runs: int,
+    *,
+    setup_ours: Callable[[], Any] | None = None,
+    setup_raw: Callable[[], Any] | None = None,
+) -> Row:
+    """Median microseconds of both sides, run alternately so drift in the machine hits both."""
+    samples: dict[str, list[float]] = {"ours": [], "raw": []}
+    for _ in range(runs):
+        for side, fn, setup in (("ours", ours, setup_ours), ("raw", raw, setup_raw)):
+            if setup is not None:
+                setup()
+            start = time.perf_counter_ns()
+            fn()
+            samples[side].append((time.perf_counter_ns() - start) / 1000)
+    return Row(
+        operation, statistics.median(samples["ours"]), statistics.median(samples["raw"]), runs
+    )
+
+
+class RawStore:
+    """The same operations in plain SQL through the database driver."""
+
+    def __init__(self) -> None:
+        self.vendor = connection.vendor
+        if self.vendor == "postgresql":
+            import psycopg
+
+            params = {
+                k: v
+                for k, v in connection.get_connection_params().items()
+                if k in {"dbname", "user", "password", "host", "port"}
+            }
+            self.conn: Any = psycopg.connect(**params, autocommit=True)
+            self.blob = "BYTEA"
+            self.serial = "BIGSERIAL PRIMARY KEY"
+        else:
+            self.conn = sqlite3.connect(
+                connection.settings_dict["NAME"], isolation_level=None, timeout=30
+            )
+            self.blob = "BLOB"
+            self.serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
+        self.p = "%s" if self.vendor == "postgresql" else "?"
+        self.begin = "BEGIN" if self.vendor == "postgresql" else "BEGIN IMMEDIATE"
+        self.execute(f"DROP TABLE IF EXISTS {RAW_MESSAGE}")
+        self.execute(f"DROP TABLE IF EXISTS {RAW_SESSION}")
+        self.execute(
+            f"CREATE TABLE {RAW_SESSION} (id {self.serial}, last_seq BIGINT NOT NULL DEFAULT 0, "
+            "message_count BIGINT NOT NULL DEFAULT 0, token_count BIGINT NOT NULL DEFAULT 0)"
+        )
+        self.execute(
+            f"CREATE TABLE {RAW_MESSAGE} (id {self.serial}, session_id BIGINT NOT NULL, "
+            f"seq BIGINT NOT NULL, role VARCHAR(16) NOT NULL, data {self.blob} NOT NULL, "
+            "token_count INTEGER NOT NULL, archived BOOLEAN NOT NULL DEFAULT FALSE, "
+            "UNIQUE (session_id, seq))"
+        )
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        return self.conn.execute(sql, params)
+
+    def close(self) -> None:
+        self.execute(f"DROP TABLE IF EXISTS {RAW_MESSAGE}")
+        self.execute(f"DROP TABLE IF EXISTS {RAW_SESSION}")
+        self.conn.close()
+
+    def new_session(self) -> int:
+        row = self.execute(f"INSERT INTO {RAW_SESSION} DEFAULT VALUES RETURNING id").fetchone()
+        return int(row[0])
+
+    def add(self, session_id: int, messages: list[dict[str, Any]]) -> None:
+        p = self.p
+        payloads = [json.dumps(m, ensure_ascii=False).encode() for m in messages]
+        tokens = [len(b) // 4 for b in payloads]  # the raw side skips tokenizing on purpose
+        self.execute(self.begin)
+        (last,) = self.execute(
+            f"UPDATE {RAW_SESSION} SET last_seq = last_seq + {p}, message_count = message_count "
+            f"+ {p}, token_count = token_count + {p} WHERE id = {p} RETURNING last_seq",
+            (len(messages), len(messages), sum(tokens), session_id),
+        ).fetchone()
+        first = last - len(messages) + 1
+        rows = [
+            (session_id, first + i, m["role"], payloads[i], tokens[i])
+            for i, m in enumerate(messages)
+        ]
+        sql = (
+            f"INSERT INTO {RAW_MESSAGE} (session_id, seq, role, data, token_count) "
+            f"VALUES ({p}, {p}, {p}, {p}, {p})"
+        )
+        if self.vendor == "postgresql":
+            with self.conn.cursor() as cursor:
+                cursor.executemany(sql, rows)
+        else:
+            self.conn.executemany(sql, rows)
+        self.execute("COMMIT")
+
+    def recent(self, session_id: int, limit: int) -> list[dict[str, Any]]:
+        p = self.p
+        rows = self.execute(
+            f"SELECT data FROM {RAW_MESSAGE} WHERE session_id = {p} AND NOT archived "
+            f"ORDER BY seq DESC LIMIT {p}",
+            (session_id, limit),
+        ).fetchall()
+        out = [json.loads(bytes(r[0])) for r in rows]
+        out.reverse()
+        return out
+
+    def window(self, session_id: int, max_tokens: int) -> list[dict[str, Any]]:
+        p = self.p
+        rows = self.execute(
+            f"SELECT data, token_count FROM {RAW_MESSAGE} WHERE session_id = {p} AND NOT archived "
+            "ORDER BY seq DESC",
+            (session_id,),
+        )
+        out: list[dict[str, Any]] = []
+        used = 0
+        for data, tokens in rows:
+            if used + tokens > max_tokens and out:
+                break
+            used += tokens
+            out.append(json.loads(bytes(data)))
+        out.reverse()
+        return out
+
+    def trim(self, session_id: int, max_tokens: int) -> None:
+        p = self.p
+        self.execute(self.begin)
+        rows = self.execute(
+            f"SELECT seq, token_count FROM {RAW_MESSAGE} WHERE session_id = {p} AND NOT archived "
+            "ORDER BY seq DESC",
+            (session_id,),
+        ).fetchall()
+        used, cut = 0, 0
+        for seq, tokens in rows:
+            if used + tokens > max_tokens:
+                cut = seq
+                break
+            used += tokens
+        removed = [(s, t) for s, t in rows if s <= cut]
+        self.execute(
+            f"UPDATE {RAW_MESSAGE} SET archived = TRUE WHERE session_id = {p} AND seq <= {p} "
+            "AND NOT archived",
+            (session_id, cut),
+        )
+        self.execute(
+            f"UPDATE {RAW_SESSION} SET message_count = message_count - {p}, "
+            f"token_count = token_count - {p} WHERE id = {p}",
+            (len(removed), sum(t for _, t in removed), session_id),
+        )
+        self.execute("COMMIT")
+
+
+def run(*, runs: int = 30, progress: Callable[[str], None] | None = None) -> list[Row]:
+    """Measure every operation; returns one row per operation with medians in microseconds."""
+    # DEBUG makes Django record every query; production does not pay that, so neither do we.
+    with override_settings(DEBUG=False):
+        return _run(runs=runs, progress=progress)
+
+
+def _run(*, runs: int, progress: Callable[[str], None] | None) -> list[Row]:
+    say = progress or (lambda _msg: None)
+    namespace = f"bench-{uuid.uuid4().hex[:8]}"
+    raw = RawStore()
+    big_runs = max(3, runs // 3)
+    rows: list[Row] = []
+    try:
+        one = sample_message(1)
+        ours_session = services.session_open(namespace=namespace, key="add")
+        raw_session = raw.new_session()
+        for _ in range(5):  # warm up both paths (connections, caches, tokenizer)
+            services.message_add(session=ours_session, message=one)
+            raw.add(raw_session, [one])
+        say("add one message")
+        rows.append(
+            paired(
+                "add one message",
+                lambda: services.message_add(session=ours_session, message=one),
+                lambda: raw.add(raw_session, [one]),
+                runs,
+            )
+        )
+        hundred = [sample_message(i) for i in range(100)]
+        say("add 100 messages")
+        rows.append(
+            paired(
+                "add 100 messages (one call)",
+                lambda: services.message_add_many(session=ours_session, messages=hundred),
+                lambda: raw.add(raw_session, hundred),
+                big_runs,
+            )
+        )
+
+        say("prepare a 1,000-message session")
+        thousand = [sample_message(i) for i in range(1000)]
+        read_session = services.session_open(namespace=namespace, key="read")
+        services.message_add_many(session=read_session, messages=thousand)
+        raw_read = raw.new_session()
+        raw.add(raw_read, thousand)
+        say("recent 1,000")
+        rows.append(
+            paired(
+                "recent 1,000 (decrypted)",
+                lambda: selectors.message_recent(session=read_session, limit=1000),
+                lambda: raw.recent(raw_read, 1000),
+                big_runs,
+            )
+        )
+        say("context_window over 1,000, 4,000 tokens")
+        rows.append(
+            paired(
+                "context_window, 1,000 msgs, 4,000-token budget",
+                lambda: selectors.context_window(session=read_session, max_tokens=4000),
+                lambda: raw.window(raw_read, 4000),
+                big_runs,
+            )
+        )
+
+        say("trim 1,000")
+        state: dict[str, Any] = {}
+
+        def fresh_ours() -> None:
+            s = services.session_open(namespace=namespace, key=f"trim-{uuid.uuid4().hex}")
+            _bulk_load(s, thousand)
+            state["ours"] = s
+
+        def fresh_raw() -> None:
+            sid = raw.new_session()
+            raw.add(sid, thousand)
+            state["raw"] = sid
+
+        rows.append(
+            paired(
+                "trim 1,000 to 4,000 tokens",
+                lambda: services.session_trim(session=state["ours"], max_tokens=4000),
+                lambda: raw.trim(state["raw"], 4000),
+                big_runs,
+                setup_ours=fresh_ours,
+                setup_raw=fresh_raw,
+            )
+        )
+    finally:
+        raw.close()
+        Message.objects.filter(namespace=namespace).delete()
+        MemorySession.objects.filter(namespace=namespace).delete()
+    return rows
+
+
+def _bulk_load(session: MemorySession, messages: list[dict[str, Any]]) -> None:
+    services.message_add_many(session=session, messages=messages)
+
+
+def environment() -> dict[str, str]:
+    """What the figures were measured on."""
+    import platform
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SHOW server_version")
+            version = f"PostgreSQL {cursor.fetchone()[0]}"
+        else:
+            version = f"SQLite {sqlite3.sqlite_version}"
+    return {
+        "database": version,
+        "python": platform.python_version(),
+        "tokenizer": app_settings.TOKENIZER,
+        "when": timezone.now().strftime("%Y-%m-%d %H:%M UTC"),
+        "encoding_ok": str(conversation is not None),
+    }
