@@ -123,3 +123,18 @@ def test_encrypt_wraps_familiar_fields() -> None:
     assert isinstance(data, EncryptedJSONField) and data.default is dict
     with pytest.raises(ImproperlyConfigured):
         encrypt(models.IntegerField())
+
+
+def test_integers_beyond_64_bits_and_digit_strings_round_trip_exactly(session: MemorySession) -> None:
+    value = {
+        "role": "user",
+        "content": "order 12345678901234567890",
+        "big": 123456789012345678901234567890,
+        "neg": -9223372036854775809,
+        "max": 18446744073709551615,
+    }
+    memory.message_add(session=session, message=value)
+
+    stored = memory.message_recent(session=session)[0]
+    assert stored == value
+    assert type(stored["big"]) is int and type(stored["neg"]) is int

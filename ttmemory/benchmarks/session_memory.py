@@ -215,7 +215,7 @@ def _run(*, runs: int, progress: Callable[[str], None] | None) -> list[Row]:
     say = progress or (lambda _msg: None)
     namespace = f"bench-{uuid.uuid4().hex[:8]}"
     raw = RawStore()
-    big_runs = max(3, runs // 3)
+    big_runs = max(3, runs // 7)
     rows: list[Row] = []
     try:
         one = sample_message(1)

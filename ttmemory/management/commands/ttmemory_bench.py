@@ -30,7 +30,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--runs", type=int, default=30, help="repetitions of small operations")
+        parser.add_argument(
+            "--runs", type=int, default=200, help="repetitions of one-message operations"
+        )
         parser.add_argument(
             "--databases",
             default="postgresql,sqlite",
