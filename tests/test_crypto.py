@@ -125,7 +125,9 @@ def test_encrypt_wraps_familiar_fields() -> None:
         encrypt(models.IntegerField())
 
 
-def test_integers_beyond_64_bits_and_digit_strings_round_trip_exactly(session: MemorySession) -> None:
+def test_integers_beyond_64_bits_and_digit_strings_round_trip_exactly(
+    session: MemorySession,
+) -> None:
     value = {
         "role": "user",
         "content": "order 12345678901234567890",

@@ -1,0 +1,48 @@
+"""Start-up behaviour a deployer sees: missing keys, the demo's local key."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from demo_project.demokeys import local_encryption_keys
+from ttmemory.crypto import parse_key
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_production_refuses_to_start_without_an_encryption_key(tmp_path: Path) -> None:
+    settings = tmp_path / "prod_settings.py"
+    settings.write_text(
+        "DEBUG = False\nSECRET_KEY = 'x'\nINSTALLED_APPS = ['django.contrib.contenttypes', "
+        "'django.contrib.auth', 'ttmemory']\nDATABASES = {}\nTTMEMORY = {}\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TTMEMORY_ENCRYPTION_KEYS"}
+    env.update(DJANGO_SETTINGS_MODULE="prod_settings", PYTHONPATH=f"{tmp_path}:{ROOT}")
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert done.returncode != 0
+    assert "ImproperlyConfigured" in done.stderr
+    assert "ENCRYPTION_KEYS" in done.stderr
+
+
+def test_the_demo_generates_one_local_key_and_reuses_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("TTMEMORY_ENCRYPTION_KEYS", raising=False)
+
+    first = local_encryption_keys(tmp_path / "data")
+    second = local_encryption_keys(tmp_path / "data")
+
+    assert first == second
+    assert first is not None and len(first) == 1
+    key_id, raw = parse_key(first[0])
+    assert (key_id, len(raw)) == ("demo1", 32)
+    assert oct((tmp_path / "data" / "demo-keys.txt").stat().st_mode & 0o777) == "0o600"
