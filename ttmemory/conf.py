@@ -26,6 +26,18 @@ DEFAULTS: dict[str, Any] = {
     "TRIM_MODE": "archive",
     # Rows per batch for long-running commands (key rotation, re-embedding).
     "BATCH_SIZE": 500,
+    # Session lock backend, {"BACKEND": ..., "OPTIONS": {...}}. None: PostgresAdvisoryLock on
+    # PostgreSQL, DatabaseLeaseLock elsewhere; RedisLock for Redis (falls back to those).
+    "LOCK": None,
+    # Seconds a writer waits for a session's lock before LockTimeout.
+    "LOCK_TIMEOUT": 10.0,
+    # Seconds a lease (Redis key or lease row) lives without renewal; a dead holder's lease
+    # is taken over after this.
+    "LOCK_LEASE": 30.0,
+    # Snapshots kept per session (oldest removed first; the newest safety snapshot never).
+    "MAX_SNAPSHOTS_PER_SESSION": 20,
+    # Take an automatic snapshot every N appended messages (0: never).
+    "AUTO_SNAPSHOT_EVERY": 0,
 }
 
 ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"
@@ -64,8 +76,10 @@ class AppSettings:
     def reload(self) -> None:
         self._cache = None
         from ttmemory import crypto
+        from ttmemory.backends import locks
 
         crypto.reset_keyring()
+        locks.reset_lock()
 
 
 app_settings = AppSettings()

@@ -6,10 +6,11 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from ttmemory import conversation
+from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message
@@ -80,7 +81,7 @@ def _append(
     count = len(prepared)
     tokens = sum(t for _, t in prepared)
     now = timezone.now()
-    with transaction.atomic():
+    with session_lock(session):
         last_seq = _bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
         first_seq = last_seq - count + 1
         cleaned = [clean for clean, _ in prepared]
@@ -181,8 +182,8 @@ def _bump_counters(
     return int(row[0])
 
 
-def _lock_session(session: MemorySession) -> None:
-    """Take the session's write lock as the transaction's first statement and refresh counters."""
+def _touch_session(session: MemorySession) -> None:
+    """Refresh the counters from the row, writing it first so SQLite takes its write lock now."""
     _bump_counters(session, seqs=0, messages=0, tokens=0, now=timezone.now())
 
 
@@ -222,8 +223,8 @@ def session_trim(*, session: MemorySession, max_tokens: int) -> TrimResult:
     max_tokens = clean_count(max_tokens, field="max_tokens")
     mode = app_settings.TRIM_MODE
     now = timezone.now()
-    with transaction.atomic():
-        _lock_session(session)
+    with session_lock(session):
+        _touch_session(session)
         rows = list(
             Message.objects.live()
             .filter(session=session)
@@ -261,8 +262,8 @@ def session_clear(*, session: MemorySession) -> int:
 
     ``last_seq`` is kept, so seqs are never reused after a clear.
     """
-    with transaction.atomic():
-        _lock_session(session)
+    with session_lock(session):
+        _touch_session(session)
         deleted, _ = Message.objects.filter(session=session).delete()
         MemorySession.objects.filter(pk=session.pk).update(
             message_count=0, token_count=0, summary=None, summary_upto_seq=0

@@ -1,0 +1,69 @@
+"""Session locks: ``session_lock(session)`` is the one way services serialise a session's writes."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
+
+from django.db import connection
+
+from ttmemory.backends import load_backend
+from ttmemory.backends.locks.base import LockStats, SessionLock
+from ttmemory.backends.locks.database import (
+    DatabaseLeaseLock,
+    LocalLock,
+    PostgresAdvisoryLock,
+)
+
+if TYPE_CHECKING:
+    from ttmemory.models import MemorySession
+
+__all__ = [
+    "DatabaseLeaseLock",
+    "LocalLock",
+    "LockStats",
+    "PostgresAdvisoryLock",
+    "SessionLock",
+    "get_lock",
+    "reset_lock",
+    "session_lock",
+]
+
+_lock: SessionLock | None = None
+_guard = threading.Lock()
+
+
+def default_lock_config() -> dict[str, object]:
+    """The default per database: advisory locks on PostgreSQL, the lease table elsewhere."""
+    if connection.vendor == "postgresql":
+        return {"BACKEND": "ttmemory.backends.locks.PostgresAdvisoryLock"}
+    return {"BACKEND": "ttmemory.backends.locks.DatabaseLeaseLock"}
+
+
+def get_lock() -> SessionLock:
+    """The configured ``TTMEMORY["LOCK"]`` backend (one instance per process)."""
+    global _lock
+    if _lock is None:
+        from ttmemory.conf import app_settings
+
+        with _guard:
+            if _lock is None:
+                config = app_settings.LOCK or default_lock_config()
+                _lock = load_backend("LOCK", config, base=SessionLock)
+    return _lock
+
+
+def reset_lock() -> None:
+    global _lock
+    with _guard:
+        if _lock is not None:
+            _lock.close()
+        _lock = None
+
+
+def session_lock(session: MemorySession) -> AbstractContextManager[None]:
+    """Hold ``session``'s lock and an open transaction for the body (see ``SessionLock``)."""
+    from ttmemory.conf import app_settings
+
+    return get_lock().locked(session.pk, timeout=float(app_settings.LOCK_TIMEOUT))

@@ -1,0 +1,39 @@
+"""The session lock contract: one holder per session across threads, processes and machines."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+
+
+@dataclass
+class LockStats:
+    """Counters a backend keeps for operators (and tests): how it has been behaving."""
+
+    acquired: int = 0
+    timeouts: int = 0
+    fallbacks: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+class SessionLock(ABC):
+    """Mutual exclusion per session.
+
+    ``locked(session_id)`` is a context manager whose body runs holding the session's lock AND
+    inside an open ``transaction.atomic()`` on the default database; the lock is held until the
+    transaction has committed or rolled back. Waiting longer than ``timeout`` seconds raises
+    ``ttmemory.exceptions.LockTimeout``. Every write to a session's messages, summary or
+    snapshots runs in this context, so a rollback and a concurrent append are never
+    interleaved.
+    """
+
+    def __init__(self) -> None:
+        self.stats = LockStats()
+
+    @abstractmethod
+    def locked(self, session_id: int, *, timeout: float) -> AbstractContextManager[None]:
+        """Hold the lock of ``session_id`` and an open transaction for the body."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
+        """Release connections and threads; called when settings change."""
