@@ -44,5 +44,10 @@ DATABASES = {"default": database_settings(BASE_DIR)}
 USE_TZ = True
 
 # Random per run: no key lives in code. Two keys, so decryption by a non-primary key is exercised.
-TEST_KEYS = [f"t{n}:{base64.urlsafe_b64encode(os.urandom(32)).decode()}" for n in (1, 2)]
+# Exported to the environment so worker processes the tests start share them.
+if "TTMEMORY_TEST_KEYS" not in os.environ:
+    os.environ["TTMEMORY_TEST_KEYS"] = ",".join(
+        f"t{n}:{base64.urlsafe_b64encode(os.urandom(32)).decode()}" for n in (1, 2)
+    )
+TEST_KEYS = os.environ["TTMEMORY_TEST_KEYS"].split(",")
 TTMEMORY = {"ENCRYPTION_KEYS": TEST_KEYS, "MAX_MESSAGE_BYTES": 2 * 1024 * 1024}

@@ -30,3 +30,7 @@ class EncryptionKeyError(TTMemoryError):
 
 class LockTimeout(TTMemoryError):
     """The session lock could not be taken within ``LOCK_TIMEOUT``."""
+
+
+class SnapshotIntegrityError(TTMemoryError):
+    """A snapshot's payload does not match its checksum; it is not restored."""

@@ -8,7 +8,9 @@ from django.db.models import Q
 
 from ttmemory import conversation
 from ttmemory.conf import app_settings
-from ttmemory.models import MemorySession, Message
+from ttmemory.exceptions import MemoryValidationError
+from ttmemory.models import MemorySession, Message, Snapshot
+from ttmemory.results import SnapshotDiff
 from ttmemory.validation import clean_count, clean_identifier
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
@@ -81,3 +83,34 @@ def context_window(*, session: MemorySession, max_tokens: int) -> list[dict[str,
     )
     window.extend(data[seq] for seq in chosen if seq in data)
     return conversation.repair(window)
+
+
+def snapshot_list(*, session: MemorySession) -> list[Snapshot]:
+    """The session's snapshots, newest first (payloads are decrypted only when read)."""
+    return list(Snapshot.objects.filter(session=session).newest_first().defer("payload"))
+
+
+def snapshot_diff(*, session: MemorySession, snapshot: Snapshot) -> SnapshotDiff:
+    """What ``snapshot_rollback`` to ``snapshot`` would remove and restore, without changing it."""
+    if snapshot.session_id != session.pk:
+        raise MemoryValidationError("snapshot", "belongs to another session")
+    payload = Snapshot.objects.filter(pk=snapshot.pk).values_list("payload", flat=True).first()
+    if payload is None:
+        raise MemoryValidationError("snapshot", "no longer exists (removed by retention?)")
+    live = {
+        seq: (data, tokens)
+        for seq, data, tokens in Message.objects.live()
+        .filter(session=session)
+        .values_list("seq", "data", "token_count")
+    }
+    snap = {m["seq"]: (m["data"], m["token_count"]) for m in payload["messages"]}
+    remove = tuple((seq, live[seq][0]) for seq in sorted(set(live) - set(snap)))
+    restore = tuple((seq, snap[seq][0]) for seq in sorted(set(snap) - set(live)))
+    summary = MemorySession.objects.filter(pk=session.pk).values_list("summary", flat=True).get()
+    return SnapshotDiff(
+        remove=remove,
+        restore=restore,
+        tokens_removed=sum(live[seq][1] for seq, _ in remove),
+        tokens_restored=sum(snap[seq][1] for seq, _ in restore),
+        summary_changes=summary != payload["summary"],
+    )

@@ -7,6 +7,7 @@ from ttmemory.services.sessions import (
     session_open,
     session_trim,
 )
+from ttmemory.services.snapshots import snapshot_create, snapshot_rollback
 
 __all__ = [
     "message_add",
@@ -14,4 +15,6 @@ __all__ = [
     "session_clear",
     "session_open",
     "session_trim",
+    "snapshot_create",
+    "snapshot_rollback",
 ]

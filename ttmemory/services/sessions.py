@@ -104,7 +104,19 @@ def _append(
             for index, (clean, token_count) in enumerate(prepared)
         ]
         _insert_messages(rows)
+        every = int(app_settings.AUTO_SNAPSHOT_EVERY)
+        if every > 0 and last_seq // every > (first_seq - 1) // every:
+            _auto_snapshot(session)
     return rows
+
+
+def _auto_snapshot(session: MemorySession) -> None:
+    from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
+
+    snapshot = take_snapshot_locked(
+        session, label=f"automatic at seq {session.last_seq}", kind="automatic"
+    )
+    apply_retention_locked(session, protect={snapshot.pk})
 
 
 _INSERT_FIELDS = (

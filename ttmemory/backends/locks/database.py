@@ -104,7 +104,7 @@ class DatabaseLeaseLock(SessionLock):
             now = timezone.now()
             expires = now + timedelta(seconds=lease_seconds)
             try:
-                with transaction.atomic():
+                with _busy_timeout(max(0.0, deadline - time.monotonic())), transaction.atomic():
                     taken = SessionLease.objects.filter(
                         session_id=session_id, expires_at__lte=now
                     ).update(token=token, expires_at=expires, acquired_at=now)
@@ -118,6 +118,10 @@ class DatabaseLeaseLock(SessionLock):
                 return token
             except IntegrityError:
                 pass  # held by someone else and not expired
+            except OperationalError as exc:
+                # SQLite: another writer's transaction outlasted our remaining time.
+                if connection.vendor != "sqlite" or "locked" not in str(exc):
+                    raise
             if time.monotonic() >= deadline:
                 self.stats.timeouts += 1
                 raise LockTimeout(lock_timeout_message(session_id, timeout, "database lease"))
@@ -129,6 +133,24 @@ class DatabaseLeaseLock(SessionLock):
 
         with transaction.atomic():
             SessionLease.objects.filter(session_id=session_id, token=token).delete()
+
+
+@contextmanager
+def _busy_timeout(seconds: float) -> Iterator[None]:
+    """On SQLite, wait at most ``seconds`` for the database write lock (then "locked")."""
+    if connection.vendor != "sqlite":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA busy_timeout")
+        row = cursor.fetchone()
+        previous = int(row[0]) if row else 5000
+        cursor.execute(f"PRAGMA busy_timeout = {max(1, int(seconds * 1000))}")
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {previous}")
 
 
 class LocalLock(SessionLock):

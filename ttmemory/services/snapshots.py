@@ -1,0 +1,222 @@
+"""Snapshots: capture a session's whole state, and roll back to it safely under the session lock."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from ttmemory.backends.locks import session_lock
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import MemoryValidationError, SnapshotIntegrityError
+from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
+from ttmemory.services.sessions import (
+    SEQ_CHUNK,
+    _insert_messages,
+    _touch_session,
+)
+
+PAYLOAD_VERSION = 1
+
+
+def snapshot_create(
+    *,
+    session: MemorySession,
+    label: str = "",
+    kind: str = SnapshotKind.MANUAL,
+    created_by: AbstractBaseUser | None = None,
+) -> Snapshot:
+    """Store the session's live messages, summary and counters as one encrypted snapshot.
+
+    Taken under the session lock, so it is a state some serial order of writes produced. Then
+    retention keeps at most ``MAX_SNAPSHOTS_PER_SESSION`` (the new one always stays).
+    """
+    label = _clean_label(label)
+    if kind not in SnapshotKind.values:
+        raise MemoryValidationError("kind", f"must be one of {', '.join(SnapshotKind.values)}")
+    with session_lock(session):
+        snapshot = take_snapshot_locked(session, label=label, kind=kind, created_by=created_by)
+        apply_retention_locked(session, protect={snapshot.pk})
+    return snapshot
+
+
+def snapshot_rollback(
+    *,
+    session: MemorySession,
+    snapshot: Snapshot,
+    safe: bool = True,
+    created_by: AbstractBaseUser | None = None,
+) -> Snapshot | None:
+    """Restore ``session`` to ``snapshot`` exactly, in one transaction under the session lock.
+
+    With ``safe`` (the default) the current state is first stored as a safety snapshot, which
+    is returned: rolling back to it undoes this rollback. Messages added after the snapshot are
+    deleted (the safety snapshot keeps them); messages trimmed or cleared since are restored;
+    summary and counters are the snapshot's. Seqs are never reused: the next message continues
+    after the highest seq ever assigned. Raises MemoryValidationError if the snapshot belongs to
+    another session and SnapshotIntegrityError if its payload fails its checksum.
+    """
+    if snapshot.session_id != session.pk:
+        raise MemoryValidationError("snapshot", "belongs to another session")
+    with session_lock(session):
+        stored = Snapshot.objects.filter(pk=snapshot.pk, session=session).first()
+        if stored is None:
+            raise MemoryValidationError("snapshot", "no longer exists (removed by retention?)")
+        payload = stored.payload
+        if checksum(payload) != stored.checksum:
+            raise SnapshotIntegrityError(
+                f"snapshot {stored.pk} does not match its checksum; nothing was restored"
+            )
+        safety = None
+        if safe:
+            safety = take_snapshot_locked(
+                session,
+                label=f"before rollback to snapshot {stored.pk}",
+                kind=SnapshotKind.SAFETY,
+                created_by=created_by,
+            )
+        restore_locked(session, payload)
+        apply_retention_locked(session, protect={safety.pk} if safety else set())
+    return safety
+
+
+def capture_state_locked(session: MemorySession) -> dict[str, Any]:
+    """The session's state as a JSON payload. Call holding the session lock."""
+    _touch_session(session)
+    summary, summary_upto = (
+        MemorySession.objects.filter(pk=session.pk).values_list("summary", "summary_upto_seq").get()
+    )
+    rows = (
+        Message.objects.live()
+        .filter(session=session)
+        .order_by("seq")
+        .values_list(
+            "seq",
+            "role",
+            "data",
+            "token_count",
+            "tool_call_id",
+            "tool_call_ids",
+            "group_seq",
+            "created_at",
+        )
+    )
+    messages = [
+        {
+            "seq": seq,
+            "role": role,
+            "data": data,
+            "token_count": tokens,
+            "tool_call_id": tool_call_id,
+            "tool_call_ids": tool_call_ids,
+            "group_seq": group_seq,
+            "created_at": created_at.isoformat(),
+        }
+        for seq, role, data, tokens, tool_call_id, tool_call_ids, group_seq, created_at in rows
+    ]
+    return {
+        "version": PAYLOAD_VERSION,
+        "messages": messages,
+        "summary": summary,
+        "summary_upto_seq": summary_upto,
+        "message_count": session.message_count,
+        "token_count": session.token_count,
+        "last_seq": session.last_seq,
+    }
+
+
+def take_snapshot_locked(
+    session: MemorySession,
+    *,
+    label: str,
+    kind: str,
+    created_by: AbstractBaseUser | None = None,
+) -> Snapshot:
+    """Capture and store a snapshot. Call holding the session lock."""
+    payload = capture_state_locked(session)
+    return Snapshot.objects.create(
+        session=session,
+        namespace=session.namespace,
+        label=label,
+        kind=kind,
+        payload=payload,
+        message_count=payload["message_count"],
+        token_count=payload["token_count"],
+        upto_seq=payload["last_seq"],
+        checksum=checksum(payload),
+        created_by_id=getattr(created_by, "pk", None),
+    )
+
+
+def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
+    """Make the live history, summary and counters equal to ``payload``. Call holding the lock."""
+    if payload.get("version") != PAYLOAD_VERSION:
+        raise SnapshotIntegrityError(f"unknown snapshot payload version {payload.get('version')!r}")
+    _touch_session(session)
+    Message.objects.live().filter(session=session).delete()
+    seqs = [m["seq"] for m in payload["messages"]]
+    for start in range(0, len(seqs), SEQ_CHUNK):  # archived copies of restored messages
+        Message.objects.filter(session=session, seq__in=seqs[start : start + SEQ_CHUNK]).delete()
+    rows = [
+        Message(
+            session=session,
+            namespace=session.namespace,
+            seq=m["seq"],
+            role=m["role"],
+            data=m["data"],
+            token_count=m["token_count"],
+            tool_call_id=m["tool_call_id"],
+            tool_call_ids=m["tool_call_ids"],
+            group_seq=m["group_seq"],
+            created_at=parse_datetime(m["created_at"]) or timezone.now(),
+        )
+        for m in payload["messages"]
+    ]
+    _insert_messages(rows)
+    now = timezone.now()
+    MemorySession.objects.filter(pk=session.pk).update(
+        message_count=payload["message_count"],
+        token_count=payload["token_count"],
+        summary=payload["summary"],
+        summary_upto_seq=payload["summary_upto_seq"],
+        updated_at=now,
+    )
+    session.message_count = payload["message_count"]
+    session.token_count = payload["token_count"]
+    session.summary = payload["summary"]
+    session.summary_upto_seq = payload["summary_upto_seq"]
+    session.updated_at = now
+
+
+def apply_retention_locked(session: MemorySession, *, protect: set[int]) -> int:
+    """Delete the oldest snapshots beyond ``MAX_SNAPSHOTS_PER_SESSION``; ``protect`` stays.
+
+    Returns how many were deleted. Call holding the session lock.
+    """
+    limit = int(app_settings.MAX_SNAPSHOTS_PER_SESSION)
+    ordered = list(
+        Snapshot.objects.filter(session=session).newest_first().values_list("pk", flat=True)
+    )
+    ranked = [pk for pk in ordered if pk in protect] + [pk for pk in ordered if pk not in protect]
+    doomed = ranked[max(limit, len(protect & set(ordered))) :]
+    if doomed:
+        Snapshot.objects.filter(pk__in=doomed).delete()
+    return len(doomed)
+
+
+def checksum(payload: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a payload."""
+    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _clean_label(label: Any) -> str:
+    if not isinstance(label, str):
+        raise MemoryValidationError("label", "must be a string")
+    if len(label) > 200:
+        raise MemoryValidationError("label", f"is {len(label)} characters; the limit is 200")
+    return label
