@@ -152,7 +152,27 @@ def test_a_lock_timeout_is_clear_and_leaves_the_transaction_usable(
     assert [m["content"] for m in memory.message_recent(session=session)] == ["later"]
 
 
-def test_an_expired_lease_is_taken_over_and_a_live_one_is_not(db: Any) -> None:
+def contend(lock: DatabaseLeaseLock, session_id: int, timeout: float) -> BaseException | None:
+    """Try the lock from another thread (its own connection); return what it raised."""
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            with lock.locked(session_id, timeout=timeout):
+                pass
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=attempt)
+    thread.start()
+    thread.join(30)
+    return outcome[0]
+
+
+def test_an_expired_lease_is_taken_over_and_a_live_one_is_not(transactional_db: Any) -> None:
     lock = DatabaseLeaseLock()
     session = memory.session_open(namespace="lease", key="chat")
     now = timezone.now()
@@ -164,15 +184,22 @@ def test_an_expired_lease_is_taken_over_and_a_live_one_is_not(db: Any) -> None:
     )
 
     with lock.locked(session.pk, timeout=1):
-        lease = SessionLease.objects.get(session_id=session.pk)
-        assert lease.token != "dead-holder"
-        with (
-            pytest.raises(LockTimeout, match="database lease"),
-            lock.locked(session.pk, timeout=0.2),
-        ):
-            pass
+        assert not SessionLease.objects.filter(token="dead-holder").exists()
+        assert isinstance(contend(lock, session.pk, 0.2), LockTimeout)
     assert lock.stats.extra["takeovers"] == 1
     assert not SessionLease.objects.filter(session_id=session.pk).exists()
+    assert contend(lock, session.pk, 1) is None
+
+
+def test_a_long_operations_lease_blocks_writers_until_it_ends(transactional_db: Any) -> None:
+    lock = DatabaseLeaseLock()
+    session = memory.session_open(namespace="lease-long", key="chat")
+
+    with lock.lease(session.pk, timeout=1):
+        failure = contend(lock, session.pk, 0.2)
+        assert isinstance(failure, LockTimeout)
+        assert "database lease" in str(failure)
+    assert contend(lock, session.pk, 1) is None
 
 
 def test_a_lease_held_by_another_process_blocks_until_released(

@@ -22,10 +22,12 @@ from django.utils import timezone
 
 from ttmemory import conversation, selectors, services
 from ttmemory.conf import app_settings
-from ttmemory.models import MemorySession, Message
+from ttmemory.models import MemorySession
 
 RAW_SESSION = "ttmemory_bench_raw_session"
 RAW_MESSAGE = "ttmemory_bench_raw_message"
+RAW_SNAPSHOT = "ttmemory_bench_raw_snapshot"
+RAW_LEASE = "ttmemory_bench_raw_lease"
 
 
 @dataclass
@@ -97,8 +99,15 @@ class RawStore:
             self.serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
         self.p = "%s" if self.vendor == "postgresql" else "?"
         self.begin = "BEGIN" if self.vendor == "postgresql" else "BEGIN IMMEDIATE"
-        self.execute(f"DROP TABLE IF EXISTS {RAW_MESSAGE}")
-        self.execute(f"DROP TABLE IF EXISTS {RAW_SESSION}")
+        for table in (RAW_MESSAGE, RAW_SESSION, RAW_SNAPSHOT, RAW_LEASE):
+            self.execute(f"DROP TABLE IF EXISTS {table}")
+        self.execute(
+            f"CREATE TABLE {RAW_SNAPSHOT} (id {self.serial}, session_id BIGINT NOT NULL, "
+            f"payload {self.blob} NOT NULL)"
+        )
+        self.execute(
+            f"CREATE TABLE {RAW_LEASE} (session_id BIGINT PRIMARY KEY, token VARCHAR(64) NOT NULL)"
+        )
         self.execute(
             f"CREATE TABLE {RAW_SESSION} (id {self.serial}, last_seq BIGINT NOT NULL DEFAULT 0, "
             "message_count BIGINT NOT NULL DEFAULT 0, token_count BIGINT NOT NULL DEFAULT 0)"
@@ -113,9 +122,68 @@ class RawStore:
     def execute(self, sql: str, params: Any = ()) -> Any:
         return self.conn.execute(sql, params)
 
+    def snapshot(self, session_id: int) -> int:
+        """Copy the live rows into one JSON payload row; returns its id."""
+        p = self.p
+        self.execute(self.begin)
+        rows = self.execute(
+            f"SELECT seq, role, data, token_count FROM {RAW_MESSAGE} WHERE session_id = {p} "
+            "AND NOT archived ORDER BY seq",
+            (session_id,),
+        ).fetchall()
+        payload = json.dumps(
+            [[seq, role, json.loads(bytes(data)), tokens] for seq, role, data, tokens in rows]
+        ).encode()
+        (snapshot_id,) = self.execute(
+            f"INSERT INTO {RAW_SNAPSHOT} (session_id, payload) VALUES ({p}, {p}) RETURNING id",
+            (session_id, payload),
+        ).fetchone()
+        self.execute("COMMIT")
+        return int(snapshot_id)
+
+    def rollback(self, session_id: int, snapshot_id: int) -> None:
+        """Replace the live rows by the snapshot's, in one transaction."""
+        p = self.p
+        self.execute(self.begin)
+        (payload,) = self.execute(
+            f"SELECT payload FROM {RAW_SNAPSHOT} WHERE id = {p}", (snapshot_id,)
+        ).fetchone()
+        messages = json.loads(bytes(payload))
+        self.execute(f"DELETE FROM {RAW_MESSAGE} WHERE session_id = {p}", (session_id,))
+        sql = (
+            f"INSERT INTO {RAW_MESSAGE} (session_id, seq, role, data, token_count) "
+            f"VALUES ({p}, {p}, {p}, {p}, {p})"
+        )
+        rows = [
+            (session_id, seq, role, json.dumps(data).encode(), tokens)
+            for seq, role, data, tokens in messages
+        ]
+        if self.vendor == "postgresql":
+            with self.conn.cursor() as cursor:
+                cursor.executemany(sql, rows)
+        else:
+            self.conn.executemany(sql, rows)
+        self.execute(
+            f"UPDATE {RAW_SESSION} SET message_count = {p}, token_count = {p} WHERE id = {p}",
+            (len(rows), sum(r[4] for r in rows), session_id),
+        )
+        self.execute("COMMIT")
+
+    def lock(self, session_id: int) -> None:
+        """The database lock of a session around an empty transaction."""
+        p = self.p
+        if self.vendor == "postgresql":
+            self.execute("BEGIN")
+            self.execute("SELECT pg_advisory_xact_lock(%s, %s)", (1953787245, session_id))
+            self.execute("COMMIT")
+        else:  # SQLite: the write transaction is the lock; check no lease is held
+            self.execute(self.begin)
+            self.execute(f"SELECT token FROM {RAW_LEASE} WHERE session_id = {p}", (session_id,))
+            self.execute("COMMIT")
+
     def close(self) -> None:
-        self.execute(f"DROP TABLE IF EXISTS {RAW_MESSAGE}")
-        self.execute(f"DROP TABLE IF EXISTS {RAW_SESSION}")
+        for table in (RAW_MESSAGE, RAW_SESSION, RAW_SNAPSHOT, RAW_LEASE):
+            self.execute(f"DROP TABLE IF EXISTS {table}")
         self.conn.close()
 
     def new_session(self) -> int:
@@ -292,11 +360,64 @@ def _run(*, runs: int, progress: Callable[[str], None] | None) -> list[Row]:
                 setup_raw=fresh_raw,
             )
         )
+        say("snapshot and rollback of 1,000 messages")
+        rows.extend(_snapshot_rows(raw, read_session, raw_read, big_runs))
+        say("lock acquire and release")
+        rows.extend(_lock_rows(raw, read_session, runs))
     finally:
         raw.close()
-        Message.objects.filter(namespace=namespace).delete()
-        MemorySession.objects.filter(namespace=namespace).delete()
+        MemorySession.objects.filter(namespace=namespace).delete()  # cascades
     return rows
+
+
+def _snapshot_rows(raw: RawStore, session: MemorySession, raw_session: int, runs: int) -> list[Row]:
+    from ttmemory.models import Snapshot
+
+    snapshot_row = paired(
+        "snapshot of 1,000 messages",
+        lambda: services.snapshot_create(session=session),
+        lambda: raw.snapshot(raw_session),
+        runs,
+    )
+    target = Snapshot.objects.filter(session=session).newest_first().first()
+    raw_target = raw.snapshot(raw_session)
+    assert target is not None
+
+    def mutate_ours() -> None:  # the rollback has 1,000 messages to put back each time
+        services.session_clear(session=session)
+
+    def mutate_raw() -> None:
+        raw.execute(f"DELETE FROM {RAW_MESSAGE} WHERE session_id = {raw.p}", (raw_session,))
+
+    rollback_row = paired(
+        "rollback of 1,000 messages (safe)",
+        lambda: services.snapshot_rollback(session=session, snapshot=target),
+        lambda: raw.rollback(raw_session, raw_target),
+        runs,
+        setup_ours=mutate_ours,
+        setup_raw=mutate_raw,
+    )
+    return [snapshot_row, rollback_row]
+
+
+def _lock_rows(raw: RawStore, session: MemorySession, runs: int) -> list[Row]:
+    from ttmemory.backends.locks import get_lock
+
+    lock = get_lock()
+    timeout = float(app_settings.LOCK_TIMEOUT)
+
+    def ours() -> None:
+        with lock.locked(session.pk, timeout=timeout):
+            pass
+
+    return [
+        paired(
+            f"lock acquire + release ({type(lock).__name__}, empty transaction)",
+            ours,
+            lambda: raw.lock(session.pk),
+            runs,
+        )
+    ]
 
 
 def _bulk_load(session: MemorySession, messages: list[dict[str, Any]]) -> None:

@@ -15,6 +15,7 @@ from ttmemory.backends.locks.database import (
     LocalLock,
     PostgresAdvisoryLock,
 )
+from ttmemory.backends.locks.redis import RedisLock
 
 if TYPE_CHECKING:
     from ttmemory.models import MemorySession
@@ -24,6 +25,7 @@ __all__ = [
     "LocalLock",
     "LockStats",
     "PostgresAdvisoryLock",
+    "RedisLock",
     "SessionLock",
     "get_lock",
     "reset_lock",

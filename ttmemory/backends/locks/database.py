@@ -6,7 +6,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 
 from django.db import IntegrityError, OperationalError, connection, transaction
@@ -73,9 +73,14 @@ class PostgresAdvisoryLock(SessionLock):
 class DatabaseLeaseLock(SessionLock):
     """A lease row per locked session (``SessionLease``), for SQLite and other databases.
 
-    The lease is taken in its own short transaction (so other processes see it), the body runs
-    in a second one, and the lease is deleted by its token afterwards. A lease whose
+    In general the lease is taken in its own short transaction (so other processes see it), the
+    body runs in a second one, and the lease is deleted by its token afterwards. A lease whose
     ``expires_at`` has passed (its holder died) is taken over.
+
+    On SQLite with ``transaction_mode: IMMEDIATE`` a transaction already holds the database's
+    single write lock, so a one-transaction body needs no lease row of its own: the body's
+    transaction checks that no live lease (held by a long, multi-transaction operation through
+    ``lease()``) exists, and runs. One transaction instead of three.
     """
 
     def __init__(self, *, poll_interval: float = 0.02) -> None:
@@ -84,15 +89,56 @@ class DatabaseLeaseLock(SessionLock):
 
     @contextmanager
     def locked(self, session_id: int, *, timeout: float) -> Iterator[None]:
+        if _exclusive_transactions():
+            with self._in_write_transaction(session_id, timeout=timeout):
+                yield
+            return
+        with self.lease(session_id, timeout=timeout), transaction.atomic():
+            yield
+
+    @contextmanager
+    def lease(self, session_id: int, *, timeout: float) -> Iterator[None]:
+        """Hold a lease row for a body that may span several transactions."""
         from ttmemory.conf import app_settings
 
         lease_seconds = float(app_settings.LOCK_LEASE)
         token = self._acquire(session_id, timeout=timeout, lease_seconds=lease_seconds)
         try:
-            with transaction.atomic():
-                yield
+            yield
         finally:
             self._release(session_id, token)
+
+    @contextmanager
+    def _in_write_transaction(self, session_id: int, *, timeout: float) -> Iterator[None]:
+        from ttmemory.models import SessionLease
+
+        deadline = time.monotonic() + timeout
+        delay = self.poll_interval
+        while True:
+            stack = ExitStack()
+            try:
+                stack.enter_context(_busy_timeout(max(0.0, deadline - time.monotonic())))
+                stack.enter_context(transaction.atomic())  # BEGIN IMMEDIATE: the write lock
+                lease = SessionLease.objects.filter(session_id=session_id).first()
+                if lease is None or lease.expires_at <= timezone.now():
+                    if lease is not None:
+                        lease.delete()
+                        self.stats.extra["takeovers"] = self.stats.extra.get("takeovers", 0) + 1
+                    break
+            except OperationalError as exc:
+                stack.__exit__(type(exc), exc, exc.__traceback__)
+                if "locked" not in str(exc):
+                    raise
+            else:
+                stack.close()  # a long operation holds the lease: let it work, try again
+            if time.monotonic() >= deadline:
+                self.stats.timeouts += 1
+                raise LockTimeout(lock_timeout_message(session_id, timeout, "database lease"))
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 1.5, 0.25)
+        self.stats.acquired += 1
+        with stack:
+            yield
 
     def _acquire(self, session_id: int, *, timeout: float, lease_seconds: float) -> str:
         from ttmemory.models import SessionLease
@@ -133,6 +179,14 @@ class DatabaseLeaseLock(SessionLock):
 
         with transaction.atomic():
             SessionLease.objects.filter(session_id=session_id, token=token).delete()
+
+
+def _exclusive_transactions() -> bool:
+    """True on SQLite configured to BEGIN IMMEDIATE: every transaction is a database write lock."""
+    return (
+        connection.vendor == "sqlite"
+        and connection.settings_dict.get("OPTIONS", {}).get("transaction_mode") == "IMMEDIATE"
+    )
 
 
 @contextmanager

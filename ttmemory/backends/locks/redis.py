@@ -1,0 +1,483 @@
+"""Redis session locks: ``SET NX PX`` with a random token, compare-and-delete release, fallback."""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+
+from ttmemory.backends.locks.base import SessionLock
+from ttmemory.backends.locks.database import lock_timeout_message
+from ttmemory.exceptions import LockTimeout
+
+if TYPE_CHECKING:
+    from redis.commands.core import Script
+
+logger = logging.getLogger(__name__)
+
+# Deletes the key only if it still holds our token: a holder whose lease expired (and was
+# taken over) can never release the new holder's lock.
+RELEASE_SCRIPT = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('del', KEYS[1])
+else
+    return 0
+end
+"""
+
+# Extends the lease only if the key still holds our token.
+RENEW_SCRIPT = """
+if redis.call('get', KEYS[1]) == ARGV[1] then
+    return redis.call('pexpire', KEYS[1], ARGV[2])
+else
+    return 0
+end
+"""
+
+# Polling a taken lock: jittered exponential backoff between these bounds (seconds).
+POLL_START = 0.005
+POLL_CAP = 0.1
+# Smallest timeout handed to the fallback lock when Redis failed late in a wait.
+MIN_FALLBACK_TIMEOUT = 0.05
+
+
+def session_hash_tag(session_id: int) -> str:
+    """The Redis Cluster hash tag shared by every key of a session: ``{s<id>}``."""
+    return f"{{s{int(session_id)}}}"
+
+
+def session_key(session_id: int, name: str, *, key_prefix: str = "ttmemory") -> str:
+    """``<prefix>:{s<id>}:<name>``: any Redis key of a session, in the session's hash slot."""
+    return f"{key_prefix}:{session_hash_tag(session_id)}:{name}"
+
+
+def redacted_url(url: str) -> str:
+    """``url`` with its password replaced by ``***``, for log lines and error messages."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable url>"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+@dataclass
+class _Lease:
+    key: str
+    token: str
+    lease_ms: int
+    session_id: int
+    next_renewal: float
+
+
+class _Renewer:
+    """One daemon thread per lock backend that extends the leases of every held lock."""
+
+    def __init__(self, owner: RedisLock) -> None:
+        self._owner = owner
+        self._cond = threading.Condition()
+        self._held: dict[str, _Lease] = {}
+        self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
+        self._stopped = False
+
+    def add(self, lease: _Lease) -> None:
+        with self._cond:
+            if self._pid != os.getpid():  # forked: the parent's leases and thread are not ours
+                self._held.clear()
+                self._thread = None
+                self._pid = os.getpid()
+            self._stopped = False
+            self._held[lease.token] = lease
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="ttmemory-redis-lock-renewer", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+
+    def remove(self, token: str) -> None:
+        with self._cond:
+            self._held.pop(token, None)
+
+    def holds(self, token: str) -> bool:
+        with self._cond:
+            return token in self._held
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopped = True
+            self._held.clear()
+            self._cond.notify()
+            thread = self._thread
+            self._thread = None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=2)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._stopped:
+                        return
+                    now = time.monotonic()
+                    due = [lease for lease in self._held.values() if lease.next_renewal <= now]
+                    if due:
+                        break
+                    upcoming = [lease.next_renewal for lease in self._held.values()]
+                    self._cond.wait(timeout=min(upcoming) - now if upcoming else None)
+                for lease in due:
+                    lease.next_renewal = now + lease.lease_ms / 3000.0
+            for lease in due:
+                self._owner._renew(lease, still_held=self.holds)
+
+
+class RedisLock(SessionLock):
+    """A Redis key per locked session, taken with ``SET NX PX`` and a random token.
+
+    The key is ``<key_prefix>:{s<id>}:lock``; every Redis key of a session carries the hash tag
+    ``{s<id>}`` (see ``session_key``), so they share one slot and the lock works on Redis
+    Cluster (``cluster=True``). The lock is taken first, then ``transaction.atomic()`` is
+    opened for the body; the key is deleted by a compare-and-delete script after the transaction
+    has committed or rolled back, so a holder whose lease expired cannot release someone else's
+    lock. A dead holder's key expires after ``lease`` seconds (``TTMEMORY['LOCK_LEASE']`` when
+    not given); while a live holder runs, a daemon thread extends its lease every third of it.
+
+    When Redis cannot be reached (connection refused, socket timeout, cluster down) the write
+    is not failed: the lock falls back to ``fallback`` (by default the database lock of the
+    current database), logs one warning per outage, and stops trying Redis for
+    ``breaker_seconds``; then one caller probes Redis again and an info line says when it is
+    back. ``stats.fallbacks`` counts writes that used the fallback, ``stats.extra`` counts
+    Redis attempts, errors and lease renewals.
+
+    Caveat: during a partial outage (some processes reach Redis, others use the fallback) the
+    two groups do not exclude each other. Appends stay correct, because the session row lock of
+    each append still serialises ``seq`` assignment, but a rollback and an append running on
+    different sides may interleave until every process is back on Redis.
+    """
+
+    def __init__(
+        self,
+        *,
+        url: str,
+        cluster: bool = False,
+        key_prefix: str = "ttmemory",
+        lease: float | None = None,
+        renew: bool = True,
+        breaker_seconds: float = 30.0,
+        socket_timeout: float = 0.5,
+        fallback: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        try:
+            import redis  # noqa: F401 - fail here, with a clear message, not on first write
+        except ImportError as exc:
+            raise ImproperlyConfigured(
+                "RedisLock needs the redis package: pip install 'ttmemory[redis]'"
+            ) from exc
+        self.url = _check_url(url)
+        self.cluster = _check_bool("cluster", cluster)
+        self.key_prefix = _check_prefix(key_prefix)
+        self.lease = None if lease is None else _check_positive("lease", lease)
+        self.renew = _check_bool("renew", renew)
+        self.breaker_seconds = _check_positive("breaker_seconds", breaker_seconds, zero=True)
+        self.socket_timeout = _check_positive("socket_timeout", socket_timeout)
+        if fallback is not None and not isinstance(fallback, dict):
+            raise TypeError(
+                f"fallback must be a lock backend config dict or None, not {fallback!r}"
+            )
+        if fallback is not None and str(fallback.get("BACKEND", "")).endswith("RedisLock"):
+            raise TypeError("fallback must not be a RedisLock (it is used when Redis is down)")
+        self.fallback_config = fallback
+        self.stats.extra.update(redis_attempts=0, redis_errors=0, renewals=0)
+
+        self._client: Any = None
+        self._release_script: Script | None = None
+        self._renew_script: Script | None = None
+        self._fallback: SessionLock | None = None
+        self._state = threading.Lock()  # guards the client, the breaker and the counters
+        self._outage = False  # a warning was logged and "Redis is back" not yet
+        self._retry_at = 0.0  # monotonic time before which Redis is not tried
+        self._probing = False  # one caller is trying Redis again after the breaker period
+        self._renewer = _Renewer(self)
+
+    # -- public ------------------------------------------------------------------------------
+
+    def key(self, session_id: int) -> str:
+        """The Redis key holding ``session_id``'s lock."""
+        return session_key(session_id, "lock", key_prefix=self.key_prefix)
+
+    @property
+    def fallback(self) -> SessionLock:
+        """The lock used while Redis is unreachable (loaded on first use)."""
+        if self._fallback is None:
+            from ttmemory.backends import load_backend
+            from ttmemory.backends.locks import default_lock_config
+
+            config = self.fallback_config or default_lock_config()
+            try:
+                lock = load_backend("LOCK", config, base=SessionLock)
+            except ImproperlyConfigured as exc:
+                raise ImproperlyConfigured(
+                    f"TTMEMORY['LOCK']['OPTIONS']['fallback'] of RedisLock: {exc}"
+                ) from exc
+            with self._state:
+                if self._fallback is None:
+                    self._fallback = lock
+        return self._fallback
+
+    @contextmanager
+    def locked(self, session_id: int, *, timeout: float) -> Iterator[None]:
+        deadline = time.monotonic() + timeout
+        lease = None
+        route = self._route()
+        if route is not None:
+            lease = self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route)
+        if lease is None:  # Redis unreachable: the fallback lock, for the time that is left
+            remaining = max(deadline - time.monotonic(), MIN_FALLBACK_TIMEOUT)
+            self._count("fallbacks")
+            with ExitStack() as stack:
+                try:
+                    stack.enter_context(self.fallback.locked(session_id, timeout=remaining))
+                except LockTimeout:
+                    self._count("timeouts")
+                    raise
+                yield
+            return
+        try:
+            with transaction.atomic():
+                yield
+        finally:
+            self._release(lease)
+
+    def close(self) -> None:
+        self._renewer.stop()
+        with self._state:
+            client, self._client = self._client, None
+            fallback, self._fallback = self._fallback, None
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # closing a broken client must not break settings changes
+                logger.debug("closing the Redis client failed", exc_info=True)
+        if fallback is not None:
+            fallback.close()
+
+    # -- Redis -------------------------------------------------------------------------------
+
+    def _get_client(self) -> Any:
+        with self._state:
+            if self._client is None:
+                import redis
+                from redis.backoff import NoBackoff
+                from redis.retry import Retry
+
+                options: dict[str, Any] = {
+                    "socket_timeout": self.socket_timeout,
+                    "socket_connect_timeout": self.socket_timeout,
+                }
+                if self.cluster:
+                    # One retry lets the cluster client follow a failover to the new master.
+                    options["retry"] = Retry(NoBackoff(), 1)
+                    client: Any = redis.RedisCluster.from_url(self.url, **options)
+                else:
+                    # No retries: an unreachable server must fail fast and open the breaker.
+                    options["retry"] = Retry(NoBackoff(), 0)
+                    client = redis.Redis.from_url(self.url, **options)
+                self._release_script = client.register_script(RELEASE_SCRIPT)
+                self._renew_script = client.register_script(RENEW_SCRIPT)
+                self._client = client
+            return self._client
+
+    def _acquire(
+        self, session_id: int, *, timeout: float, deadline: float, probe: bool
+    ) -> _Lease | None:
+        """Take the Redis lock, or return None when Redis failed (the fallback is used).
+
+        ``probe``: this caller tries Redis again after the breaker period; its first answer
+        from Redis closes the breaker.
+        """
+        from redis.exceptions import RedisClusterException, RedisError
+
+        from ttmemory.conf import app_settings
+
+        lease_seconds = self.lease if self.lease is not None else float(app_settings.LOCK_LEASE)
+        lease_ms = max(1, int(lease_seconds * 1000))
+        key = self.key(session_id)
+        token = secrets.token_hex(16)
+        delay = POLL_START
+        self._count("redis_attempts")
+        try:
+            client = self._get_client()
+            while True:
+                taken = client.set(key, token, nx=True, px=lease_ms)
+                if probe:
+                    self._answered()
+                    probe = False
+                if taken:
+                    break
+                now = time.monotonic()
+                if now >= deadline:
+                    self._count("timeouts")
+                    raise LockTimeout(
+                        lock_timeout_message(
+                            session_id, timeout, f"Redis lock at {redacted_url(self.url)}"
+                        )
+                    )
+                time.sleep(min(random.uniform(delay / 2, delay), deadline - now))
+                delay = min(delay * 2, POLL_CAP)
+        except (RedisError, RedisClusterException, OSError) as exc:
+            self._count("redis_errors")
+            self._unreachable(exc)
+            return None
+        except BaseException:
+            if probe:  # ended before Redis answered or failed: let another caller probe
+                with self._state:
+                    self._probing = False
+            raise
+        self._count("acquired")
+        lease = _Lease(key, token, lease_ms, session_id, time.monotonic() + lease_ms / 3000.0)
+        if self.renew:
+            self._renewer.add(lease)
+        return lease
+
+    def _release(self, lease: _Lease) -> None:
+        """Compare-and-delete the key; errors are logged, never raised (the lease expires)."""
+        from redis.exceptions import RedisClusterException, RedisError
+
+        self._renewer.remove(lease.token)
+        try:
+            assert self._release_script is not None
+            self._release_script(keys=[lease.key], args=[lease.token])
+        except (RedisError, RedisClusterException, OSError, AssertionError) as exc:
+            logger.info(
+                "Could not release the Redis lock of session %s (%s: %s); it expires within %gs",
+                lease.session_id,
+                type(exc).__name__,
+                exc,
+                lease.lease_ms / 1000,
+            )
+            if not isinstance(exc, AssertionError):
+                self._unreachable(exc)
+
+    def _release_token(self, key: str, token: str) -> bool:
+        """Run the release script for ``key`` and ``token``; True when the key was deleted."""
+        self._get_client()
+        assert self._release_script is not None
+        return bool(self._release_script(keys=[key], args=[token]))
+
+    def _renew(self, lease: _Lease, *, still_held: Callable[[str], bool]) -> None:
+        from redis.exceptions import RedisClusterException, RedisError
+
+        try:
+            assert self._renew_script is not None
+            extended = self._renew_script(keys=[lease.key], args=[lease.token, lease.lease_ms])
+        except (RedisError, RedisClusterException, OSError, AssertionError) as exc:
+            logger.debug("renewing the Redis lock of session %s failed: %s", lease.session_id, exc)
+            return
+        if extended:
+            self._count("renewals")
+        elif still_held(lease.token):
+            self._renewer.remove(lease.token)
+            logger.warning(
+                "The Redis lock of session %s expired or was taken while held (key %s); "
+                "another writer may run concurrently. Raise the lease or check Redis eviction.",
+                lease.session_id,
+                lease.key,
+            )
+
+    # -- circuit breaker ---------------------------------------------------------------------
+
+    def _route(self) -> bool | None:
+        """None: use the fallback (breaker open). False: use Redis. True: use Redis as the probe.
+
+        After ``breaker_seconds`` one caller at a time probes Redis; the others keep using the
+        fallback, so an outage never makes every writer wait for a socket timeout.
+        """
+        with self._state:
+            if not self._outage:
+                return False
+            if self._probing or time.monotonic() < self._retry_at:
+                return None
+            self._probing = True
+            return True
+
+    def _answered(self) -> None:
+        """The probe got an answer: close the breaker."""
+        with self._state:
+            back = self._outage
+            self._outage = False
+            self._probing = False
+        if back:
+            logger.info("Redis is back at %s; session locks use it again", redacted_url(self.url))
+
+    def _unreachable(self, exc: BaseException) -> None:
+        with self._state:
+            first = not self._outage
+            self._outage = True
+            self._probing = False
+            self._retry_at = time.monotonic() + self.breaker_seconds
+        if first:
+            logger.warning(
+                "Redis unreachable at %s (%s: %s); session locks use %s until it answers again",
+                redacted_url(self.url),
+                type(exc).__name__,
+                exc,
+                type(self.fallback).__name__,
+            )
+
+    def _count(self, name: str) -> None:
+        with self._state:
+            if name in ("acquired", "timeouts", "fallbacks"):
+                setattr(self.stats, name, getattr(self.stats, name) + 1)
+            else:
+                self.stats.extra[name] = self.stats.extra.get(name, 0) + 1
+
+
+def _check_url(url: object) -> str:
+    if not isinstance(url, str) or not url:
+        raise TypeError(f"url must be a Redis URL such as 'redis://127.0.0.1:6379/0', not {url!r}")
+    if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+        raise TypeError(f"url {redacted_url(url)!r} must start with redis://, rediss:// or unix://")
+    return url
+
+
+def _check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def _check_positive(name: str, value: object, *, zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
+    if value < 0 or (value == 0 and not zero):
+        raise TypeError(f"{name} must be {'>= 0' if zero else '> 0'} seconds, not {value!r}")
+    return float(value)
+
+
+def _check_prefix(prefix: object) -> str:
+    if not isinstance(prefix, str) or not prefix:
+        raise TypeError(f"key_prefix must be a non-empty string, not {prefix!r}")
+    if "{" in prefix or "}" in prefix:
+        raise TypeError(
+            f"key_prefix {prefix!r} must not contain braces: they would replace the session's "
+            "hash tag and split its keys across Redis Cluster slots"
+        )
+    return prefix
