@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from demo_project.database import database_settings
-from demo_project.demokeys import local_encryption_keys
+from demo_project.demokeys import local_blind_key, local_encryption_keys
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = BASE_DIR / ".data"
@@ -66,6 +66,7 @@ TTMEMORY = {
     # Production: set TTMEMORY_ENCRYPTION_KEYS in the environment. The demo generates a local
     # key into .data/demo-keys.txt (git-ignored) on first run.
     "ENCRYPTION_KEYS": local_encryption_keys(DATA_DIR) if DEBUG else None,
+    "BLIND_INDEX_KEY": local_blind_key(DATA_DIR) if DEBUG else None,
 }
 
 # Celery (the worker is started by docker-compose; with no broker tasks run inline).

@@ -50,4 +50,10 @@ if "TTMEMORY_TEST_KEYS" not in os.environ:
         f"t{n}:{base64.urlsafe_b64encode(os.urandom(32)).decode()}" for n in (1, 2)
     )
 TEST_KEYS = os.environ["TTMEMORY_TEST_KEYS"].split(",")
-TTMEMORY = {"ENCRYPTION_KEYS": TEST_KEYS, "MAX_MESSAGE_BYTES": 2 * 1024 * 1024}
+if "TTMEMORY_TEST_BLIND_KEY" not in os.environ:
+    os.environ["TTMEMORY_TEST_BLIND_KEY"] = base64.urlsafe_b64encode(os.urandom(32)).decode()
+TTMEMORY = {
+    "ENCRYPTION_KEYS": TEST_KEYS,
+    "BLIND_INDEX_KEY": os.environ["TTMEMORY_TEST_BLIND_KEY"],
+    "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
+}

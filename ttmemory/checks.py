@@ -71,6 +71,54 @@ def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
     return []
 
 
+def check_blind_index_key(**kwargs: Any) -> list[checks.CheckMessage]:
+    from ttmemory.blind import parse_blind_key
+
+    hint = (
+        "Set TTMEMORY['BLIND_INDEX_KEY'] (or TTMEMORY_BLIND_INDEX_KEY) to base64 of 32 random "
+        "bytes, different from the encryption keys: python -c 'import base64, os; "
+        "print(base64.urlsafe_b64encode(os.urandom(32)).decode())'"
+    )
+    value = app_settings.BLIND_INDEX_KEY
+    if not value:
+        return [
+            checks.Error(
+                "No ttmemory blind index key is configured.", hint=hint, id="ttmemory.E003"
+            )
+        ]
+    try:
+        parse_blind_key(value)
+    except ValueError as exc:
+        return [checks.Error(f"TTMEMORY['BLIND_INDEX_KEY'] {exc}.", hint=hint, id="ttmemory.E004")]
+    return []
+
+
+def check_backends(**kwargs: Any) -> list[checks.CheckMessage]:
+    from django.core.exceptions import ImproperlyConfigured
+
+    from ttmemory.backends import load_backend
+    from ttmemory.backends.embedders import Embedder
+    from ttmemory.backends.locks import SessionLock
+
+    errors: list[checks.CheckMessage] = []
+    for name, base in (("EMBEDDER", Embedder), ("LOCK", SessionLock)):
+        config = getattr(app_settings, name)
+        if config is None:
+            continue
+        try:
+            backend = load_backend(name, config, base=base)
+            backend.close()
+        except ImproperlyConfigured as exc:
+            errors.append(
+                checks.Error(
+                    str(exc),
+                    hint=f"TTMEMORY[{name!r}] = {{'BACKEND': 'dotted.path.Class', 'OPTIONS': {{...}}}}",
+                    id="ttmemory.E030",
+                )
+            )
+    return errors
+
+
 def check_options(**kwargs: Any) -> list[checks.CheckMessage]:
     errors: list[checks.CheckMessage] = []
     from ttmemory import conversation
@@ -134,6 +182,12 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
 
 
 def register() -> None:
-    for check in (check_settings_shape, check_encryption_keys, check_options):
+    for check in (
+        check_settings_shape,
+        check_encryption_keys,
+        check_blind_index_key,
+        check_backends,
+        check_options,
+    ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)

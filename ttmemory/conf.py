@@ -38,9 +38,26 @@ DEFAULTS: dict[str, Any] = {
     "MAX_SNAPSHOTS_PER_SESSION": 20,
     # Take an automatic snapshot every N appended messages (0: never).
     "AUTO_SNAPSHOT_EVERY": 0,
+    # Key of the blind keyword index ("base64 of 32 bytes"), separate from the encryption keys.
+    # When unset, TTMEMORY_BLIND_INDEX_KEY is read.
+    "BLIND_INDEX_KEY": None,
+    # Embedder backend, {"BACKEND": ..., "OPTIONS": {...}}.
+    "EMBEDDER": {
+        "BACKEND": "ttmemory.backends.embedders.HashEmbedder",
+        "OPTIONS": {"dimensions": 384},
+    },
+    # Seconds recall skips a failing embedder before trying it again (circuit breaker).
+    "EMBEDDER_BREAKER_SECONDS": 30.0,
+    # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
+    "RECALL_VECTOR_WEIGHT": 0.5,
+    # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
+    "RECALL_EXACT_LIMIT": 20000,
+    # Characters of each recalled memory shown by prompt_build before it is cut.
+    "PROMPT_MEMORY_CHARS": 128,
 }
 
 ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"
+ENV_BLIND_KEY = "TTMEMORY_BLIND_INDEX_KEY"
 VALID_TRIM_MODES = ("archive", "delete")
 
 
@@ -65,6 +82,8 @@ class AppSettings:
                 merged["ENCRYPTION_KEYS"] = [
                     part.strip() for part in os.environ[ENV_KEYS].split(",") if part.strip()
                 ]
+            if not merged.get("BLIND_INDEX_KEY") and os.environ.get(ENV_BLIND_KEY):
+                merged["BLIND_INDEX_KEY"] = os.environ[ENV_BLIND_KEY].strip()
             self._cache = merged
         return self._cache
 
@@ -75,11 +94,13 @@ class AppSettings:
 
     def reload(self) -> None:
         self._cache = None
-        from ttmemory import crypto
-        from ttmemory.backends import locks
+        from ttmemory import blind, crypto
+        from ttmemory.backends import embedders, locks
 
         crypto.reset_keyring()
+        blind.reset_blind_key()
         locks.reset_lock()
+        embedders.reset_embedder()
 
 
 app_settings = AppSettings()

@@ -34,3 +34,7 @@ class LockTimeout(TTMemoryError):
 
 class SnapshotIntegrityError(TTMemoryError):
     """A snapshot's payload does not match its checksum; it is not restored."""
+
+
+class EmbeddingError(TTMemoryError):
+    """The embedder failed or timed out; callers fall back to keyword recall."""

@@ -32,6 +32,7 @@ class SnapshotDiff:
     tokens_removed: int
     tokens_restored: int
     summary_changes: bool
+    facts_superseded: tuple[Any, ...] = ()
 
     @property
     def remove_count(self) -> int:
@@ -52,3 +53,75 @@ class SnapshotDiff:
     @property
     def is_empty(self) -> bool:
         return not self.remove and not self.restore and not self.summary_changes
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """Facts recalled for a query, best first.
+
+    ``mode`` says what ran: "hybrid" (vectors and keywords blended), "keyword" (no usable
+    vector: the embedder failed or is skipped by its circuit breaker, see ``fallback_reason``)
+    or "vector" (the query has no indexable keyword).
+    """
+
+    hits: list[tuple[Any, float]]
+    mode: str
+    fallback_reason: str = ""
+
+    @property
+    def facts(self) -> list[Any]:
+        return [fact for fact, _ in self.hits]
+
+
+@dataclass(frozen=True, slots=True)
+class FactChange:
+    """One decision of fact extraction: ADD, UPDATE, SUPERSEDE or NOOP, and the facts involved."""
+
+    action: str
+    fact: Any
+    previous: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureReceipt:
+    """What ``namespace_erase`` removed: rows per table, Redis keys, and when."""
+
+    namespace: str
+    counts: dict[str, int]
+    redis_keys: int
+    erased_at: str
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    """A prompt ready to send: one system message (profile, memories, state) and the window.
+
+    ``tokens`` holds each section's tokens (profile, memories, state, window) and ``total`` is
+    within the ``max_tokens`` asked for.
+    """
+
+    system: str
+    window: list[dict[str, Any]]
+    sections: dict[str, str]
+    tokens: dict[str, int]
+    total: int
+    recall_mode: str
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return ([{"role": "system", "content": self.system}] if self.system else []) + self.window
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackResult:
+    """A rollback's outcome: the safety snapshot (None when unsafe), seqs removed and restored,
+    and the facts it superseded because their only source messages were removed."""
+
+    safety: Any
+    removed_seqs: tuple[int, ...]
+    restored_seqs: tuple[int, ...]
+    superseded_facts: list[Any]

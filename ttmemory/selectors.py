@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Q
 
-from ttmemory import conversation
+from ttmemory import blind, conversation
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
-from ttmemory.models import MemorySession, Message, Snapshot
-from ttmemory.results import SnapshotDiff
+from ttmemory.models import Fact, MemorySession, Message, Profile, Snapshot
+from ttmemory.results import RecallResult, SnapshotDiff
 from ttmemory.validation import clean_count, clean_identifier
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
@@ -107,10 +108,153 @@ def snapshot_diff(*, session: MemorySession, snapshot: Snapshot) -> SnapshotDiff
     remove = tuple((seq, live[seq][0]) for seq in sorted(set(live) - set(snap)))
     restore = tuple((seq, snap[seq][0]) for seq in sorted(set(snap) - set(live)))
     summary = MemorySession.objects.filter(pk=session.pk).values_list("summary", flat=True).get()
+    from ttmemory.services.facts import facts_supersede_sources
+
+    doomed = facts_supersede_sources(
+        session=session, removed_seqs=[seq for seq, _ in remove], dry_run=True
+    )
     return SnapshotDiff(
         remove=remove,
         restore=restore,
         tokens_removed=sum(live[seq][1] for seq, _ in remove),
         tokens_restored=sum(snap[seq][1] for seq, _ in restore),
         summary_changes=summary != payload["summary"],
+        facts_superseded=tuple(doomed),
     )
+
+
+def fact_recall(
+    *,
+    namespace: str,
+    query: str,
+    k: int = 5,
+    kinds: Iterable[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> RecallResult:
+    """The ``k`` current facts of ``namespace`` best matching ``query``, best first.
+
+    Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
+    in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
+    ``metadata`` (key equality) filter; superseded, ended and expired facts never come back.
+    Each hit's ``recall_count`` and ``last_recalled_at`` are updated.
+    """
+    from ttmemory import recall
+    from ttmemory.backends.embedders import get_embedder
+    from ttmemory.embedding import embed_texts
+    from ttmemory.services.facts import clean_kind, clean_metadata, facts_touch_recalled
+
+    namespace = clean_identifier(namespace, field="namespace")
+    if not isinstance(query, str) or not query.strip():
+        raise MemoryValidationError("query", "must be a non-empty string")
+    k = clean_count(k, field="k", minimum=1)
+    kinds = [clean_kind(kind, field="kinds") for kind in kinds] if kinds else None
+    metadata = clean_metadata(metadata) if metadata else None
+    facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
+    pool = max(50, k * 10)
+    keyword = recall.keyword_scores(namespace, query, facts, pool)
+    vectors, reason = embed_texts([query])
+    vector: dict[int, float] = {}
+    if vectors is not None:
+        approximate = facts.count() > int(app_settings.RECALL_EXACT_LIMIT)
+        vector = recall.vector_scores(
+            facts, vectors[0], get_embedder().model, pool, approximate=approximate
+        )
+    if vectors is None:
+        mode, scores = "keyword", keyword
+    elif not keyword and not blind.query_terms(query):
+        mode, scores = "vector", vector
+    else:
+        mode = "hybrid"
+        weight = float(app_settings.RECALL_VECTOR_WEIGHT)
+        scores = recall.blend(keyword, vector, vector_weight=weight)
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
+    by_id = Fact.objects.in_bulk([fact_id for fact_id, _ in best])
+    hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
+    facts_touch_recalled(fact_ids=[fact.pk for fact, _ in hits])
+    return RecallResult(hits=hits, mode=mode, fallback_reason=reason)
+
+
+def fact_list(
+    *,
+    namespace: str,
+    kinds: Iterable[str] | None = None,
+    include_superseded: bool = False,
+) -> list[Fact]:
+    """Facts of ``namespace``, newest first; current ones only unless ``include_superseded``."""
+    namespace = clean_identifier(namespace, field="namespace")
+    queryset = Fact.objects.filter(namespace=namespace)
+    if not include_superseded:
+        queryset = queryset.current()
+    if kinds:
+        queryset = queryset.filter(kind__in=list(kinds))
+    return list(queryset.order_by("-created_at", "-pk").defer("embedding"))
+
+
+def profile_get(*, namespace: str, kind: str | None = None) -> dict[str, Any]:
+    """One profile's data (``kind``), or ``{kind: data}`` of all unexpired profiles."""
+    from django.utils import timezone
+
+    namespace = clean_identifier(namespace, field="namespace")
+    queryset = Profile.objects.filter(namespace=namespace).exclude(expires_at__lte=timezone.now())
+    if kind is not None:
+        profile = queryset.filter(kind=kind).first()
+        return dict(profile.data) if profile else {}
+    return {p.kind: dict(p.data) for p in queryset.order_by("kind")}
+
+
+def namespace_export(*, namespace: str) -> dict[str, Any]:
+    """Everything ``namespace`` owns, decrypted, as JSON-ready data (sessions with all their
+    messages, archived included; snapshots; facts with their chains; profiles)."""
+    namespace = clean_identifier(namespace, field="namespace")
+    sessions = []
+    for session in MemorySession.objects.filter(namespace=namespace).order_by("pk"):
+        messages = Message.objects.filter(session=session).order_by("seq")
+        sessions.append(
+            {
+                "key": session.key,
+                "metadata": session.metadata,
+                "state": session.state,
+                "summary": session.summary,
+                "created_at": session.created_at.isoformat(),
+                "messages": [
+                    {
+                        "seq": m.seq,
+                        "message": m.data,
+                        "archived": m.archived_at is not None,
+                        "created_at": m.created_at.isoformat(),
+                    }
+                    for m in messages
+                ],
+                "snapshots": [
+                    {
+                        "id": s.pk,
+                        "label": s.label,
+                        "kind": s.kind,
+                        "created_at": s.created_at.isoformat(),
+                        "payload": s.payload,
+                    }
+                    for s in Snapshot.objects.filter(session=session).order_by("pk")
+                ],
+            }
+        )
+    facts = [
+        {
+            "id": f.pk,
+            "kind": f.kind,
+            "text": f.text,
+            "metadata": f.metadata,
+            "source": {"session": f.source_session_id, "seqs": f.source_seqs},
+            "valid_from": f.valid_from.isoformat(),
+            "valid_to": f.valid_to.isoformat() if f.valid_to else None,
+            "superseded_by": f.superseded_by_id,
+            "expires_at": f.expires_at.isoformat() if f.expires_at else None,
+        }
+        for f in Fact.objects.filter(namespace=namespace).order_by("pk").defer("embedding")
+    ]
+    profiles = {p.kind: p.data for p in Profile.objects.filter(namespace=namespace)}
+    return {
+        "namespace": namespace,
+        "sessions": sessions,
+        "facts": facts,
+        "profiles": profiles,
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from ttmemory.fields import EncryptedTextField
+from ttmemory.fields import EncryptedJSONField, EncryptedTextField
 
 
 class MemorySessionQuerySet(models.QuerySet["MemorySession"]):
@@ -28,6 +28,7 @@ class MemorySession(models.Model):
     last_seq = models.PositiveBigIntegerField(default=0)
     summary = EncryptedTextField(null=True, blank=True)
     summary_upto_seq = models.PositiveBigIntegerField(default=0)
+    state = EncryptedJSONField(default=dict, blank=True, help_text="Named variables for prompts.")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -1,5 +1,13 @@
 """Services: every write ttmemory makes. Keyword-only, typed, one transaction each."""
 
+from ttmemory.services.facts import (
+    fact_forget,
+    fact_remember,
+    fact_supersede,
+    facts_prune_expired,
+    profile_update,
+)
+from ttmemory.services.namespaces import namespace_erase, session_state_update
 from ttmemory.services.sessions import (
     message_add,
     message_add_many,
@@ -7,14 +15,26 @@ from ttmemory.services.sessions import (
     session_open,
     session_trim,
 )
-from ttmemory.services.snapshots import snapshot_create, snapshot_rollback
+from ttmemory.services.snapshots import (
+    snapshot_create,
+    snapshot_rollback,
+    snapshot_rollback_detailed,
+)
 
 __all__ = [
+    "fact_forget",
+    "fact_remember",
+    "fact_supersede",
+    "facts_prune_expired",
     "message_add",
     "message_add_many",
+    "namespace_erase",
+    "profile_update",
     "session_clear",
     "session_open",
+    "session_state_update",
     "session_trim",
     "snapshot_create",
     "snapshot_rollback",
+    "snapshot_rollback_detailed",
 ]

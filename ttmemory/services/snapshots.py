@@ -14,6 +14,7 @@ from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError, SnapshotIntegrityError
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
+from ttmemory.results import RollbackResult
 from ttmemory.services.sessions import (
     SEQ_CHUNK,
     _insert_messages,
@@ -56,10 +57,27 @@ def snapshot_rollback(
     With ``safe`` (the default) the current state is first stored as a safety snapshot, which
     is returned: rolling back to it undoes this rollback. Messages added after the snapshot are
     deleted (the safety snapshot keeps them); messages trimmed or cleared since are restored;
-    summary and counters are the snapshot's. Seqs are never reused: the next message continues
-    after the highest seq ever assigned. Raises MemoryValidationError if the snapshot belongs to
+    summary and counters are the snapshot's. Facts whose only sources were removed messages are
+    superseded (ended, not deleted). Seqs are never reused: the next message continues after
+    the highest seq ever assigned. Raises MemoryValidationError if the snapshot belongs to
     another session and SnapshotIntegrityError if its payload fails its checksum.
+    ``snapshot_rollback_detailed`` returns the full ``RollbackResult``.
     """
+    return snapshot_rollback_detailed(
+        session=session, snapshot=snapshot, safe=safe, created_by=created_by
+    ).safety
+
+
+def snapshot_rollback_detailed(
+    *,
+    session: MemorySession,
+    snapshot: Snapshot,
+    safe: bool = True,
+    created_by: AbstractBaseUser | None = None,
+) -> RollbackResult:
+    """``snapshot_rollback`` returning what changed: seqs removed and restored, facts ended."""
+    from ttmemory.services.facts import facts_supersede_sources
+
     if snapshot.session_id != session.pk:
         raise MemoryValidationError("snapshot", "belongs to another session")
     with session_lock(session):
@@ -79,9 +97,18 @@ def snapshot_rollback(
                 kind=SnapshotKind.SAFETY,
                 created_by=created_by,
             )
+        live = set(Message.objects.live().filter(session=session).values_list("seq", flat=True))
+        wanted = {m["seq"] for m in payload["messages"]}
+        removed = sorted(live - wanted)
         restore_locked(session, payload)
+        superseded = facts_supersede_sources(session=session, removed_seqs=removed)
         apply_retention_locked(session, protect={safety.pk} if safety else set())
-    return safety
+    return RollbackResult(
+        safety=safety,
+        removed_seqs=tuple(removed),
+        restored_seqs=tuple(sorted(wanted - live)),
+        superseded_facts=superseded,
+    )
 
 
 def capture_state_locked(session: MemorySession) -> dict[str, Any]:

@@ -62,6 +62,11 @@ def session_key(session_id: int, name: str, *, key_prefix: str = "ttmemory") -> 
     return f"{key_prefix}:{session_hash_tag(session_id)}:{name}"
 
 
+def session_keys_pattern(session_id: int, *, key_prefix: str = "ttmemory") -> str:
+    """A ``SCAN MATCH`` pattern for every key of a session (braces are literal in patterns)."""
+    return f"{key_prefix}:{session_hash_tag(session_id)}:*"
+
+
 def redacted_url(url: str) -> str:
     """``url`` with its password replaced by ``***``, for log lines and error messages."""
     try:
@@ -211,11 +216,14 @@ class RedisLock(SessionLock):
         self._release_script: Script | None = None
         self._renew_script: Script | None = None
         self._fallback: SessionLock | None = None
-        self._state = threading.Lock()  # guards the client, the breaker and the counters
+        self._state = threading.Lock()  # guards the breaker, the counters and the fallback
+        self._connecting = threading.Lock()  # one thread creates the client (may do I/O)
         self._outage = False  # a warning was logged and "Redis is back" not yet
         self._retry_at = 0.0  # monotonic time before which Redis is not tried
         self._probing = False  # one caller is trying Redis again after the breaker period
         self._renewer = _Renewer(self)
+        if fallback is not None:
+            self.fallback  # noqa: B018 - a bad explicit fallback fails at startup, not in an outage
 
     # -- public ------------------------------------------------------------------------------
 
@@ -268,7 +276,7 @@ class RedisLock(SessionLock):
 
     def close(self) -> None:
         self._renewer.stop()
-        with self._state:
+        with self._connecting, self._state:
             client, self._client = self._client, None
             fallback, self._fallback = self._fallback, None
         if client is not None:
@@ -282,7 +290,9 @@ class RedisLock(SessionLock):
     # -- Redis -------------------------------------------------------------------------------
 
     def _get_client(self) -> Any:
-        with self._state:
+        if self._client is not None:
+            return self._client
+        with self._connecting:
             if self._client is None:
                 import redis
                 from redis.backoff import NoBackoff
@@ -362,10 +372,12 @@ class RedisLock(SessionLock):
         from redis.exceptions import RedisClusterException, RedisError
 
         self._renewer.remove(lease.token)
+        script = self._release_script
+        if script is None:  # closed while held: the lease expires
+            return
         try:
-            assert self._release_script is not None
-            self._release_script(keys=[lease.key], args=[lease.token])
-        except (RedisError, RedisClusterException, OSError, AssertionError) as exc:
+            script(keys=[lease.key], args=[lease.token])
+        except (RedisError, RedisClusterException, OSError) as exc:
             logger.info(
                 "Could not release the Redis lock of session %s (%s: %s); it expires within %gs",
                 lease.session_id,
@@ -373,8 +385,7 @@ class RedisLock(SessionLock):
                 exc,
                 lease.lease_ms / 1000,
             )
-            if not isinstance(exc, AssertionError):
-                self._unreachable(exc)
+            self._unreachable(exc)
 
     def _release_token(self, key: str, token: str) -> bool:
         """Run the release script for ``key`` and ``token``; True when the key was deleted."""
@@ -385,10 +396,12 @@ class RedisLock(SessionLock):
     def _renew(self, lease: _Lease, *, still_held: Callable[[str], bool]) -> None:
         from redis.exceptions import RedisClusterException, RedisError
 
+        script = self._renew_script
+        if script is None:
+            return
         try:
-            assert self._renew_script is not None
-            extended = self._renew_script(keys=[lease.key], args=[lease.token, lease.lease_ms])
-        except (RedisError, RedisClusterException, OSError, AssertionError) as exc:
+            extended = script(keys=[lease.key], args=[lease.token, lease.lease_ms])
+        except (RedisError, RedisClusterException, OSError) as exc:
             logger.debug("renewing the Redis lock of session %s failed: %s", lease.session_id, exc)
             return
         if extended:

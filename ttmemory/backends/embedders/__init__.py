@@ -1,0 +1,34 @@
+"""Embedders: ``get_embedder()`` is the configured ``TTMEMORY["EMBEDDER"]``."""
+
+from __future__ import annotations
+
+import threading
+
+from ttmemory.backends import load_backend
+from ttmemory.backends.embedders.base import Embedder
+from ttmemory.backends.embedders.hashing import HashEmbedder
+
+__all__ = ["Embedder", "HashEmbedder", "get_embedder", "reset_embedder"]
+
+_embedder: Embedder | None = None
+_guard = threading.Lock()
+
+
+def get_embedder() -> Embedder:
+    """The configured embedder (one instance per process)."""
+    global _embedder
+    if _embedder is None:
+        from ttmemory.conf import app_settings
+
+        with _guard:
+            if _embedder is None:
+                _embedder = load_backend("EMBEDDER", app_settings.EMBEDDER, base=Embedder)
+    return _embedder
+
+
+def reset_embedder() -> None:
+    global _embedder
+    with _guard:
+        if _embedder is not None:
+            _embedder.close()
+        _embedder = None

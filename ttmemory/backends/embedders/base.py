@@ -1,0 +1,29 @@
+"""The embedder contract: texts in, unit-length float vectors of a fixed dimension out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+
+class Embedder(ABC):
+    """Turns texts into vectors for recall by meaning.
+
+    ``model`` names the vectors (stored with every fact so two models are never mixed) and
+    ``dimensions`` is their length. ``embed`` returns one vector per text, normalised to unit
+    length, or raises ``ttmemory.exceptions.EmbeddingError`` (recall then falls back to
+    keywords, and the fact is stored without a vector).
+    """
+
+    model: str
+    dimensions: int
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text, in order."""
+
+    def embed_one(self, text: str) -> list[float]:
+        return self.embed([text])[0]
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release clients; called when settings change."""

@@ -1,0 +1,68 @@
+"""Calling the embedder safely: a circuit breaker, counters, and errors turned into fallbacks."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class EmbedderHealth:
+    """Process-wide counters of embedder calls, failures and calls skipped by the breaker."""
+
+    calls: int = 0
+    failures: int = 0
+    skipped: int = 0
+    open_until: float = 0.0
+    last_error: str = ""
+
+
+health = EmbedderHealth()
+_lock = threading.Lock()
+
+
+def embed_texts(texts: Sequence[str]) -> tuple[list[list[float]] | None, str]:
+    """Vectors for ``texts`` and "" , or ``(None, reason)`` when the embedder cannot be used.
+
+    A failure (exception, timeout, wrong dimension) opens the breaker for
+    ``EMBEDDER_BREAKER_SECONDS``: calls in that window return at once without trying.
+    """
+    now = time.monotonic()
+    with _lock:
+        if now < health.open_until:
+            health.skipped += 1
+            return None, f"embedder skipped after a failure: {health.last_error}"
+    embedder = get_embedder()
+    try:
+        health.calls += 1
+        vectors = embedder.embed(list(texts))
+        if len(vectors) != len(texts) or any(len(v) != embedder.dimensions for v in vectors):
+            raise ValueError(
+                f"embedder returned {len(vectors)} vectors for {len(texts)} texts or a wrong "
+                f"dimension (expected {embedder.dimensions})"
+            )
+        return vectors, ""
+    except Exception as exc:  # any embedder failure becomes a keyword-only fallback
+        with _lock:
+            first = health.open_until <= now
+            health.failures += 1
+            health.last_error = f"{type(exc).__name__}: {exc}"
+            health.open_until = time.monotonic() + float(app_settings.EMBEDDER_BREAKER_SECONDS)
+        if first:
+            logger.warning("ttmemory embedder failed (%s); recall uses keywords", health.last_error)
+        return None, f"embedder failed: {health.last_error}"
+
+
+def reset_health() -> None:
+    with _lock:
+        health.calls = health.failures = health.skipped = 0
+        health.open_until = 0.0
+        health.last_error = ""

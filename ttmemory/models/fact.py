@@ -1,0 +1,149 @@
+"""Long-term memory: Fact (encrypted text, embedding, blind keyword index) and Profile."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
+
+from ttmemory.fields import EncryptedJSONField, EncryptedTextField
+
+
+class EmbeddingField(models.Field):
+    """A float vector: pgvector ``vector`` on PostgreSQL, packed little-endian float32 elsewhere.
+
+    The column has no fixed dimension, so switching embedders needs no migration; the HNSW
+    index is an expression index per dimension (``ttmemory_vector_index``).
+    """
+
+    description = "Embedding vector"
+
+    def db_type(self, connection: BaseDatabaseWrapper) -> str:
+        return "vector" if connection.vendor == "postgresql" else "blob"
+
+    def get_db_prep_value(
+        self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
+    ) -> Any:
+        if value is None:
+            return None
+        if connection.vendor == "postgresql":
+            return "[" + ",".join(repr(float(v)) for v in value) + "]"
+        return struct.pack(f"<{len(value)}f", *value)
+
+    def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> Any:
+        if value is None:
+            return None
+        if isinstance(value, str):
+            return [float(v) for v in value.strip("[]").split(",")] if value != "[]" else []
+        if isinstance(value, bytes | memoryview):
+            raw = bytes(value)
+            return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+        return [float(v) for v in value]  # pgvector's own adapter (numpy array)
+
+
+class FactQuerySet(models.QuerySet["Fact"]):
+    def for_namespace(self, namespace: str) -> FactQuerySet:
+        return self.filter(namespace=namespace)
+
+    def current(self) -> FactQuerySet:
+        """Not superseded, not ended, not expired."""
+        now = timezone.now()
+        return self.filter(superseded_by__isnull=True, valid_to__isnull=True).exclude(
+            expires_at__lte=now
+        )
+
+
+class Fact(models.Model):
+    """Something known about a namespace (a user), with provenance and validity.
+
+    ``text`` is encrypted; ``text_hash`` (keyed) makes the same normalised text one fact per
+    namespace; ``FactTerm`` rows are the blind keyword index. A contradicted fact keeps its row
+    with ``valid_to`` and ``superseded_by`` set.
+    """
+
+    namespace = models.CharField(max_length=255)
+    kind = models.CharField(max_length=32, default="fact")
+    text = EncryptedTextField()
+    text_hash = models.CharField(max_length=64)
+    metadata = models.JSONField(default=dict, blank=True, help_text="Stored in clear.")
+    embedding = EmbeddingField(null=True, blank=True, editable=False)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    embedding_dim = models.PositiveIntegerField(null=True, blank=True)
+    term_count = models.PositiveIntegerField(default=0, help_text="Indexed terms (BM25 length).")
+    source_session = models.ForeignKey(
+        "ttmemory.MemorySession",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+    )
+    source_seqs = models.JSONField(default=list, blank=True)
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_to = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    expires_at = models.DateTimeField(null=True, blank=True)
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = FactQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["namespace", "text_hash"], name="ttm_fact_ns_text_uniq"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["namespace", "kind"], name="ttm_fact_ns_kind_idx"),
+            models.Index(fields=["source_session"], name="ttm_fact_source_idx"),
+            models.Index(fields=["expires_at"], name="ttm_fact_expiry_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} of {self.namespace}"
+
+
+class FactTerm(models.Model):
+    """One blind-index posting: a keyed term hash in a fact, with its frequency there."""
+
+    fact = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="terms", db_index=False)
+    namespace = models.CharField(max_length=255)
+    term = models.BigIntegerField()
+    tf = models.PositiveSmallIntegerField(default=1)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["fact", "term"], name="ttm_factterm_fact_term_uniq"),
+        ]
+        indexes = [
+            models.Index(fields=["namespace", "term"], name="ttm_factterm_ns_term_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"term of fact {self.fact_id}"
+
+
+class Profile(models.Model):
+    """Structured data about a namespace, one JSON object per kind, merged on update."""
+
+    namespace = models.CharField(max_length=255)
+    kind = models.CharField(max_length=32, default="user")
+    data = EncryptedJSONField(default=dict)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "kind"], name="ttm_profile_ns_kind_uniq"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} profile of {self.namespace}"

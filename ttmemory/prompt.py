@@ -1,0 +1,109 @@
+"""prompt_build: profile, recalled memories and session state in one system message, then the
+window, all within a token budget. Stored text is untrusted: it is quoted so it can never close
+or forge a section."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ttmemory import conversation
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import MemoryValidationError
+from ttmemory.models import MemorySession
+from ttmemory.results import PromptContext
+from ttmemory.validation import clean_count
+
+CUT_MARK = "…[cut]"
+
+
+def quote(value: Any) -> str:
+    """JSON-quote ``value`` on one line with ``<``, ``>`` and ``&`` escaped: no newline, tag or
+    heading inside it can end the section it sits in."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _section(name: str, lines: list[str]) -> str:
+    return f"<{name}>\n" + "\n".join(lines) + f"\n</{name}>" if lines else ""
+
+
+def prompt_build(
+    *,
+    session: MemorySession,
+    query: str | None = None,
+    max_tokens: int,
+    memories: int = 5,
+) -> PromptContext:
+    """Everything to send for the next turn of ``session``, within ``max_tokens``.
+
+    The system message holds, in order: the namespace's profiles as ``key: value`` lines,
+    up to ``memories`` facts recalled for ``query`` (default: the last user message), each cut
+    at ``PROMPT_MEMORY_CHARS`` characters and marked when cut, and the session's state
+    variables. Memories that do not fit are dropped from the least relevant; the window gets
+    the remaining budget (``context_window`` rules).
+    """
+    from ttmemory.selectors import context_window, fact_recall, message_recent, profile_get
+
+    max_tokens = clean_count(max_tokens, field="max_tokens")
+    memories = clean_count(memories, field="memories")
+    if query is not None and not isinstance(query, str):
+        raise MemoryValidationError("query", "must be a string")
+    encoding = app_settings.TOKENIZER
+    limit = int(app_settings.PROMPT_MEMORY_CHARS)
+
+    profile_lines = [
+        f"{key}: {quote(value)}"
+        for kind, data in profile_get(namespace=session.namespace).items()
+        for key, value in sorted(data.items())
+        if kind
+    ]
+    state = MemorySession.objects.filter(pk=session.pk).values_list("state", flat=True).get() or {}
+    state_lines = [f"{key}: {quote(value)}" for key, value in sorted(state.items())]
+
+    if query is None:
+        recent = [m for m in message_recent(session=session, limit=20) if m.get("role") == "user"]
+        last = recent[-1].get("content") if recent else None
+        query = last if isinstance(last, str) else None
+    memory_lines: list[str] = []
+    mode = "none"
+    if query and query.strip() and memories:
+        result = fact_recall(namespace=session.namespace, query=query, k=memories)
+        mode = result.mode
+        for fact, _score in result.hits:
+            text = fact.text if len(fact.text) <= limit else fact.text[:limit] + CUT_MARK
+            memory_lines.append(f"- {quote(text)}")
+
+    def count(text: str) -> int:
+        return conversation.count_text_tokens(text, encoding=encoding) if text else 0
+
+    sections = {
+        "profile": _section("profile", profile_lines),
+        "memories": _section("memories", memory_lines),
+        "state": _section("session_state", state_lines),
+    }
+    # Drop the least relevant memories, then state lines, then profile lines until it fits.
+    for name, lines, tag in (
+        ("memories", memory_lines, "memories"),
+        ("state", state_lines, "session_state"),
+        ("profile", profile_lines, "profile"),
+    ):
+        while lines and sum(count(t) for t in sections.values()) + 8 > max_tokens:
+            lines.pop()
+            sections[name] = _section(tag, lines)
+    system = "\n\n".join(text for text in sections.values() if text)
+    system_tokens = count(system) + 4 if system else 0  # + the message's own overhead
+    window = context_window(session=session, max_tokens=max(0, max_tokens - system_tokens))
+    window_tokens = (
+        conversation.count_messages_tokens(window, encoding=encoding) - 3 if window else 0
+    )
+    tokens = {name: count(text) for name, text in sections.items()}
+    tokens["window"] = window_tokens
+    return PromptContext(
+        system=system,
+        window=window,
+        sections=sections,
+        tokens=tokens,
+        total=system_tokens + window_tokens,
+        recall_mode=mode,
+    )
