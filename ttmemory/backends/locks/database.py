@@ -60,7 +60,9 @@ class PostgresAdvisoryLock(SessionLock):
         try:
             with transaction.atomic():
                 execute = cursor.execute  # type: ignore[attr-defined]
-                execute("SELECT set_config('lock_timeout', %s, true)", [f"{int(timeout * 1000)}ms"])
+                # 0 would mean "wait forever" to PostgreSQL.
+                wait_ms = max(1, int(timeout * 1000))
+                execute("SELECT set_config('lock_timeout', %s, true)", [f"{wait_ms}ms"])
                 execute("SELECT pg_advisory_xact_lock(%s, %s)", [classid, objid])
                 execute("SELECT set_config('lock_timeout', '0', true)")
         except OperationalError as exc:
