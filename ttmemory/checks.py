@@ -112,7 +112,8 @@ def check_backends(**kwargs: Any) -> list[checks.CheckMessage]:
             errors.append(
                 checks.Error(
                     str(exc),
-                    hint=f"TTMEMORY[{name!r}] = {{'BACKEND': 'dotted.path.Class', 'OPTIONS': {{...}}}}",
+                    hint=f"TTMEMORY[{name!r}] = "
+                    "{'BACKEND': 'dotted.path.Class', 'OPTIONS': {...}}",
                     id="ttmemory.E030",
                 )
             )
