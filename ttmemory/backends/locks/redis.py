@@ -287,6 +287,17 @@ class RedisLock(SessionLock):
         if fallback is not None:
             fallback.close()
 
+    def erase_sessions(self, session_ids: list[int]) -> int:
+        """Delete every Redis key of these sessions (namespace erasure); returns how many."""
+        client = self._get_client()
+        deleted = 0
+        for session_id in session_ids:
+            pattern = session_keys_pattern(session_id, key_prefix=self.key_prefix)
+            keys = list(client.scan_iter(match=pattern, count=500))
+            for key in keys:  # one key per call: keys of a session share a slot anyway
+                deleted += int(client.delete(key))
+        return deleted
+
     # -- Redis -------------------------------------------------------------------------------
 
     def _get_client(self) -> Any:
