@@ -61,5 +61,19 @@ class Command(BaseCommand):
         session = memory.session_open(namespace="demo-user", key="lisbon-trip")
         if session.message_count == 0:
             memory.message_add_many(session=session, messages=CONVERSATION)
-            self.stdout.write(f"loaded a demo conversation of {len(CONVERSATION)} messages")
+            memory.snapshot_create(session=session, label="after booking")
+            memory.fact_remember(
+                namespace="demo-user", text="Ada is allergic to peanuts", source=(session, [2])
+            )
+            memory.fact_remember(
+                namespace="demo-user",
+                text="Ada prefers window seats",
+                kind="preference",
+                source=(session, [2, 8]),
+            )
+            memory.profile_update(namespace="demo-user", kind="user", data={"name": "Ada"})
+            self.stdout.write(
+                f"loaded a demo conversation of {len(CONVERSATION)} messages, a snapshot, "
+                "two facts and a profile"
+            )
         self.stdout.write(self.style.SUCCESS(f"admin login: {DEMO_USER} / {password}"))
