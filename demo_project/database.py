@@ -17,7 +17,8 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-EMBEDDED_DB_NAME = "ttmemory"
+# TTMEMORY_EMBEDDED_DB names the database on the embedded server (parallel runs use their own).
+EMBEDDED_DB_NAME = os.environ.get("TTMEMORY_EMBEDDED_DB", "ttmemory")
 
 
 def database_settings(base_dir: Path) -> dict[str, Any]:
