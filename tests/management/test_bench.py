@@ -26,7 +26,7 @@ def test_the_benchmark_measures_each_operation_and_cleans_up(
     operations = [row["operation"] for row in result["rows"]]
     assert operations[0] == "add one message"
     assert "recent 1,000 (decrypted)" in operations
-    assert len(operations) == 8
+    assert len(operations) >= 8  # + a RedisLock row when a local Redis answers
     assert "rollback of 1,000 messages (safe)" in operations
     assert all(row["ours_us"] > 0 and row["raw_us"] > 0 for row in result["rows"])
     assert not MemorySession.objects.filter(namespace__startswith="bench-").exists()

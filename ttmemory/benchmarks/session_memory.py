@@ -410,7 +410,7 @@ def _lock_rows(raw: RawStore, session: MemorySession, runs: int) -> list[Row]:
         with lock.locked(session.pk, timeout=timeout):
             pass
 
-    return [
+    rows = [
         paired(
             f"lock acquire + release ({type(lock).__name__}, empty transaction)",
             ours,
@@ -418,6 +418,48 @@ def _lock_rows(raw: RawStore, session: MemorySession, runs: int) -> list[Row]:
             runs,
         )
     ]
+    redis_row = _redis_lock_row(session, runs, timeout)
+    if redis_row is not None:
+        rows.append(redis_row)
+    return rows
+
+
+def _redis_lock_row(session: MemorySession, runs: int, timeout: float) -> Row | None:
+    """RedisLock against redis-py doing SET NX PX + a compare-and-delete script, if reachable."""
+    import os
+    import secrets
+
+    url = os.environ.get("TTMEMORY_BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
+    try:
+        import redis
+
+        client = redis.Redis.from_url(url, socket_timeout=0.5)
+        client.ping()
+    except Exception:
+        return None
+    from ttmemory.backends.locks.redis import RedisLock
+
+    lock = RedisLock(url=url, renew=False)
+    release = client.register_script(
+        "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+        "else return 0 end"
+    )
+    key = f"ttmemory-bench:{{s{session.pk}}}:lock"
+
+    def ours() -> None:
+        with lock.locked(session.pk, timeout=timeout):
+            pass
+
+    def baseline() -> None:
+        token = secrets.token_hex(16)
+        client.set(key, token, nx=True, px=30000)
+        release(keys=[key], args=[token])
+
+    try:
+        return paired("lock acquire + release (RedisLock, local Redis)", ours, baseline, runs)
+    finally:
+        lock.close()
+        client.close()
 
 
 def _bulk_load(session: MemorySession, messages: list[dict[str, Any]]) -> None:
