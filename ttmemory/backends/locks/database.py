@@ -121,6 +121,13 @@ class DatabaseLeaseLock(SessionLock):
             try:
                 stack.enter_context(_busy_timeout(max(0.0, deadline - time.monotonic())))
                 stack.enter_context(transaction.atomic())  # BEGIN IMMEDIATE: the write lock
+                with connection.cursor() as cursor:  # raw SQL: this runs on every write
+                    cursor.execute(
+                        f"SELECT 1 FROM {_lease_table()} WHERE session_id = %s", [session_id]
+                    )
+                    leased = cursor.fetchone() is not None
+                if not leased:
+                    break
                 lease = SessionLease.objects.filter(session_id=session_id).first()
                 if lease is None or lease.expires_at <= timezone.now():
                     if lease is not None:
@@ -197,16 +204,29 @@ def _busy_timeout(seconds: float) -> Iterator[None]:
     if connection.vendor != "sqlite":
         yield
         return
+    raw = connection.connection
     with connection.cursor() as cursor:
-        cursor.execute("PRAGMA busy_timeout")
-        row = cursor.fetchone()
-        previous = int(row[0]) if row else 5000
+        previous = _configured_busy_ms.get(id(raw))
+        if previous is None:
+            cursor.execute("PRAGMA busy_timeout")
+            row = cursor.fetchone()
+            previous = _configured_busy_ms[id(raw)] = int(row[0]) if row else 5000
         cursor.execute(f"PRAGMA busy_timeout = {max(1, int(seconds * 1000))}")
     try:
         yield
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f"PRAGMA busy_timeout = {previous}")
+
+
+# The busy timeout each SQLite connection was configured with, by id of the raw connection.
+_configured_busy_ms: dict[int, int] = {}
+
+
+def _lease_table() -> str:
+    from ttmemory.models import SessionLease
+
+    return connection.ops.quote_name(SessionLease._meta.db_table)
 
 
 class LocalLock(SessionLock):
