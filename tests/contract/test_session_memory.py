@@ -185,3 +185,45 @@ def test_an_invalid_namespace_is_rejected_and_creates_nothing(db: Any, namespace
 
     assert excinfo.value.field == "namespace"
     assert MemorySession.objects.count() == 0
+
+
+def test_every_read_during_concurrent_writes_is_a_prefix_of_the_final_history(
+    transactional_db: Any,
+) -> None:
+    session = memory.session_open(namespace="user-prefix", key="chat")
+    observed: list[list[str]] = []
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(15):
+                memory.message_add(session=session, message=user(f"w{n}-{i}"))
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    def reader() -> None:
+        try:
+            while not done.is_set():
+                observed.append([m["content"] for m in memory.message_recent(session=session)])
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    writers = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for thread in writers + readers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    done.set()
+    for thread in readers:
+        thread.join()
+
+    assert errors == []
+    final = [m["content"] for m in memory.message_recent(session=session)]
+    assert len(final) == 60
+    assert observed and all(read == final[: len(read)] for read in observed)
