@@ -57,3 +57,8 @@ TTMEMORY = {
     "BLIND_INDEX_KEY": os.environ["TTMEMORY_TEST_BLIND_KEY"],
     "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
 }
+
+# Background jobs run inline at commit, unless a test starts a real worker with a broker.
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_BROKER_URL = "memory://"

@@ -19,6 +19,12 @@ class TTMemoryConfig(AppConfig):
         from ttmemory.conf import app_settings
 
         checks.register()
+        try:  # Celery is optional: with it, background jobs become Celery tasks
+            import celery  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            import ttmemory.tasks  # noqa: F401
         if not settings.DEBUG and not app_settings.ENCRYPTION_KEYS:
             # Production refuses to start rather than run without encryption at rest.
             raise ImproperlyConfigured(f"ttmemory: {checks.KEY_HINT}")

@@ -54,6 +54,21 @@ DEFAULTS: dict[str, Any] = {
     "RECALL_EXACT_LIMIT": 20000,
     # Characters of each recalled memory shown by prompt_build before it is cut.
     "PROMPT_MEMORY_CHARS": 128,
+    # Where content-free events go after commit: a list of {"BACKEND": ..., "OPTIONS": {...}}.
+    "EVENT_OBSERVERS": [{"BACKEND": "ttmemory.backends.events.SignalObserver"}],
+    # LLM for extraction and summaries, {"BACKEND": ..., "OPTIONS": {...}}; None: offline rules.
+    "LLM": None,
+    # Queue fact extraction every N appended messages of a session (0: never automatically).
+    "LEARN_EVERY": 0,
+    # Queue summarisation when a session's live tokens exceed this (0: never automatically);
+    # the session is trimmed to SUMMARY_KEEP_TOKENS and what left is merged into the summary.
+    "SUMMARISE_AT_TOKENS": 0,
+    "SUMMARY_KEEP_TOKENS": 2000,
+    # Token budget of the rolling summary itself.
+    "SUMMARY_MAX_TOKENS": 400,
+    # Tokens a namespace may spend on LLM calls per UTC day (0: no limit); extraction is
+    # skipped (and the skip recorded) once it is spent.
+    "DAILY_TOKEN_BUDGET": 0,
 }
 
 ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"
@@ -94,13 +109,15 @@ class AppSettings:
 
     def reload(self) -> None:
         self._cache = None
-        from ttmemory import blind, crypto
-        from ttmemory.backends import embedders, locks
+        from ttmemory import blind, crypto, events
+        from ttmemory.backends import embedders, llm, locks
 
         crypto.reset_keyring()
         blind.reset_blind_key()
         locks.reset_lock()
         embedders.reset_embedder()
+        llm.reset_llm()
+        events.reset_observers()
 
 
 app_settings = AppSettings()

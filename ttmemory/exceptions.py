@@ -38,3 +38,7 @@ class SnapshotIntegrityError(TTMemoryError):
 
 class EmbeddingError(TTMemoryError):
     """The embedder failed or timed out; callers fall back to keyword recall."""
+
+
+class LLMError(TTMemoryError):
+    """The language model call failed (after its retries) or answered something unusable."""

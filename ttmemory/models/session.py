@@ -28,6 +28,9 @@ class MemorySession(models.Model):
     last_seq = models.PositiveBigIntegerField(default=0)
     summary = EncryptedTextField(null=True, blank=True)
     summary_upto_seq = models.PositiveBigIntegerField(default=0)
+    learned_upto_seq = models.PositiveBigIntegerField(
+        default=0, help_text="Messages up to this seq have been through fact extraction."
+    )
     state = EncryptedJSONField(default=dict, blank=True, help_text="Named variables for prompts.")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)

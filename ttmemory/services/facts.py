@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ttmemory import blind
+from ttmemory import blind, events
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.embedding import embed_texts
 from ttmemory.exceptions import MemoryValidationError
@@ -110,10 +110,18 @@ def fact_remember(
     for _attempt in range(2):
         try:
             with transaction.atomic():
-                return _upsert(
+                fact, created = _upsert(
                     namespace, text, kind, clean_meta, session_id, seqs, expires_at,
                     text_hash, counts, vector, embedder.model,
                 )  # fmt: skip
+                events.emit(
+                    "fact.changed",
+                    namespace=namespace,
+                    session_id=session_id,
+                    counts={"added" if created else "updated": 1},
+                    ids={"fact": fact.pk},
+                )
+                return fact
         except IntegrityError:
             continue  # a concurrent remember created it first: update that one
     raise MemoryValidationError("text", "could not be stored (concurrent conflict); retry")
@@ -131,7 +139,7 @@ def _upsert(
     counts: Any,
     vector: list[float] | None,
     model: str,
-) -> Fact:
+) -> tuple[Fact, bool]:
     now = timezone.now()
     fact = Fact.objects.select_for_update().filter(namespace=namespace, text_hash=text_hash).first()
     if fact is None:
@@ -164,7 +172,7 @@ def _upsert(
         FactTerm(fact=fact, namespace=namespace, term=term, tf=min(tf, 32767))
         for term, tf in counts.items()
     )
-    return fact
+    return fact, is_new
 
 
 def fact_supersede(
@@ -194,6 +202,12 @@ def fact_supersede(
             Fact.objects.filter(pk=old.pk).update(
                 valid_to=timezone.now(), superseded_by=new, updated_at=timezone.now()
             )
+            events.emit(
+                "fact.changed",
+                namespace=namespace,
+                counts={"superseded": 1},
+                ids={"fact": new.pk, "previous": old.pk},
+            )
     return new
 
 
@@ -203,6 +217,9 @@ def fact_forget(*, namespace: str, fact_id: int) -> None:
     with transaction.atomic():
         fact = Fact.objects.get(namespace=namespace, pk=fact_id)
         fact.delete()
+        events.emit(
+            "fact.changed", namespace=namespace, counts={"forgotten": 1}, ids={"fact": fact_id}
+        )
 
 
 def facts_supersede_sources(
@@ -220,6 +237,13 @@ def facts_supersede_sources(
     if orphaned and not dry_run:
         now = timezone.now()
         Fact.objects.filter(pk__in=[f.pk for f in orphaned]).update(valid_to=now, updated_at=now)
+        events.emit(
+            "fact.changed",
+            namespace=session.namespace,
+            session_id=session.pk,
+            counts={"ended": len(orphaned)},
+            ids={"facts": [f.pk for f in orphaned]},
+        )
     return orphaned
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from ttmemory import events
 from ttmemory.backends.locks import session_lock
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import (
@@ -47,6 +48,7 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
         Fact.objects.filter(namespace=namespace).update(superseded_by=None)
         counts["fact"] = Fact.objects.filter(namespace=namespace).delete()[0]
         counts["memory_session"] = MemorySession.objects.filter(namespace=namespace).delete()[0]
+        events.emit("namespace.erased", namespace=namespace, counts=counts)
     redis_keys = _erase_redis_keys(session_ids)
     return ErasureReceipt(
         namespace=namespace,

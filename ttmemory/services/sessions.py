@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
-from ttmemory import conversation
+from ttmemory import conversation, events, scheduling
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
@@ -80,6 +81,7 @@ def _append(
 
     count = len(prepared)
     tokens = sum(t for _, t in prepared)
+    started = time.perf_counter()
     now = timezone.now()
     with session_lock(session):
         last_seq = _bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
@@ -107,7 +109,26 @@ def _append(
         every = int(app_settings.AUTO_SNAPSHOT_EVERY)
         if every > 0 and last_seq // every > (first_seq - 1) // every:
             _auto_snapshot(session)
+        events.emit(
+            "message.added",
+            namespace=session.namespace,
+            session_id=session.pk,
+            counts={"messages": count, "tokens": tokens},
+            ids={"first_seq": first_seq, "last_seq": last_seq},
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq)
     return rows
+
+
+def _schedule_after_append(session: MemorySession, *, first_seq: int, last_seq: int) -> None:
+    """Queue learning / summarising when their triggers are crossed (after commit)."""
+    learn_every = int(app_settings.LEARN_EVERY)
+    if learn_every > 0 and last_seq // learn_every > (first_seq - 1) // learn_every:
+        scheduling.schedule("learn", session.pk, last_seq)
+    threshold = int(app_settings.SUMMARISE_AT_TOKENS)
+    if threshold > 0 and session.token_count > threshold:
+        scheduling.schedule("summarise", session.pk)
 
 
 def _auto_snapshot(session: MemorySession) -> None:
@@ -226,14 +247,19 @@ def _open_calls(
     return found
 
 
-def session_trim(*, session: MemorySession, max_tokens: int) -> TrimResult:
+def session_trim(
+    *, session: MemorySession, max_tokens: int, archive: bool | None = None
+) -> TrimResult:
     """Take everything outside a ``max_tokens`` budget out of the live history, in one transaction.
 
     What stays is exactly what ``context_window`` would pack (system messages, then whole tool
-    groups newest first). ``TRIM_MODE`` decides whether the rest is archived or deleted.
+    groups newest first). ``TRIM_MODE`` decides whether the rest is archived or deleted; when a
+    summariser is configured (``SUMMARISE_AT_TOKENS``) it is archived and a summarisation is
+    queued, which deletes it afterwards in delete mode. ``archive=True`` forces archiving.
     """
     max_tokens = clean_count(max_tokens, field="max_tokens")
-    mode = app_settings.TRIM_MODE
+    summarising = int(app_settings.SUMMARISE_AT_TOKENS) > 0
+    mode = "archive" if archive or summarising else app_settings.TRIM_MODE
     now = timezone.now()
     with session_lock(session):
         _touch_session(session)
@@ -259,6 +285,14 @@ def session_trim(*, session: MemorySession, max_tokens: int) -> TrimResult:
                 chunk.update(archived_at=now)
         if removed:
             _bump_counters(session, seqs=0, messages=-len(removed), tokens=-removed_tokens, now=now)
+        events.emit(
+            "session.trimmed",
+            namespace=session.namespace,
+            session_id=session.pk,
+            counts={"removed": len(removed), "removed_tokens": removed_tokens},
+        )
+        if removed and summarising and archive is None:
+            scheduling.schedule("summarise", session.pk)
     return TrimResult(
         removed=len(removed),
         removed_tokens=removed_tokens,
@@ -279,6 +313,12 @@ def session_clear(*, session: MemorySession) -> int:
         deleted, _ = Message.objects.filter(session=session).delete()
         MemorySession.objects.filter(pk=session.pk).update(
             message_count=0, token_count=0, summary=None, summary_upto_seq=0
+        )
+        events.emit(
+            "session.cleared",
+            namespace=session.namespace,
+            session_id=session.pk,
+            counts={"deleted": deleted},
         )
     session.message_count = 0
     session.token_count = 0

@@ -10,6 +10,7 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from ttmemory import events
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError, SnapshotIntegrityError
@@ -42,6 +43,13 @@ def snapshot_create(
     with session_lock(session):
         snapshot = take_snapshot_locked(session, label=label, kind=kind, created_by=created_by)
         apply_retention_locked(session, protect={snapshot.pk})
+        events.emit(
+            "snapshot.created",
+            namespace=session.namespace,
+            session_id=session.pk,
+            counts={"messages": snapshot.message_count},
+            ids={"snapshot": snapshot.pk},
+        )
     return snapshot
 
 
@@ -103,6 +111,17 @@ def snapshot_rollback_detailed(
         restore_locked(session, payload)
         superseded = facts_supersede_sources(session=session, removed_seqs=removed)
         apply_retention_locked(session, protect={safety.pk} if safety else set())
+        events.emit(
+            "snapshot.rolled_back",
+            namespace=session.namespace,
+            session_id=session.pk,
+            counts={
+                "removed": len(removed),
+                "restored": len(wanted - live),
+                "facts_superseded": len(superseded),
+            },
+            ids={"snapshot": stored.pk, "safety": safety.pk if safety else None},
+        )
     return RollbackResult(
         safety=safety,
         removed_seqs=tuple(removed),

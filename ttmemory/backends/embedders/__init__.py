@@ -8,7 +8,19 @@ from ttmemory.backends import load_backend
 from ttmemory.backends.embedders.base import Embedder
 from ttmemory.backends.embedders.hashing import HashEmbedder
 
-__all__ = ["Embedder", "HashEmbedder", "get_embedder", "reset_embedder"]
+# Both import only the standard library and Django here; SentenceTransformerEmbedder imports
+# sentence_transformers (and torch) on its first embed.
+from ttmemory.backends.embedders.openai import OpenAIEmbedder
+from ttmemory.backends.embedders.sentence_transformers import SentenceTransformerEmbedder
+
+__all__ = [
+    "Embedder",
+    "HashEmbedder",
+    "OpenAIEmbedder",
+    "SentenceTransformerEmbedder",
+    "get_embedder",
+    "reset_embedder",
+]
 
 _embedder: Embedder | None = None
 _guard = threading.Lock()

@@ -1,0 +1,37 @@
+"""LLM backends: ``get_llm()`` is the configured ``TTMEMORY["LLM"]`` or None (offline rules)."""
+
+from __future__ import annotations
+
+import threading
+
+from ttmemory.backends import load_backend
+from ttmemory.backends.llm.base import LLM, LLMResponse
+from ttmemory.backends.llm.local import ScriptedLLM
+
+__all__ = ["LLM", "LLMResponse", "ScriptedLLM", "get_llm", "reset_llm"]
+
+_llm: LLM | None = None
+_loaded = False
+_guard = threading.Lock()
+
+
+def get_llm() -> LLM | None:
+    """The configured LLM (one instance per process), or None when ``LLM`` is unset."""
+    global _llm, _loaded
+    if not _loaded:
+        from ttmemory.conf import app_settings
+
+        with _guard:
+            if not _loaded:
+                config = app_settings.LLM
+                _llm = load_backend("LLM", config, base=LLM) if config else None
+                _loaded = True
+    return _llm
+
+
+def reset_llm() -> None:
+    global _llm, _loaded
+    with _guard:
+        if _llm is not None:
+            _llm.close()
+        _llm, _loaded = None, False

@@ -1,0 +1,47 @@
+"""Background jobs, run by Celery tasks (``ttmemory.tasks``) or inline: they take ids only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttmemory.exceptions import EmbeddingError
+
+
+def job_learn(session_id: int, upto_seq: int) -> dict[str, Any]:
+    from ttmemory.services.learning import session_learn
+
+    changes = session_learn(session_id=session_id, upto_seq=upto_seq)
+    return {"changes": [change.action for change in changes]}
+
+
+def job_summarise(session_id: int) -> dict[str, Any]:
+    from ttmemory.services.learning import session_summarise
+
+    return {"summarised": session_summarise(session_id=session_id)}
+
+
+def job_embed(fact_id: int) -> dict[str, Any]:
+    """Embed one fact stored without a vector (the embedder was down when it was remembered)."""
+    from ttmemory.backends.embedders import get_embedder
+    from ttmemory.embedding import embed_texts
+    from ttmemory.models import Fact
+
+    fact = Fact.objects.filter(pk=fact_id).first()
+    if fact is None:
+        return {"embedded": False}
+    embedder = get_embedder()
+    if fact.embedding is not None and fact.embedding_model == embedder.model:
+        return {"embedded": False}
+    vectors, reason = embed_texts([fact.text])
+    if vectors is None:
+        raise EmbeddingError(reason)
+    Fact.objects.filter(pk=fact.pk).update(
+        embedding=vectors[0], embedding_model=embedder.model, embedding_dim=len(vectors[0])
+    )
+    return {"embedded": True}
+
+
+def job_prune_expired() -> dict[str, Any]:
+    from ttmemory.services.facts import facts_prune_expired
+
+    return {"pruned": facts_prune_expired()}

@@ -1,0 +1,73 @@
+"""Re-embed facts whose vector is missing or from another model than TTMEMORY["EMBEDDER"]."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ttmemory import reembed
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import EmbeddingError
+from ttmemory.management.progress import ProgressBar
+from ttmemory.vector_index import index_name
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-embed every fact whose vector is missing or was made by another model or dimension "
+        "than TTMEMORY['EMBEDDER'], one transaction per batch. Safe to interrupt: run it again "
+        "to resume. Recall keeps working meanwhile: facts already re-embedded are found by "
+        "meaning and by keyword, the others by keyword only (vectors of two models are never "
+        "compared). On PostgreSQL the HNSW index of the new dimension is created at the end."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--batch-size", type=int, default=None, help="facts per embedder call and transaction"
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="only print fact counts per vector model"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
+        if batch_size < 1:
+            raise CommandError("--batch-size must be positive", returncode=2)
+        embedder = get_embedder()
+        self.stdout.write(f"embedder: {embedder.model!r}, {embedder.dimensions} dimensions")
+        pending = 0
+        for group in reembed.vector_groups(embedder):
+            if group.model or group.dimensions:
+                label = f"{group.model!r} ({group.dimensions} dimensions)"
+            else:
+                label = "no vector"
+            state = "current" if group.current else "to re-embed"
+            self.stdout.write(f"  {label}: {group.count} facts, {state}")
+            pending += 0 if group.current else group.count
+        if options["dry_run"]:
+            self.stdout.write(f"dry run: {pending} facts would be re-embedded")
+            return
+        bar = ProgressBar("re-embedding facts", pending, stream=self.stdout)
+        try:
+            stats = reembed.facts_reembed(
+                embedder=embedder, batch_size=batch_size, on_batch=bar.advance
+            )
+        except EmbeddingError as exc:
+            self.stdout.write("")
+            raise CommandError(str(exc)) from exc
+        bar.finish()
+        if stats.skipped:
+            self.stdout.write(
+                f"  {stats.skipped} facts changed during the run and were left alone; "
+                "run again to check them"
+            )
+        if stats.index_created:
+            self.stdout.write(f"  created the HNSW index {index_name(stats.dimensions)}")
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"done: {stats.embedded} facts re-embedded with {stats.model!r} "
+                f"in {stats.batches} batches"
+            )
+        )

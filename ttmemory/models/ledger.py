@@ -1,0 +1,38 @@
+"""LedgerEntry: one LLM or embedding call (or a skipped one): who, what for, which model, cost."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class LedgerStatus(models.TextChoices):
+    OK = "ok"
+    ERROR = "error"
+    SKIPPED = "skipped"  # not called: the namespace's daily token budget was spent
+
+
+class LedgerEntry(models.Model):
+    """Counts and timings only, never content."""
+
+    namespace = models.CharField(max_length=255)
+    purpose = models.CharField(max_length=32)  # embed, extract, summarise
+    model = models.CharField(max_length=200)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(default=0.0)
+    status = models.CharField(max_length=16, choices=LedgerStatus.choices, default=LedgerStatus.OK)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "ledger entries"
+        indexes = [
+            models.Index(fields=["namespace", "created_at"], name="ttm_ledger_ns_time_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.purpose} {self.model} {self.status}"
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens

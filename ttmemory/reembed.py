@@ -1,0 +1,152 @@
+"""Re-embedding: move every fact's vector to the configured embedder, in resumable batches."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import connection, transaction
+from django.db.models import Count, Q, QuerySet
+
+from ttmemory.backends.embedders import Embedder, get_embedder
+from ttmemory.exceptions import EmbeddingError
+from ttmemory.models import Fact
+from ttmemory.vector_index import ensure_hnsw_index
+
+logger = logging.getLogger(__name__)
+
+HNSW_MAX_DIMENSIONS = 2000  # pgvector's limit for an index on ``vector``
+
+
+@dataclass
+class ReembedStats:
+    """One run: facts pending at the start, re-embedded, skipped (changed meanwhile)."""
+
+    model: str
+    dimensions: int
+    pending: int = 0
+    embedded: int = 0
+    skipped: int = 0
+    batches: int = 0
+    index_created: bool = False
+
+
+@dataclass(frozen=True)
+class VectorGroup:
+    """Facts sharing a vector model and dimension ("" and None: no vector)."""
+
+    model: str
+    dimensions: int | None
+    count: int
+    current: bool
+
+
+def stale_facts(embedder: Embedder) -> QuerySet[Fact]:
+    """Facts without a vector of ``embedder``'s model and dimension (none, or another's)."""
+    return Fact.objects.filter(
+        Q(embedding__isnull=True)
+        | Q(embedding_dim__isnull=True)
+        | ~Q(embedding_model=embedder.model)
+        | ~Q(embedding_dim=embedder.dimensions)
+    )
+
+
+def vector_groups(embedder: Embedder) -> list[VectorGroup]:
+    """Fact counts per vector model and dimension, marking the ones ``embedder`` makes."""
+    groups = [
+        VectorGroup(
+            model=model,
+            dimensions=dimensions,
+            count=count,
+            current=(model, dimensions) == (embedder.model, embedder.dimensions),
+        )
+        for model, dimensions, count in Fact.objects.filter(embedding__isnull=False)
+        .values_list("embedding_model", "embedding_dim")
+        .annotate(count=Count("pk"))
+        .order_by("embedding_model", "embedding_dim")
+    ]
+    missing = Fact.objects.filter(embedding__isnull=True).count()
+    if missing:
+        groups.append(VectorGroup(model="", dimensions=None, count=missing, current=False))
+    return groups
+
+
+def facts_reembed(
+    *,
+    batch_size: int,
+    embedder: Embedder | None = None,
+    on_batch: Callable[[int], None] | None = None,
+) -> ReembedStats:
+    """Give every stale fact (see ``stale_facts``) a vector of the configured embedder.
+
+    Walks the primary key in batches of ``batch_size``: the batch's texts are decrypted and
+    embedded outside any transaction, then written in one transaction per batch, each row only
+    if it is still stale and its text unchanged (a fact rewritten meanwhile is counted in
+    ``skipped`` and left for the next run). Stopping at any point is safe and running again
+    resumes. Recall keeps working throughout, since it only compares vectors of the configured
+    model: re-embedded facts are found by meaning and keyword, the others by keyword.
+
+    An embedder failure raises ``EmbeddingError`` naming the batch; finished batches are kept.
+    On PostgreSQL the HNSW index of the new dimension is created at the end (if missing).
+    """
+    embedder = embedder or get_embedder()
+    model, dimensions = embedder.model, embedder.dimensions
+    stats = ReembedStats(model=model, dimensions=dimensions, pending=stale_facts(embedder).count())
+    last_pk = 0
+    while True:
+        batch = list(
+            stale_facts(embedder)
+            .filter(pk__gt=last_pk)
+            .order_by("pk")
+            .only("pk", "text")[:batch_size]
+        )
+        if not batch:
+            break
+        texts = {fact.pk: fact.text for fact in batch}
+        vectors = _embed(embedder, list(texts.values()), batch, stats)
+        by_pk = dict(zip(texts, vectors, strict=True))
+        written = 0
+        with transaction.atomic():
+            still_stale = (
+                stale_facts(embedder).select_for_update().filter(pk__in=list(by_pk)).only("text")
+            )
+            for fact in still_stale:
+                if fact.text != texts[fact.pk]:
+                    continue
+                written += Fact.objects.filter(pk=fact.pk).update(
+                    embedding=by_pk[fact.pk], embedding_model=model, embedding_dim=dimensions
+                )
+        stats.embedded += written
+        stats.skipped += len(batch) - written
+        stats.batches += 1
+        last_pk = batch[-1].pk
+        if on_batch is not None:
+            on_batch(len(batch))
+    if connection.vendor == "postgresql" and dimensions <= HNSW_MAX_DIMENSIONS:
+        if connection.in_atomic_block:
+            # Called inside a transaction: CREATE INDEX refuses to run while deferred foreign
+            # key checks are pending, so run them now (they would run at commit anyway).
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        stats.index_created = ensure_hnsw_index(dimensions)
+    return stats
+
+
+def _embed(
+    embedder: Embedder, texts: list[str], batch: list[Fact], stats: ReembedStats
+) -> list[list[float]]:
+    where = (
+        f"re-embedding facts #{batch[0].pk}-#{batch[-1].pk} with {embedder.model!r} failed "
+        f"after {stats.embedded} facts in {stats.batches} batches (kept; run again to resume)"
+    )
+    try:
+        vectors = embedder.embed(texts)
+    except Exception as exc:  # any embedder failure stops the run, loudly
+        raise EmbeddingError(f"{where}: {type(exc).__name__}: {exc}") from exc
+    if len(vectors) != len(texts) or any(len(v) != embedder.dimensions for v in vectors):
+        raise EmbeddingError(
+            f"{where}: the embedder returned {len(vectors)} vectors for {len(texts)} texts "
+            f"or a dimension other than {embedder.dimensions}"
+        )
+    return vectors
