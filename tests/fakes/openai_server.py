@@ -1,0 +1,348 @@
+"""FakeOpenAI: a strict OpenAI-compatible HTTP server on 127.0.0.1, in a thread, for tests.
+
+It serves ``POST /v1/embeddings`` and takes more routes through ``route(path, handler)`` (a
+chat-completions fake plugs in the same way). Like the real service it insists on a bearer key,
+rejects unknown model names, unknown request fields and malformed input with OpenAI-shaped
+4xx errors, and can be scripted to fail::
+
+    with FakeOpenAI() as fake:
+        fake.fail_next(500)                     # the next request gets HTTP 500
+        fake.fail_next(429, retry_after="1")    # then a 429 with Retry-After
+        fake.delay_next(2.0)                    # then a 2 s pause before the normal answer
+        ...
+        fake.requests                           # every request received, in order
+
+Scripted answers are only given to requests that pass authentication and validation, so a
+script can never hide a malformed request.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+import re
+import secrets
+import struct
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+#: name -> (native dimensions, accepts the ``dimensions`` request field)
+EMBEDDING_MODELS: dict[str, tuple[int, bool]] = {
+    "text-embedding-3-small": (1536, True),
+    "text-embedding-3-large": (3072, True),
+    "text-embedding-ada-002": (1536, False),
+    "nomic-embed-text": (768, False),
+}
+EMBEDDING_FIELDS = {"model", "input", "encoding_format", "dimensions", "user"}
+MAX_EMBEDDING_INPUTS = 2048
+INPUT_INVALID = (
+    "'$.input' is invalid. Please check the API reference: "
+    "https://platform.openai.com/docs/api-reference."
+)
+
+
+class ApiError(Exception):
+    """An OpenAI-shaped error answer: ``{"error": {"message", "type", "param", "code"}}``."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        type: str = "invalid_request_error",
+        param: str | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = {"error": {"message": message, "type": type, "param": param, "code": code}}
+
+
+@dataclass
+class RecordedRequest:
+    """One request as received: headers with lower-case names, the raw body."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Scripted:
+    """A scripted answer: ``body`` None means the route's normal answer (after ``delay``)."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+Handler = Callable[["FakeOpenAI", RecordedRequest, Any], Any]
+
+
+class FakeOpenAI:
+    """The fake server. ``base_url`` is ``http://127.0.0.1:<port>/v1``."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        embedding_models: dict[str, tuple[int, bool]] | None = None,
+    ) -> None:
+        self.api_key = api_key or f"sk-fake-{secrets.token_hex(12)}"
+        self.embedding_models = dict(embedding_models or EMBEDDING_MODELS)
+        self.requests: list[RecordedRequest] = []
+        self.responses: deque[Scripted] = deque()
+        self.routes: dict[str, Handler] = {"/v1/embeddings": embeddings_handler}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> FakeOpenAI:
+        fake = self
+
+        class RequestHandler(_RequestHandler):
+            server_fake = fake
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
+        server.daemon_threads = True
+        server.block_on_close = False
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes scripted delays
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "start() the fake first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def route(self, path: str, handler: Handler) -> None:
+        """Serve ``POST path`` with ``handler(fake, request, json_body)`` -> JSON answer."""
+        self.routes[path] = handler
+
+    def fail_next(
+        self,
+        status: int,
+        count: int = 1,
+        *,
+        retry_after: str | None = None,
+        message: str | None = None,
+    ) -> None:
+        """The next ``count`` valid requests get ``status`` with an OpenAI-shaped error."""
+        headers = {"Retry-After": retry_after} if retry_after is not None else {}
+        kind = "rate_limit_exceeded" if status == 429 else "server_error"
+        body = ApiError(status, message or f"Scripted failure ({status})", type=kind).body
+        for _ in range(count):
+            self.responses.append(Scripted(status=status, body=body, headers=headers))
+
+    def delay_next(self, seconds: float, count: int = 1) -> None:
+        """The next ``count`` valid requests are answered normally after ``seconds``."""
+        for _ in range(count):
+            self.responses.append(Scripted(delay=seconds))
+
+    def respond_next(
+        self, body: Any, *, status: int = 200, headers: dict[str, str] | None = None
+    ) -> None:
+        """The next valid request gets ``body`` (JSON-encoded unless bytes) as it is."""
+        self.responses.append(Scripted(status=status, body=body, headers=headers or {}))
+
+    def requests_to(self, path: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path == path]
+
+    # -- answers ---------------------------------------------------------------------------
+
+    def embedding_for(self, model: str, text: str, dimensions: int) -> list[float]:
+        """The deterministic vector served for ``text``: a sum of one seeded Gaussian vector
+        per word, so texts sharing words are similar. Not unit length, like some servers'."""
+        words = re.findall(r"\w+", text.lower()) or [text]
+        vector = [0.0] * dimensions
+        for word in words:
+            seed = hashlib.sha256(f"{model}\0{word}".encode()).digest()
+            rng = random.Random(seed)
+            for i in range(dimensions):
+                vector[i] += rng.gauss(0.0, 1.0)
+        return [round(v, 6) for v in vector]
+
+    def _handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Any:
+        """(status, headers, body bytes, delay) for one request."""
+        request = RecordedRequest(method=method, path=path, headers=headers, body=body)
+        with self._lock:
+            self.requests.append(request)
+        try:
+            handler = self.routes.get(path)
+            if handler is None:
+                raise ApiError(404, f"Invalid URL ({method} {path})")
+            if method != "POST":
+                raise ApiError(405, f"Method {method} not allowed for {path}")
+            self._authenticate(headers)
+            payload = self._parse(headers, body)
+            answer = handler(self, request, payload)
+        except ApiError as exc:
+            return exc.status, {}, _encode(exc.body), 0.0
+        with self._lock:
+            scripted = self.responses.popleft() if self.responses else None
+        if scripted is None:
+            return 200, {}, _encode(answer), 0.0
+        if scripted.body is None:
+            return scripted.status, scripted.headers, _encode(answer), scripted.delay
+        return scripted.status, scripted.headers, _encode(scripted.body), scripted.delay
+
+    def _authenticate(self, headers: dict[str, str]) -> None:
+        value = headers.get("authorization", "")
+        if not value:
+            raise ApiError(
+                401,
+                "You didn't provide an API key. You need to provide your API key in an "
+                "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+            )
+        scheme, _, key = value.partition(" ")
+        if scheme != "Bearer" or key != self.api_key:
+            # Echoes the key in full, as a careless proxy might: the client must redact it.
+            raise ApiError(401, f"Incorrect API key provided: {key}", code="invalid_api_key")
+
+    @staticmethod
+    def _parse(headers: dict[str, str], body: bytes) -> Any:
+        if headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            raise ApiError(400, "Content-Type must be application/json")
+        try:
+            return json.loads(body)
+        except ValueError:
+            raise ApiError(
+                400,
+                "We could not parse the JSON body of your request. (HINT: This likely means "
+                "you aren't using your HTTP library correctly.)",
+            ) from None
+
+
+def embeddings_handler(fake: FakeOpenAI, request: RecordedRequest, payload: Any) -> Any:
+    """``POST /v1/embeddings``, validated like OpenAI's."""
+    if not isinstance(payload, dict):
+        raise ApiError(400, "The request body must be a JSON object")
+    for key in payload:
+        if key not in EMBEDDING_FIELDS:
+            raise ApiError(400, f"Unrecognized request argument supplied: {key}")
+    model = payload.get("model")
+    if model is None:
+        raise ApiError(400, "you must provide a model parameter", param="model")
+    if not isinstance(model, str):
+        raise ApiError(400, "'model' must be a string", param="model")
+    if model not in fake.embedding_models:
+        raise ApiError(
+            400, f"The model `{model}` does not exist", param="model", code="model_not_found"
+        )
+    texts = payload.get("input")
+    if isinstance(texts, str):
+        texts = [texts]
+    if (
+        not isinstance(texts, list)
+        or not 1 <= len(texts) <= MAX_EMBEDDING_INPUTS
+        or not all(isinstance(t, str) and t for t in texts)
+    ):
+        raise ApiError(400, INPUT_INVALID, param="input")
+    encoding = payload.get("encoding_format", "float")
+    if encoding not in ("float", "base64"):
+        raise ApiError(
+            400, "'encoding_format' must be 'float' or 'base64'", param="encoding_format"
+        )
+    if "user" in payload and not isinstance(payload["user"], str):
+        raise ApiError(400, "'user' must be a string", param="user")
+    native, shortenable = fake.embedding_models[model]
+    dimensions = native
+    if "dimensions" in payload:
+        asked = payload["dimensions"]
+        if not shortenable:
+            raise ApiError(
+                400, "This model does not support specifying dimensions.", param="dimensions"
+            )
+        if isinstance(asked, bool) or not isinstance(asked, int) or not 1 <= asked <= native:
+            raise ApiError(
+                400, f"'dimensions' must be an integer from 1 to {native}", param="dimensions"
+            )
+        dimensions = asked
+    data = []
+    tokens = 0
+    for index, text in enumerate(texts):
+        vector = fake.embedding_for(model, text, dimensions)
+        tokens += len(re.findall(r"\w+|[^\w\s]", text)) or 1
+        embedding: Any = vector
+        if encoding == "base64":
+            embedding = base64.b64encode(struct.pack(f"<{dimensions}f", *vector)).decode()
+        data.append({"object": "embedding", "index": index, "embedding": embedding})
+    return {
+        "object": "list",
+        "data": data,
+        "model": model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    }
+
+
+def _encode(body: Any) -> bytes:
+    if isinstance(body, bytes):
+        return body
+    return json.dumps(body).encode("utf-8")
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server_fake: FakeOpenAI
+
+    def do_POST(self) -> None:
+        self._serve("POST")
+
+    def do_GET(self) -> None:
+        self._serve("GET")
+
+    def _serve(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        fake = self.server_fake
+        status, extra, payload, delay = fake._handle(method, self.path, headers, body)
+        if delay and fake._stopping.wait(delay):
+            return
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in extra.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (a timeout test)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # quiet test output
