@@ -28,6 +28,9 @@ def ensure_hnsw_index(dimensions: int, *, m: int = 16, ef_construction: int = 64
     name = index_name(dimensions)
     table = connection.ops.quote_name(Fact._meta.db_table)
     with connection.cursor() as cursor:
+        if connection.in_atomic_block:
+            # Deferred foreign-key checks pending in this transaction block CREATE INDEX.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
         if cursor.fetchone():
             return False
