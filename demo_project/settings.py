@@ -63,6 +63,9 @@ STATIC_URL = "static/"
 STATIC_ROOT = DATA_DIR / "static"
 
 TTMEMORY = {
+    # Learn facts every 4 messages and keep a rolling summary past 3,000 live tokens.
+    "LEARN_EVERY": 4,
+    "SUMMARISE_AT_TOKENS": 3000,
     # Production: set TTMEMORY_ENCRYPTION_KEYS in the environment. The demo generates a local
     # key into .data/demo-keys.txt (git-ignored) on first run.
     "ENCRYPTION_KEYS": local_encryption_keys(DATA_DIR) if DEBUG else None,
@@ -72,6 +75,9 @@ TTMEMORY = {
 # Celery (the worker is started by docker-compose; with no broker tasks run inline).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_BEAT_SCHEDULE = {
+    "ttmemory-prune-expired": {"task": "ttmemory.prune_expired", "schedule": 3600.0},
+}
 
 LOGGING = {
     "version": 1,

@@ -1,0 +1,143 @@
+"""The pipeline through a real Celery worker process and a Redis broker on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from tests.backends.redis_servers import RedisServer, require_redis_server
+from tests.conftest import user
+from ttmemory import memory
+from ttmemory.models import Fact, MemorySession
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT = 60.0
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    require_redis_server()
+    server = RedisServer(tmp_path_factory.mktemp("celery-broker")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def producer(broker: RedisServer) -> Iterator[Any]:
+    """This process's Celery app sending real messages to the broker (not eager)."""
+    from demo_project.celery import app
+
+    saved = {k: app.conf[k] for k in ("broker_url", "task_always_eager")}
+    app.conf.update(broker_url=broker.url, task_always_eager=False)
+    app._pool = None
+    yield app
+    app.conf.update(saved)
+    app._pool = None
+    broker.client().flushall()
+
+
+class Worker:
+    def __init__(self, broker: RedisServer, overrides: dict[str, Any], log: Path) -> None:
+        self.log = log
+        env = {
+            **os.environ,
+            "TTM_DB_NAME": connection.settings_dict["NAME"],
+            "TTM_BROKER": broker.url,
+            "TTM_OVERRIDES": json.dumps(overrides),
+            "TTM_VISIBILITY": "3",
+        }
+        self.handle = log.open("w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "tests.celery_worker", "worker",
+             "--pool=solo", "--concurrency=1", "--without-gossip", "--without-mingle",
+             "--without-heartbeat", "--loglevel=INFO"],
+            cwd=ROOT, env=env, stdout=self.handle, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self.wait_for("ready")
+
+    def wait_for(self, text: str) -> None:
+        deadline = time.monotonic() + WAIT
+        while text not in self.log.read_text():
+            if self.process.poll() is not None:
+                raise AssertionError(f"worker exited:\n{self.log.read_text()[-3000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError(
+                    f"worker never logged {text!r}:\n{self.log.read_text()[-3000:]}"
+                )
+            time.sleep(0.1)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=30)
+        self.handle.close()
+
+
+def eventually(check: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.2)
+
+
+def test_a_worker_learns_facts_and_summarises_a_conversation(
+    transactional_db: Any, broker: RedisServer, producer: Any, settings: Any, tmp_path: Path
+) -> None:
+    overrides = {"LEARN_EVERY": 2, "SUMMARISE_AT_TOKENS": 120, "SUMMARY_KEEP_TOKENS": 60}
+    settings.TTMEMORY = {**settings.TTMEMORY, **overrides}
+    worker = Worker(broker, overrides, tmp_path / "worker.log")
+    try:
+        session = memory.session_open(namespace="worker-user", key="chat")
+        memory.message_add(session=session, message=user("Hello! My name is Ada."))
+        memory.message_add(session=session, message=user("I'm allergic to peanuts."))
+        for i in range(6):
+            memory.message_add(session=session, message=user(f"Small talk {i}: " + "words " * 12))
+
+        eventually(lambda: Fact.objects.filter(namespace="worker-user").count() >= 2, "facts")
+        eventually(
+            lambda: MemorySession.objects.get(pk=session.pk).summary is not None, "a summary"
+        )
+    finally:
+        worker.stop()
+    assert {f.text for f in memory.fact_list(namespace="worker-user")} == {
+        "The user's name is Ada",
+        "The user is allergic to peanuts",
+    }
+    stored = MemorySession.objects.get(pk=session.pk)
+    assert stored.learned_upto_seq >= 2 and stored.summary_upto_seq > 0
+    assert memory.context_window(session=session, max_tokens=500)[0]["role"] == "system"
+    assert "ttmemory.learn" in worker.log.read_text()
+    assert "ttmemory.summarise" in worker.log.read_text()
+
+
+def test_a_task_for_an_erased_namespace_does_nothing(
+    transactional_db: Any, broker: RedisServer, producer: Any, tmp_path: Path
+) -> None:
+    from ttmemory.tasks import learn_task
+
+    session = memory.session_open(namespace="gone", key="chat")
+    memory.message_add(session=session, message=user("My name is Bob"))
+    memory.namespace_erase(namespace="gone")
+    worker = Worker(broker, {}, tmp_path / "worker.log")
+    try:
+        learn_task.delay(session.pk, 1)
+        worker.wait_for("succeeded")
+    finally:
+        worker.stop()
+    assert Fact.objects.filter(namespace="gone").count() == 0
+    assert not MemorySession.objects.filter(namespace="gone").exists()
