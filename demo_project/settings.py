@@ -65,6 +65,7 @@ STATIC_ROOT = DATA_DIR / "static"
 TTMEMORY = {
     # Learn facts every 4 messages and keep a rolling summary past 3,000 live tokens.
     "LEARN_EVERY": 4,
+    "LEARN_IDLE_SECONDS": 300,
     "SUMMARISE_AT_TOKENS": 3000,
     # Production: set TTMEMORY_ENCRYPTION_KEYS in the environment. The demo generates a local
     # key into .data/demo-keys.txt (git-ignored) on first run.
@@ -77,6 +78,7 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_BEAT_SCHEDULE = {
     "ttmemory-prune-expired": {"task": "ttmemory.prune_expired", "schedule": 3600.0},
+    "ttmemory-learn-idle": {"task": "ttmemory.learn_idle", "schedule": 60.0},
 }
 
 LOGGING = {

@@ -49,7 +49,7 @@ DEFAULTS: dict[str, Any] = {
     # Seconds recall skips a failing embedder before trying it again (circuit breaker).
     "EMBEDDER_BREAKER_SECONDS": 30.0,
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    "RECALL_VECTOR_WEIGHT": 0.5,
+    "RECALL_VECTOR_WEIGHT": 0.8,
     # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
     "RECALL_EXACT_LIMIT": 20000,
     # Characters of each recalled memory shown by prompt_build before it is cut.
@@ -60,6 +60,9 @@ DEFAULTS: dict[str, Any] = {
     "LLM": None,
     # Queue fact extraction every N appended messages of a session (0: never automatically).
     "LEARN_EVERY": 0,
+    # The periodic task ttmemory.learn_idle queues extraction for sessions with unlearned
+    # messages and no activity for this many seconds (0: off).
+    "LEARN_IDLE_SECONDS": 0,
     # Queue summarisation when a session's live tokens exceed this (0: never automatically);
     # the session is trimmed to SUMMARY_KEEP_TOKENS and what left is merged into the summary.
     "SUMMARISE_AT_TOKENS": 0,

@@ -45,3 +45,28 @@ def job_prune_expired() -> dict[str, Any]:
     from ttmemory.services.facts import facts_prune_expired
 
     return {"pruned": facts_prune_expired()}
+
+
+def job_learn_idle(limit: int = 500) -> dict[str, Any]:
+    """Queue learning for sessions idle for ``LEARN_IDLE_SECONDS`` with unlearned messages."""
+    from datetime import timedelta
+
+    from django.db.models import F
+    from django.utils import timezone
+
+    from ttmemory import scheduling
+    from ttmemory.conf import app_settings
+    from ttmemory.models import MemorySession
+
+    idle = float(app_settings.LEARN_IDLE_SECONDS)
+    if idle <= 0:
+        return {"queued": 0}
+    cutoff = timezone.now() - timedelta(seconds=idle)
+    due = list(
+        MemorySession.objects.filter(updated_at__lte=cutoff, learned_upto_seq__lt=F("last_seq"))
+        .order_by("updated_at")
+        .values_list("pk", "last_seq")[:limit]
+    )
+    for session_id, last_seq in due:
+        scheduling.schedule("learn", session_id, last_seq)
+    return {"queued": len(due)}

@@ -11,14 +11,15 @@ docs/benchmarks.md (plain reciprocal rank fusion ranked worse there).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+import time
 from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import Avg, Count, QuerySet
+from django.db.models import Avg, Case, Count, FloatField, QuerySet, Sum, Value, When
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Cast
 
 from ttmemory import blind
 from ttmemory.models import Fact, FactTerm
@@ -41,30 +42,62 @@ def filtered_facts(
 def keyword_scores(
     namespace: str, query: str, facts: QuerySet[Fact], limit: int
 ) -> dict[int, float]:
-    """BM25 scores of the best ``limit`` facts for ``query``'s terms."""
+    """BM25 scores of the best ``limit`` facts for ``query``'s terms, ranked in the database."""
     terms = blind.query_terms(query)
     if not terms:
         return {}
-    stats = Fact.objects.filter(namespace=namespace).aggregate(n=Count("pk"), avg=Avg("term_count"))
-    total = stats["n"] or 0
-    avg_len = float(stats["avg"] or 1.0) or 1.0
+    total, avg_len = namespace_stats(namespace)
     df = dict(
         FactTerm.objects.filter(namespace=namespace, term__in=terms)
         .values_list("term")
         .annotate(n=Count("pk"))
         .values_list("term", "n")
     )
-    postings = FactTerm.objects.filter(
-        namespace=namespace, term__in=terms, fact__in=facts.values("pk")
-    ).values_list("fact_id", "term", "tf", "fact__term_count")
-    scores: dict[int, float] = defaultdict(float)
-    for fact_id, term, tf, length in postings:
-        n_t = df.get(term, 0)
-        idf = math.log(1.0 + (total - n_t + 0.5) / (n_t + 0.5))
-        norm = tf + BM25_K1 * (1.0 - BM25_B + BM25_B * (length or 1) / avg_len)
-        scores[fact_id] += idf * tf * (BM25_K1 + 1.0) / norm
-    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
-    return dict(best)
+    if not df:
+        return {}
+    idf = Case(
+        *[
+            When(term=term, then=Value(math.log(1.0 + (total - n + 0.5) / (n + 0.5))))
+            for term, n in df.items()
+        ],
+        default=Value(0.0),
+        output_field=FloatField(),
+    )
+    tf = Cast("tf", FloatField())
+    length = Cast("fact__term_count", FloatField())
+    norm = tf + Value(BM25_K1 * (1.0 - BM25_B)) + Value(BM25_K1 * BM25_B / avg_len) * length
+    rows = (
+        FactTerm.objects.filter(namespace=namespace, term__in=list(df), fact__in=facts.values("pk"))
+        .values("fact_id")
+        .annotate(score=Sum(idf * tf * Value(BM25_K1 + 1.0) / norm))
+        .order_by("-score", "fact_id")
+        .values_list("fact_id", "score")[:limit]
+    )
+    return {int(fact_id): float(score) for fact_id, score in rows}
+
+
+# Namespaces this large keep their BM25 statistics for a few seconds: counting every fact on
+# every query costs more than the statistics change. Smaller ones are counted each time.
+STATS_CACHE_MIN_FACTS = 2000
+STATS_CACHE_SECONDS = 30.0
+_stats: dict[str, tuple[float, int, float]] = {}
+
+
+def namespace_stats(namespace: str) -> tuple[int, float]:
+    """Facts in ``namespace`` and their mean indexed length (BM25's N and avgdl)."""
+    cached = _stats.get(namespace)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1], cached[2]
+    stats = Fact.objects.filter(namespace=namespace).aggregate(n=Count("pk"), avg=Avg("term_count"))
+    total = int(stats["n"] or 0)
+    avg_len = float(stats["avg"] or 1.0) or 1.0
+    if total >= STATS_CACHE_MIN_FACTS:
+        if len(_stats) > 10_000:
+            _stats.clear()
+        _stats[namespace] = (time.monotonic() + STATS_CACHE_SECONDS, total, avg_len)
+    else:
+        _stats.pop(namespace, None)
+    return total, avg_len
 
 
 def vector_scores(

@@ -40,6 +40,11 @@ def embed_task(fact_id: int) -> dict[str, Any]:
     return jobs.job_embed(fact_id)
 
 
+@shared_task(name="ttmemory.learn_idle", acks_late=True)
+def learn_idle_task() -> dict[str, Any]:
+    return jobs.job_learn_idle()
+
+
 @shared_task(name="ttmemory.prune_expired", acks_late=True)
 def prune_expired_task() -> dict[str, Any]:
     return jobs.job_prune_expired()

@@ -1,19 +1,23 @@
 """FakeOpenAI: a strict OpenAI-compatible HTTP server on 127.0.0.1, in a thread, for tests.
 
-It serves ``POST /v1/embeddings`` and takes more routes through ``route(path, handler)`` (a
-chat-completions fake plugs in the same way). Like the real service it insists on a bearer key,
-rejects unknown model names, unknown request fields and malformed input with OpenAI-shaped
-4xx errors, and can be scripted to fail::
+It serves ``POST /v1/embeddings`` and ``POST /v1/chat/completions`` and takes more routes
+through ``route(path, handler)``. Like the real service it insists on a bearer key, rejects
+unknown model names, unknown request fields and malformed input with OpenAI-shaped 4xx errors,
+and can be scripted to fail::
 
     with FakeOpenAI() as fake:
         fake.fail_next(500)                     # the next request gets HTTP 500
         fake.fail_next(429, retry_after="1")    # then a 429 with Retry-After
         fake.delay_next(2.0)                    # then a 2 s pause before the normal answer
+        fake.chat_reply('{"facts": []}')        # what the next chat completion says
+        fake.require_system_prompt(PROMPT)      # chat requests must start with exactly this
         ...
         fake.requests                           # every request received, in order
 
 Scripted answers are only given to requests that pass authentication and validation, so a
-script can never hide a malformed request.
+script can never hide a malformed request. Chat completions answer only from the queue filled
+by ``chat_reply``: an empty queue is an error, nothing is invented. A scripted failure does not
+use up a queued reply.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ import re
 import secrets
 import struct
 import threading
+import time
+import urllib.error
+import urllib.request
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +48,27 @@ EMBEDDING_MODELS: dict[str, tuple[int, bool]] = {
 }
 EMBEDDING_FIELDS = {"model", "input", "encoding_format", "dimensions", "user"}
 MAX_EMBEDDING_INPUTS = 2048
+#: chat models the fake knows
+CHAT_MODELS = {"gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "llama3.1:8b"}
+#: request fields the fake accepts (a subset of OpenAI's), with their JSON types
+CHAT_FIELDS: dict[str, tuple[type, ...]] = {
+    "model": (str,),
+    "messages": (list,),
+    "temperature": (int, float),
+    "top_p": (int, float),
+    "max_tokens": (int,),
+    "max_completion_tokens": (int,),
+    "response_format": (dict,),
+    "n": (int,),
+    "stop": (str, list, type(None)),
+    "seed": (int,),
+    "user": (str,),
+    "stream": (bool,),
+    "presence_penalty": (int, float),
+    "frequency_penalty": (int, float),
+}
+CHAT_ROLES = ("system", "assistant", "user", "function", "tool", "developer")
+MESSAGE_FIELDS = {"role", "content", "name", "tool_calls", "tool_call_id", "refusal"}
 INPUT_INVALID = (
     "'$.input' is invalid. Please check the API reference: "
     "https://platform.openai.com/docs/api-reference."
@@ -88,6 +116,17 @@ class Scripted:
     delay: float = 0.0
 
 
+@dataclass
+class ChatReply:
+    """A scripted chat completion: ``content`` and optional ``usage`` / ``finish_reason``."""
+
+    content: str | None
+    usage: dict[str, int] | None = None
+    finish_reason: str = "stop"
+
+
+#: ``handler(fake, request, json_body)`` validates and returns the JSON answer, or a callable
+#: making it, called only when the answer is really sent (not replaced by a scripted failure).
 Handler = Callable[["FakeOpenAI", RecordedRequest, Any], Any]
 
 
@@ -99,12 +138,19 @@ class FakeOpenAI:
         *,
         api_key: str | None = None,
         embedding_models: dict[str, tuple[int, bool]] | None = None,
+        chat_models: set[str] | None = None,
     ) -> None:
         self.api_key = api_key or f"sk-fake-{secrets.token_hex(12)}"
         self.embedding_models = dict(embedding_models or EMBEDDING_MODELS)
+        self.chat_models = set(chat_models or CHAT_MODELS)
         self.requests: list[RecordedRequest] = []
         self.responses: deque[Scripted] = deque()
-        self.routes: dict[str, Handler] = {"/v1/embeddings": embeddings_handler}
+        self.chat_replies: deque[ChatReply] = deque()
+        self.system_prompts: tuple[str, ...] = ()
+        self.routes: dict[str, Handler] = {
+            "/v1/embeddings": embeddings_handler,
+            "/v1/chat/completions": chat_handler,
+        }
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
@@ -179,6 +225,38 @@ class FakeOpenAI:
         """The next valid request gets ``body`` (JSON-encoded unless bytes) as it is."""
         self.responses.append(Scripted(status=status, body=body, headers=headers or {}))
 
+    def chat_reply(
+        self,
+        content: str | None,
+        *,
+        usage: dict[str, int] | None = None,
+        finish_reason: str = "stop",
+    ) -> None:
+        """Queue what the next valid chat completion answers. ``usage`` (``prompt_tokens``,
+        ``completion_tokens``) defaults to word counts of the request and of ``content``."""
+        with self._lock:
+            self.chat_replies.append(ChatReply(content, usage, finish_reason))
+
+    def require_system_prompt(self, *texts: str) -> None:
+        """Chat requests must start with a system message whose content is one of ``texts``
+        (400 otherwise); no argument lifts the requirement."""
+        self.system_prompts = texts
+
+    def post(self, path: str, body: Any, *, key: str | None = None) -> tuple[int, Any]:
+        """(status, decoded JSON) of a raw ``POST base_url/path``, for tests of the fake itself."""
+        headers = {"Content-Type": "application/json"}
+        if key is not None:
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(
+            f"{self.base_url}/{path}", data=json.dumps(body).encode(), headers=headers
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            with exc:
+                return exc.code, json.loads(exc.read())
+
     def requests_to(self, path: str) -> list[RecordedRequest]:
         with self._lock:
             return [r for r in self.requests if r.path == path]
@@ -211,15 +289,17 @@ class FakeOpenAI:
             self._authenticate(headers)
             payload = self._parse(headers, body)
             answer = handler(self, request, payload)
+            with self._lock:
+                scripted = self.responses.popleft() if self.responses else None
+            if scripted is not None and scripted.body is not None:
+                return scripted.status, scripted.headers, _encode(scripted.body), scripted.delay
+            if callable(answer):
+                answer = answer()
         except ApiError as exc:
             return exc.status, {}, _encode(exc.body), 0.0
-        with self._lock:
-            scripted = self.responses.popleft() if self.responses else None
         if scripted is None:
             return 200, {}, _encode(answer), 0.0
-        if scripted.body is None:
-            return scripted.status, scripted.headers, _encode(answer), scripted.delay
-        return scripted.status, scripted.headers, _encode(scripted.body), scripted.delay
+        return scripted.status, scripted.headers, _encode(answer), scripted.delay
 
     def _authenticate(self, headers: dict[str, str]) -> None:
         value = headers.get("authorization", "")
@@ -308,6 +388,203 @@ def embeddings_handler(fake: FakeOpenAI, request: RecordedRequest, payload: Any)
         "model": model,
         "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
     }
+
+
+def chat_handler(fake: FakeOpenAI, request: RecordedRequest, payload: Any) -> Any:
+    """``POST /v1/chat/completions``, validated like OpenAI's; answers from ``chat_replies``."""
+    if not isinstance(payload, dict):
+        raise ApiError(400, "The request body must be a JSON object")
+    for key, value in payload.items():
+        if key not in CHAT_FIELDS:
+            raise ApiError(400, f"Unrecognized request argument supplied: {key}")
+        expected = CHAT_FIELDS[key]
+        if not isinstance(value, expected) or (isinstance(value, bool) and bool not in expected):
+            raise ApiError(
+                400,
+                f"Invalid type for '{key}': expected {_json_type(*expected)}, but got "
+                f"{_json_type(type(value))} instead.",
+                param=key,
+                code="invalid_type",
+            )
+    model = payload.get("model")
+    if model is None:
+        raise ApiError(400, "you must provide a model parameter", param="model")
+    if model not in fake.chat_models:
+        raise ApiError(
+            400,
+            f"The model `{model}` does not exist or you do not have access to it.",
+            param="model",
+            code="model_not_found",
+        )
+    if "messages" not in payload:
+        raise ApiError(400, "Missing required parameter: 'messages'.", param="messages")
+    messages = payload["messages"]
+    if not messages:
+        raise ApiError(
+            400, "Invalid 'messages': empty array. Expected an array with minimum length 1.",
+            param="messages", code="empty_array",
+        )  # fmt: skip
+    for index, message in enumerate(messages):
+        _check_message(index, message)
+    _check_range(payload, "temperature", 0, 2)
+    _check_range(payload, "top_p", 0, 1)
+    _check_range(payload, "presence_penalty", -2, 2)
+    _check_range(payload, "frequency_penalty", -2, 2)
+    _check_range(payload, "max_tokens", 1, 1_000_000)
+    _check_range(payload, "max_completion_tokens", 1, 1_000_000)
+    if payload.get("n", 1) != 1:
+        raise ApiError(400, "FakeOpenAI answers n=1 only", param="n")
+    if payload.get("stream"):
+        raise ApiError(400, "FakeOpenAI does not stream", param="stream")
+    if "response_format" in payload:
+        _check_response_format(payload["response_format"], messages)
+    if fake.system_prompts:
+        first = messages[0]
+        if first.get("role") != "system" or first.get("content") not in fake.system_prompts:
+            raise ApiError(
+                400,
+                "FakeOpenAI: the first message is not the required system prompt",
+                param="messages[0]",
+                code="system_prompt_mismatch",
+            )
+
+    def answer() -> dict[str, Any]:
+        with fake._lock:
+            reply = fake.chat_replies.popleft() if fake.chat_replies else None
+        if reply is None:
+            raise ApiError(
+                400,
+                "FakeOpenAI: no scripted chat reply left (call fake.chat_reply(...) first)",
+                type="fake_script_error",
+                code="no_scripted_reply",
+            )
+        usage = reply.usage or {
+            "prompt_tokens": sum(_words(m.get("content")) for m in messages),
+            "completion_tokens": _words(reply.content),
+        }
+        usage = {**usage, "total_tokens": sum(usage.values())}
+        return {
+            "id": f"chatcmpl-fake{secrets.token_hex(8)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.content, "refusal": None},
+                    "logprobs": None,
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": usage,
+            "system_fingerprint": "fp_fake",
+        }
+
+    return answer
+
+
+def _check_message(index: int, message: Any) -> None:
+    where = f"messages[{index}]"
+    if not isinstance(message, dict):
+        raise ApiError(
+            400,
+            f"Invalid type for '{where}': expected an object, but got "
+            f"{_json_type(type(message))} instead.",
+            param=where,
+            code="invalid_type",
+        )
+    for key in message:
+        if key not in MESSAGE_FIELDS:
+            raise ApiError(
+                400,
+                f"Additional properties are not allowed ('{key}' was unexpected) - '{where}'",
+                param=where,
+            )
+    role = message.get("role")
+    if role is None:
+        raise ApiError(400, f"Missing required parameter: '{where}.role'.", param=f"{where}.role")
+    if role not in CHAT_ROLES:
+        supported = ", ".join(f"'{r}'" for r in CHAT_ROLES[:-1])
+        raise ApiError(
+            400,
+            f"Invalid value: {role!r}. Supported values are: {supported}, and '{CHAT_ROLES[-1]}'.",
+            param=f"{where}.role",
+            code="invalid_value",
+        )
+    content = message.get("content")
+    if content is None and not (role == "assistant" and message.get("tool_calls")):
+        raise ApiError(
+            400, f"Missing required parameter: '{where}.content'.", param=f"{where}.content"
+        )
+    parts_ok = isinstance(content, list) and all(
+        isinstance(part, dict) and isinstance(part.get("type"), str) for part in content
+    )
+    if content is not None and not isinstance(content, str) and not parts_ok:
+        raise ApiError(
+            400,
+            f"Invalid type for '{where}.content': expected one of a string or array of "
+            f"objects, but got {_json_type(type(content))} instead.",
+            param=f"{where}.content",
+            code="invalid_type",
+        )
+    if role == "tool" and not isinstance(message.get("tool_call_id"), str):
+        raise ApiError(
+            400,
+            f"Missing required parameter: '{where}.tool_call_id'.",
+            param=f"{where}.tool_call_id",
+        )
+
+
+def _check_range(payload: dict[str, Any], key: str, low: float, high: float) -> None:
+    value = payload.get(key)
+    if value is None:
+        return
+    if value < low or value > high:
+        raise ApiError(
+            400,
+            f"Invalid '{key}': expected a value from {low} to {high}, but got {value} instead.",
+            param=key,
+            code="invalid_value",
+        )
+
+
+def _check_response_format(response_format: dict[str, Any], messages: list[Any]) -> None:
+    kind = response_format.get("type")
+    if kind not in ("text", "json_object", "json_schema") or set(response_format) - {
+        "type",
+        "json_schema",
+    }:
+        raise ApiError(
+            400,
+            f"Invalid value: {kind!r}. Supported values are: 'text', 'json_object', and "
+            "'json_schema'.",
+            param="response_format.type",
+            code="invalid_value",
+        )
+    if kind == "json_object" and not any(
+        "json" in str(m.get("content", "")).lower() for m in messages
+    ):
+        # OpenAI's own rule: JSON mode needs the word in the prompt.
+        raise ApiError(
+            400,
+            "'messages' must contain the word 'json' in some form, to use 'response_format' "
+            "of type 'json_object'.",
+            param="messages",
+        )
+
+
+def _json_type(*kinds: type) -> str:
+    """OpenAI's wording for a JSON type: "an integer", "one of a string or an array", ..."""
+    names = {str: "a string", bool: "a boolean", int: "an integer", float: "a number",
+             list: "an array", dict: "an object", type(None): "null"}  # fmt: skip
+    if float in kinds:
+        kinds = tuple(k for k in kinds if k is not int)
+    words = [names.get(kind, kind.__name__) for kind in kinds]
+    return words[0] if len(words) == 1 else "one of " + " or ".join(words)
+
+
+def _words(content: Any) -> int:
+    return len(re.findall(r"\w+|[^\w\s]", content)) if isinstance(content, str) else 0
 
 
 def _encode(body: Any) -> bytes:

@@ -40,9 +40,11 @@ def producer(broker: RedisServer) -> Iterator[Any]:
     saved = {k: app.conf[k] for k in ("broker_url", "task_always_eager")}
     app.conf.update(broker_url=broker.url, task_always_eager=False)
     app._pool = None
+    app.amqp._producer_pool = None  # pools made before keep the old broker
     yield app
     app.conf.update(saved)
     app._pool = None
+    app.amqp._producer_pool = None  # pools made before keep the old broker
     broker.client().flushall()
 
 

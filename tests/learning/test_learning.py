@@ -318,3 +318,29 @@ from ttmemory.backends.events import EventObserver  # noqa: E402
 class FailingObserver(EventObserver):
     def publish(self, event: Any) -> None:
         raise ConnectionError("observer endpoint is down")
+
+
+def test_idle_sessions_with_unlearned_messages_are_learned(db: Any, settings: Any) -> None:
+    from datetime import timedelta
+
+    from django.test import TestCase
+    from django.utils import timezone
+
+    from ttmemory import jobs
+
+    settings.TTMEMORY = {**settings.TTMEMORY, "LEARN_IDLE_SECONDS": 60}
+    idle = memory.session_open(namespace=NS, key="idle")
+    busy = memory.session_open(namespace="user-8", key="busy")
+    memory.message_add(session=idle, message=user("I'm allergic to bees"))
+    memory.message_add(session=busy, message=user("I'm allergic to wasps"))
+    MemorySession.objects.filter(pk=idle.pk).update(
+        updated_at=timezone.now() - timedelta(minutes=5)
+    )
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert jobs.job_learn_idle() == {"queued": 1}
+
+    assert [f.text for f in memory.fact_list(namespace=NS)] == ["The user is allergic to bees"]
+    assert memory.fact_list(namespace="user-8") == []
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert jobs.job_learn_idle() == {"queued": 0}  # learned: not queued again

@@ -90,6 +90,7 @@ class FactType:
     answers: list[str]  # ... and the user answers (two evidence turns)
     questions: list[str]
     distractors: list[str]  # (role-prefixed "u:" or "a:") near misses
+    lookups: list[str] = field(default_factory=list)  # name something of the fact, ask the rest
 
 
 FIRST_NAMES = [
@@ -176,6 +177,9 @@ FACT_TYPES: list[FactType] = [
             "a:In the EU, restaurants have to declare the 14 major allergens for every dish.",
             "u:My nephew outgrew his egg allergy, the doctor says that happens a lot.",
         ],
+        [
+            "What happens to the user after eating {allergen}?",
+        ],
     ),
     FactType(
         "pet",
@@ -217,6 +221,10 @@ FACT_TYPES: list[FactType] = [
             "a:Most vets recommend a yearly check-up and vaccinations for pets.",
             "u:My sister is thinking of getting a puppy but her flat is tiny.",
         ],
+        [
+            "What breed is {pet}?",
+            "Tell me about {pet}.",
+        ],
     ),
     FactType(
         "job",
@@ -256,6 +264,9 @@ FACT_TYPES: list[FactType] = [
             "a:Many professions now ask for continuing education credits each year.",
             "u:A friend just quit her job to travel for a year, I'm jealous.",
         ],
+        [
+            "How long has the user worked at {place}?",
+        ],
     ),
     FactType(
         "move",
@@ -285,6 +296,10 @@ FACT_TYPES: list[FactType] = [
             "u:Moving furniture is the worst, my back still hurts from helping {rel}.",
             "u:Is {other} worth visiting in autumn?",
             "a:When relocating, remember to update your address with your bank and doctor.",
+        ],
+        [
+            "Does the user still live in {old}?",
+            "When did the user leave {old}?",
         ],
     ),
     FactType(
@@ -318,6 +333,9 @@ FACT_TYPES: list[FactType] = [
             "a:Anniversary gifts traditionally follow materials, like paper for the first year.",
             "u:{rel} is getting divorced, it's been a rough year for them.",
         ],
+        [
+            "How long has the user been with {partner}?",
+        ],
     ),
     FactType(
         "children",
@@ -346,6 +364,9 @@ FACT_TYPES: list[FactType] = [
             "a:For a birthday party with small children, plan short games and lots of snacks.",
             "u:{rel} is expecting a baby in the spring.",
         ],
+        [
+            "How old is {kid}?",
+        ],
     ),
     FactType(
         "sibling",
@@ -373,6 +394,9 @@ FACT_TYPES: list[FactType] = [
             "u:My best friend is basically a sister to me at this point.",
             "a:Time zones make calls tricky; a shared calendar helps families abroad.",
             "u:{rel} just got back from a work trip to {other}.",
+        ],
+        [
+            "Where does {sibname} live?",
         ],
     ),
     FactType(
@@ -409,6 +433,10 @@ FACT_TYPES: list[FactType] = [
             "a:For most layovers under 24 hours you don't need a transit visa, but check first.",
             "u:{rel} spent a month backpacking last summer and won't stop talking about it.",
         ],
+        [
+            "When is the user's trip to {dest}?",
+            "Why is the user going to {dest}?",
+        ],
     ),
     FactType(
         "diet",
@@ -435,6 +463,9 @@ FACT_TYPES: list[FactType] = [
             "u:That new burger place downtown is always packed.",
             "a:A pressure cooker makes brown rice in about 22 minutes.",
             "u:{rel} is doing some keto thing and only talks about bacon.",
+        ],
+        [
+            "Since when has the user been {diet}?",
         ],
     ),
     FactType(
@@ -466,6 +497,9 @@ FACT_TYPES: list[FactType] = [
             "u:A friend keeps inviting me to her book club but I never go.",
             "a:Picking up a new pastime is easier with a fixed weekly slot in your calendar.",
         ],
+        [
+            "Where does the user go for {hobby}?",
+        ],
     ),
     FactType(
         "cuisine",
@@ -496,6 +530,9 @@ FACT_TYPES: list[FactType] = [
             "u:The food truck near work sells the worst sandwiches.",
             "a:A good restaurant booking app can filter by cuisine and price range.",
             "u:{rel} hates spicy food, so dinners with them are bland.",
+        ],
+        [
+            "Does the user like {cuisine} food?",
         ],
     ),
     FactType(
@@ -547,6 +584,9 @@ FACT_TYPES: list[FactType] = [
             "u:It's {rel}'s birthday tomorrow and I forgot to buy a present.",
             "a:Here's a simple chocolate cake recipe that works for birthdays.",
         ],
+        [
+            "What is the user celebrating on {bmonth} {bday}?",
+        ],
     ),
     FactType(
         "language",
@@ -572,6 +612,9 @@ FACT_TYPES: list[FactType] = [
         [
             "a:Spaced repetition is one of the most effective ways to memorise vocabulary.",
             "u:{rel} speaks four languages and makes me feel lazy.",
+        ],
+        [
+            "How is the user's {lang} coming along?",
         ],
     ),
     FactType(
@@ -600,6 +643,9 @@ FACT_TYPES: list[FactType] = [
             "a:Season tickets usually go on sale a few months before the first game.",
             "u:{rel} dragged me to a stadium once and I understood nothing.",
         ],
+        [
+            "How does the user feel about {team}?",
+        ],
     ),
     FactType(
         "health",
@@ -627,6 +673,9 @@ FACT_TYPES: list[FactType] = [
             "a:Warming up for ten minutes lowers the risk of injury during exercise.",
             "u:{rel} broke a wrist skiing, so I'm driving them around.",
         ],
+        [
+            "How does the user manage their {cond}?",
+        ],
     ),
     FactType(
         "music",
@@ -652,6 +701,9 @@ FACT_TYPES: list[FactType] = [
         [
             "u:My neighbour practises drums at 7 in the morning.",
             "a:Most streaming services let you download playlists for offline listening.",
+        ],
+        [
+            "Does the user like {artist}?",
         ],
     ),
     FactType(
@@ -702,11 +754,11 @@ FACT_TYPES: list[FactType] = [
     FactType(
         "event",
         [
-            _v(event="running the Berlin marathon", when="September"),
-            _v(event="my sister's wedding", when="May"),
-            _v(event="defending my PhD thesis", when="March"),
-            _v(event="a piano recital", when="December"),
-            _v(event="climbing Kilimanjaro", when="January"),
+            _v(event="running the Berlin marathon", when="September", event_short="marathon"),
+            _v(event="my sister's wedding", when="May", event_short="sister's wedding"),
+            _v(event="defending my PhD thesis", when="March", event_short="PhD defence"),
+            _v(event="a piano recital", when="December", event_short="piano recital"),
+            _v(event="climbing Kilimanjaro", when="January", event_short="Kilimanjaro climb"),
         ],
         [
             "Everything is about {event} in {when} right now, I'm so nervous.",
@@ -722,6 +774,9 @@ FACT_TYPES: list[FactType] = [
         [
             "u:{rel} ran a half marathon and now wants everyone to join.",
             "a:A training calendar works best when you count backwards from the date.",
+        ],
+        [
+            "When is the user's {event_short}?",
         ],
     ),
     FactType(
@@ -749,6 +804,9 @@ FACT_TYPES: list[FactType] = [
             "u:Student loans are such a scam, {rel} is still paying theirs off.",
             "a:Many universities publish their lecture notes online for free.",
         ],
+        [
+            "What did the user study at {uni}?",
+        ],
     ),
     FactType(
         "phobia",
@@ -769,6 +827,9 @@ FACT_TYPES: list[FactType] = [
         [
             "u:Horror films don't scare me at all, weirdly.",
             "a:Gradual exposure is a common technique for reducing anxiety.",
+        ],
+        [
+            "How does the user cope with their fear of {fear}?",
         ],
     ),
 ]
@@ -1148,7 +1209,12 @@ def _slots(rng: random.Random, values: Values) -> Values:
 
 def _format(template: str, slots: Values) -> str:
     text = template.format(**slots)
-    text = _ARTICLE.sub(r"\1n \2", text).replace("a the ", "a ").replace("s's ", "s' ")
+    text = (
+        _ARTICLE.sub(r"\1n \2", text)
+        .replace("a the ", "a ")
+        .replace("my the ", "my ")
+        .replace("s's ", "s' ")
+    )
     return text[0].upper() + text[1:]
 
 
@@ -1183,7 +1249,10 @@ def _user(rng: random.Random, name: str, sessions: int, turns: int) -> UserLog:
             ]
         plan.append(slots)
 
-    chosen = rng.sample(FACT_TYPES, k=min(16, len(FACT_TYPES)))
+    # About sixteen facts and two distractors per fact type, fewer in small chats.
+    capacity = sessions * turns
+    chosen = rng.sample(FACT_TYPES, k=max(1, min(16, len(FACT_TYPES), capacity // 12)))
+    distractor_budget = capacity // 6
     evidence: dict[str, list[tuple[int, int]]] = {}
     values: dict[str, Values] = {}
 
@@ -1220,11 +1289,12 @@ def _user(rng: random.Random, name: str, sessions: int, turns: int) -> UserLog:
         else:
             place(session, "user", _fill(rng, rng.choice(fact.states), value), fact.name)
 
-    # Near misses: for every fact type, chosen or not, a couple of distractors.
+    # Near misses: for every fact type, chosen or not, up to two distractors.
     for fact in FACT_TYPES:
         value = values.get(fact.name) or dict(rng.choice(fact.values))
         pool = fact.distractors[1:] if fact.name == "move" else fact.distractors
-        for template in rng.sample(pool, k=min(2, len(pool))):
+        for template in rng.sample(pool, k=min(2, len(pool), distractor_budget)):
+            distractor_budget -= 1
             _place_distractor(rng, plan, place, template, value, None)
 
     log = UserLog(name=name)
@@ -1233,10 +1303,14 @@ def _user(rng: random.Random, name: str, sessions: int, turns: int) -> UserLog:
             log.turns.append(Turn(_turn_id(name, s, i), s, i, slot.role, slot.text))
     for fact in chosen:
         turn_ids = tuple(_turn_id(name, s, i) for s, i in evidence[fact.name])
-        # The last question of each type shares a word with how the fact is usually said.
+        # One paraphrase (often sharing no word with the fact); often the question of the type
+        # that shares a word with how it is usually said (the last); often one that names part
+        # of the fact and asks for the rest.
         asked = [rng.choice(fact.questions[:-1])]
-        if rng.random() < 0.6:
+        if rng.random() < 0.5:
             asked.append(fact.questions[-1])
+        if fact.lookups and rng.random() < 0.7:
+            asked.append(rng.choice(fact.lookups))
         for n, template in enumerate(asked):
             log.questions.append(
                 Question(

@@ -2,5 +2,16 @@
 
 from ttmemory.backends.events.base import Event, EventObserver
 from ttmemory.backends.events.local import ListObserver, SignalObserver, memory_event
+from ttmemory.backends.events.redis_streams import RedisStreamObserver
+from ttmemory.backends.events.webhook import WebhookObserver, verify_signature
 
-__all__ = ["Event", "EventObserver", "ListObserver", "SignalObserver", "memory_event"]
+__all__ = [
+    "Event",
+    "EventObserver",
+    "ListObserver",
+    "RedisStreamObserver",
+    "SignalObserver",
+    "WebhookObserver",
+    "memory_event",
+    "verify_signature",
+]

@@ -8,7 +8,10 @@ from ttmemory.backends import load_backend
 from ttmemory.backends.llm.base import LLM, LLMResponse
 from ttmemory.backends.llm.local import ScriptedLLM
 
-__all__ = ["LLM", "LLMResponse", "ScriptedLLM", "get_llm", "reset_llm"]
+# Standard library only: importing it costs nothing when another backend is configured.
+from ttmemory.backends.llm.openai import OpenAIChatLLM
+
+__all__ = ["LLM", "LLMResponse", "OpenAIChatLLM", "ScriptedLLM", "get_llm", "reset_llm"]
 
 _llm: LLM | None = None
 _loaded = False

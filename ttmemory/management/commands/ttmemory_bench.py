@@ -143,16 +143,17 @@ def render(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def write_section(path: Path, section: str) -> None:
-    """Replace this benchmark's section of ``path`` (other sections stay), creating the file."""
+def write_section(path: Path, section: str, *, start: str = START, end: str = END) -> None:
+    """Replace the section between ``start`` and ``end`` markers of ``path`` (other sections
+    stay), creating the file."""
     text = (
         path.read_text()
         if path.exists()
         else "# Benchmarks\n\nMeasured on the project's CI machine kind (2 cores, 24 GiB).\n\n"
     )
-    if START in text and END in text:
-        before, rest = text.split(START, 1)
-        _, after = rest.split(END, 1)
+    if start in text and end in text:
+        before, rest = text.split(start, 1)
+        _, after = rest.split(end, 1)
         text = before + section + after
     else:
         text = text.rstrip("\n") + "\n\n" + section + "\n"
