@@ -69,7 +69,7 @@ def main() -> None:
         overrides["LLM"] = {
             "BACKEND": "ttmemory.backends.llm.OpenAIChatLLM",
             "OPTIONS": {
-                "model": fake.chat_models[0],
+                "model": sorted(fake.chat_models)[0],
                 "base_url": fake.base_url,
                 "api_key": fake.api_key,
             },

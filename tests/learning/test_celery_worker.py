@@ -22,6 +22,7 @@ from ttmemory.models import Fact, MemorySession
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 60.0
+VISIBILITY = 3
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ class Worker:
             "TTM_DB_NAME": connection.settings_dict["NAME"],
             "TTM_BROKER": broker.url,
             "TTM_OVERRIDES": json.dumps(overrides),
-            "TTM_VISIBILITY": "3",
+            "TTM_VISIBILITY": str(VISIBILITY),
         }
         self.handle = log.open("w")
         self.process = subprocess.Popen(
@@ -143,3 +144,66 @@ def test_a_task_for_an_erased_namespace_does_nothing(
         worker.stop()
     assert Fact.objects.filter(namespace="gone").count() == 0
     assert not MemorySession.objects.filter(namespace="gone").exists()
+
+
+EXTRACTED = json.dumps(
+    {
+        "facts": [
+            {"action": "ADD", "text": "The user is allergic to peanuts", "kind": "fact"},
+            {"action": "ADD", "text": "The user prefers window seats", "kind": "preference"},
+        ]
+    }
+)
+
+
+def test_a_worker_killed_mid_task_is_replaced_and_the_task_runs_once_more_without_duplicates(
+    transactional_db: Any, broker: RedisServer, producer: Any, tmp_path: Path
+) -> None:
+    from tests.fakes.openai_server import FakeOpenAI
+    from ttmemory.tasks import learn_task
+
+    fake = FakeOpenAI().start()
+    try:
+        fake.require_system_prompt(
+            __import__("ttmemory.extraction").extraction.EXTRACTION_SYSTEM_PROMPT
+        )
+        fake.delay_next(60)  # the first extraction hangs: the worker dies while waiting
+        fake.chat_reply(EXTRACTED)
+        fake.chat_reply(EXTRACTED)
+        overrides = {
+            "LLM": {
+                "BACKEND": "ttmemory.backends.llm.OpenAIChatLLM",
+                "OPTIONS": {
+                    "model": "gpt-4o-mini",
+                    "base_url": fake.base_url,
+                    "api_key": fake.api_key,
+                    "timeout": 90,
+                },
+            }
+        }
+        session = memory.session_open(namespace="killed", key="chat")
+        memory.message_add_many(
+            session=session,
+            messages=[user("I'm allergic to peanuts"), user("I prefer window seats")],
+        )
+        first = Worker(broker, overrides, tmp_path / "first.log")
+        learn_task.delay(session.pk, 2)
+        eventually(lambda: len(fake.requests_to("/v1/chat/completions")) >= 1, "the LLM call")
+        first.stop(signal.SIGKILL)
+        # The broker hands an unacknowledged message to a new consumer once its visibility
+        # timeout (3 s here) has passed; a worker starting earlier would not look again soon.
+        time.sleep(VISIBILITY + 1)
+
+        second = Worker(broker, overrides, tmp_path / "second.log")
+        try:
+            eventually(
+                lambda: MemorySession.objects.get(pk=session.pk).learned_upto_seq == 2,
+                "the redelivered task",
+            )
+        finally:
+            second.stop()
+    finally:
+        fake.stop()
+    texts = sorted(f.text for f in Fact.objects.filter(namespace="killed"))
+    assert texts == ["The user is allergic to peanuts", "The user prefers window seats"]
+    assert "ttmemory.learn" in second.log.read_text()
