@@ -258,3 +258,43 @@ def namespace_export(*, namespace: str) -> dict[str, Any]:
         "facts": facts,
         "profiles": profiles,
     }
+
+
+def ledger_totals(*, namespace: str | None = None, days: int = 30) -> list[dict[str, Any]]:
+    """Token and call totals per namespace, UTC day, purpose and model, newest day first.
+
+    ``namespace`` limits it to one namespace; ``days`` looks back that many days.
+    """
+    import datetime as dt
+
+    from django.db.models import Count, Sum
+    from django.db.models.functions import TruncDate
+    from django.utils import timezone
+
+    from ttmemory.models import LedgerEntry
+
+    days = clean_count(days, field="days", minimum=1)
+    since = timezone.now() - dt.timedelta(days=days)
+    queryset = LedgerEntry.objects.filter(created_at__gte=since)
+    if namespace is not None:
+        queryset = queryset.filter(namespace=clean_identifier(namespace, field="namespace"))
+    rows = (
+        queryset.annotate(day=TruncDate("created_at", tzinfo=dt.UTC))
+        .values("namespace", "day", "purpose", "model")
+        .annotate(
+            calls=Count("pk"),
+            prompt_tokens=Sum("prompt_tokens"),
+            completion_tokens=Sum("completion_tokens"),
+            errors=Count("pk", filter=Q(status="error")),
+            skipped=Count("pk", filter=Q(status="skipped")),
+        )
+        .order_by("-day", "namespace", "purpose", "model")
+    )
+    return [
+        {
+            **row,
+            "day": row["day"].isoformat(),
+            "total_tokens": row["prompt_tokens"] + row["completion_tokens"],
+        }
+        for row in rows
+    ]

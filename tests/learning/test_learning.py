@@ -344,3 +344,25 @@ def test_idle_sessions_with_unlearned_messages_are_learned(db: Any, settings: An
     assert memory.fact_list(namespace="user-8") == []
     with TestCase.captureOnCommitCallbacks(execute=True):
         assert jobs.job_learn_idle() == {"queued": 0}  # learned: not queued again
+
+
+def test_ledger_totals_per_namespace_and_day(db: Any) -> None:
+    from ttmemory.selectors import ledger_totals
+    from ttmemory.services.ledger import ledger_record
+
+    ledger_record(
+        namespace=NS, purpose="extract", model="m", prompt_tokens=100, completion_tokens=20
+    )
+    ledger_record(namespace=NS, purpose="extract", model="m", prompt_tokens=50, completion_tokens=5)
+    ledger_record(namespace=NS, purpose="extract", model="m", status="error")
+    ledger_record(namespace="other", purpose="summarise", model="m", prompt_tokens=7)
+
+    (row,) = ledger_totals(namespace=NS)
+    assert (row["calls"], row["prompt_tokens"], row["completion_tokens"], row["errors"]) == (
+        3,
+        150,
+        25,
+        1,
+    )
+    assert row["total_tokens"] == 175 and row["purpose"] == "extract"
+    assert {r["namespace"] for r in ledger_totals()} == {NS, "other"}

@@ -184,7 +184,7 @@ class Command(BaseCommand):
                 queries=options["large_queries"],
                 runs=max(options["runs"] // 2, options["large_queries"]),
             )
-            with bench.dedicated_database("ttmemory_bench_large") as dedicated:
+            with bench.dedicated_database(f"ttmemory_bench_large_{os.getpid()}") as dedicated:
                 result = bench.large(plan=plan, progress=progress)
                 result["dedicated_database"] = dedicated
         else:
@@ -198,12 +198,7 @@ class Command(BaseCommand):
 
 def write_section(path: Path, section: str) -> None:
     """ttmemory_bench's section writer, aimed at this benchmark's markers."""
-    saved = ttmemory_bench.START, ttmemory_bench.END
-    ttmemory_bench.START, ttmemory_bench.END = START, END
-    try:
-        ttmemory_bench.write_section(path, section)
-    finally:
-        ttmemory_bench.START, ttmemory_bench.END = saved
+    ttmemory_bench.write_section(path, section, start=START, end=END)
 
 
 def _f(value: float, digits: int = 3) -> str:
