@@ -10,8 +10,6 @@ import socket
 import sys
 import time
 import types
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -322,18 +320,7 @@ def test_bad_options_are_improperly_configured_naming_the_setting(
 
 
 def post(fake: FakeOpenAI, body: Any, *, key: str | None = None) -> tuple[int, dict[str, Any]]:
-    headers = {"Content-Type": "application/json"}
-    if key is not None:
-        headers["Authorization"] = f"Bearer {key}"
-    request = urllib.request.Request(
-        f"{fake.base_url}/embeddings", data=json.dumps(body).encode(), headers=headers
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=5) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        with exc:
-            return exc.code, json.loads(exc.read())
+    return fake.post("embeddings", body, key=key)
 
 
 @pytest.mark.parametrize(

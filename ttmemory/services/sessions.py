@@ -152,6 +152,8 @@ _INSERT_FIELDS = (
     "group_seq",
     "created_at",
 )
+# A message's own state (what a snapshot keeps and restores): everything but its session.
+MESSAGE_STATE_FIELDS = _INSERT_FIELDS[2:]
 # Rows per INSERT statement: 10 parameters each, well under SQLite's 32,766.
 INSERT_CHUNK = 500
 

@@ -17,6 +17,7 @@ from ttmemory.exceptions import MemoryValidationError, SnapshotIntegrityError
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
 from ttmemory.results import RollbackResult
 from ttmemory.services.sessions import (
+    MESSAGE_STATE_FIELDS,
     SEQ_CHUNK,
     _insert_messages,
     _touch_session,
@@ -140,30 +141,13 @@ def capture_state_locked(session: MemorySession) -> dict[str, Any]:
         Message.objects.live()
         .filter(session=session)
         .order_by("seq")
-        .values_list(
-            "seq",
-            "role",
-            "data",
-            "token_count",
-            "tool_call_id",
-            "tool_call_ids",
-            "group_seq",
-            "created_at",
-        )
+        .values_list(*MESSAGE_STATE_FIELDS)
     )
-    messages = [
-        {
-            "seq": seq,
-            "role": role,
-            "data": data,
-            "token_count": tokens,
-            "tool_call_id": tool_call_id,
-            "tool_call_ids": tool_call_ids,
-            "group_seq": group_seq,
-            "created_at": created_at.isoformat(),
-        }
-        for seq, role, data, tokens, tool_call_id, tool_call_ids, group_seq, created_at in rows
-    ]
+    messages = []
+    for row in rows:
+        message = dict(zip(MESSAGE_STATE_FIELDS, row, strict=True))
+        message["created_at"] = message["created_at"].isoformat()
+        messages.append(message)
     return {
         "version": PAYLOAD_VERSION,
         "messages": messages,
