@@ -232,3 +232,33 @@ def test_rollback_supersedes_facts_learned_only_from_removed_messages(db: Any) -
     lie.refresh_from_db()
     assert lie.valid_to is not None  # ended, not deleted
     assert [f.pk for f in memory.fact_list(namespace=NS)] == [kept.pk]
+
+
+def test_a_fact_stored_while_the_embedder_was_down_is_embedded_later(
+    db: Any, settings: Any
+) -> None:
+    from django.test import TestCase
+
+    from ttmemory import jobs, scheduling
+
+    queued: list[tuple[str, tuple[Any, ...]]] = []
+    previous = scheduling._dispatcher
+    scheduling.set_dispatcher(lambda job, args: queued.append((job, args)))
+    try:
+        use_broken_embedder(settings)
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            fact = memory.fact_remember(namespace=NS, text="Ada's flight leaves at nine")
+    finally:
+        scheduling.set_dispatcher(previous)
+    assert Fact.objects.get(pk=fact.pk).embedding is None
+    assert queued == [("embed", (fact.pk,))]
+
+    settings.TTMEMORY = {
+        **settings.TTMEMORY,
+        "EMBEDDER": {"BACKEND": "ttmemory.backends.embedders.HashEmbedder"},
+    }
+    reset_health()
+    assert jobs.job_embed(fact.pk) == {"embedded": True}
+    stored = Fact.objects.get(pk=fact.pk)
+    assert stored.embedding is not None and stored.embedding_model == "hash-384"
+    assert memory.fact_recall(namespace=NS, query="flight nine", k=1).mode == "hybrid"

@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ttmemory import blind, events
+from ttmemory import blind, events, scheduling
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.embedding import embed_texts
 from ttmemory.exceptions import MemoryValidationError
@@ -121,6 +121,8 @@ def fact_remember(
                     counts={"added" if created else "updated": 1},
                     ids={"fact": fact.pk},
                 )
+                if vector is None:  # the embedder failed: embed it later, in the background
+                    scheduling.schedule("embed", fact.pk)
                 return fact
         except IntegrityError:
             continue  # a concurrent remember created it first: update that one
