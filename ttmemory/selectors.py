@@ -40,6 +40,48 @@ def message_recent(*, session: MemorySession, limit: int | None = None) -> list[
     return messages
 
 
+# Rows of packing metadata read per query, newest first, until the budget is exceeded.
+WINDOW_CHUNK = 256
+_PACK_FIELDS = ("seq", "role", "token_count", "group_seq")
+
+
+def _window_rows(session: MemorySession, budget: int) -> list[tuple[int, str, int, int]]:
+    """The metadata ``pack`` needs to choose a window: never less, often far less than all.
+
+    System messages, then non-system rows newest first until their tokens exceed what the
+    budget leaves; then the older members of every group seen (a tool call made long before its
+    late result). Groups entirely older than that cannot be packed (packing stops at the first
+    group that does not fit and never skips one), so the choice equals packing every row.
+    """
+    live = Message.objects.live().filter(session=session)
+    system = list(live.filter(role__in=conversation.SYSTEM_ROLES).values_list(*_PACK_FIELDS))
+    remaining = budget - sum(row[2] for row in system)
+    others: list[tuple[int, str, int, int]] = []
+    used = 0
+    complete = False
+    newest_first = live.exclude(role__in=conversation.SYSTEM_ROLES).order_by("-seq")
+    while True:
+        page = newest_first.filter(seq__lt=others[-1][0]) if others else newest_first
+        chunk = list(page.values_list(*_PACK_FIELDS)[:WINDOW_CHUNK])
+        others.extend(chunk)
+        used += sum(row[2] for row in chunk)
+        if len(chunk) < WINDOW_CHUNK:
+            complete = True
+            break
+        if used > remaining:
+            break
+    if others and not complete:
+        oldest = others[-1][0]
+        heads = {row[3] for row in others if row[3] < oldest}
+        if heads:
+            others.extend(
+                newest_first.filter(seq__lt=oldest)
+                .filter(Q(group_seq__in=heads) | Q(seq__in=heads))
+                .values_list(*_PACK_FIELDS)
+            )
+    return system + others
+
+
 def context_window(*, session: MemorySession, max_tokens: int) -> list[dict[str, Any]]:
     """The messages to send to a model within ``max_tokens`` (DESIGN rule 4), repaired (rule 5).
 
@@ -58,11 +100,7 @@ def context_window(*, session: MemorySession, max_tokens: int) -> list[dict[str,
         budget = max(
             0, budget - conversation.count_message_tokens(summary_message, encoding=encoding)
         )
-    rows = list(
-        Message.objects.live()
-        .filter(session=session)
-        .values_list("seq", "role", "token_count", "group_seq")
-    )
+    rows = _window_rows(session, budget)
     if not rows:
         return window
     items = [conversation.PackItem(seq, role, tokens, group) for seq, role, tokens, group in rows]

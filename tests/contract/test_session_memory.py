@@ -227,3 +227,48 @@ def test_every_read_during_concurrent_writes_is_a_prefix_of_the_final_history(
     final = [m["content"] for m in memory.message_recent(session=session)]
     assert len(final) == 60
     assert observed and all(read == final[: len(read)] for read in observed)
+
+
+def test_the_window_equals_packing_every_row_for_long_and_tangled_sessions(db: Any) -> None:
+    """context_window reads only the newest rows it needs; the choice must not change."""
+    import random
+
+    from ttmemory import conversation, selectors
+
+    rng = random.Random(7)
+    for case in range(6):
+        session = memory.session_open(namespace="user-window", key=f"case-{case}")
+        messages: list[dict[str, Any]] = []
+        pending: list[str] = []
+        for i in range(rng.randint(300, 700)):
+            roll = rng.random()
+            if roll < 0.03:
+                messages.append({"role": "system", "content": f"rule {i}"})
+            elif roll < 0.15:
+                ids = [f"c{case}-{i}-{k}" for k in range(rng.randint(1, 3))]
+                messages.append(tool_call(ids))
+                pending.extend(ids)
+            elif roll < 0.3 and pending:  # results arrive late, out of order
+                messages.append(
+                    tool_result(pending.pop(rng.randrange(len(pending))), "r" * rng.randint(1, 400))
+                )
+            else:
+                messages.append(user("x" * rng.randint(1, 300)))
+        memory.message_add_many(session=session, messages=messages)
+        rows = list(
+            Message.objects.live()
+            .filter(session=session)
+            .values_list("seq", "role", "token_count", "group_seq")
+        )
+        for budget in (0, 50, 400, 3000, 20000):
+            everything = conversation.pack(
+                [conversation.PackItem(*row) for row in rows], max_tokens=budget
+            )
+            window_rows = selectors._window_rows(session, budget)
+            assert (
+                conversation.pack(
+                    [conversation.PackItem(*row) for row in window_rows], max_tokens=budget
+                )
+                == everything
+            )
+            assert len(memory.context_window(session=session, max_tokens=budget)) >= 1
