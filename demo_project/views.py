@@ -6,7 +6,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from ttmemory.models import MemorySession
+from ttmemory.models import Fact, MemorySession
 
 
 def index(request: HttpRequest) -> HttpResponse:

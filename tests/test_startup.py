@@ -46,3 +46,17 @@ def test_the_demo_generates_one_local_key_and_reuses_it(tmp_path: Path, monkeypa
     key_id, raw = parse_key(first[0])
     assert (key_id, len(raw)) == ("demo1", 32)
     assert oct((tmp_path / "data" / "demo-keys.txt").stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_demo_front_page_shows_sessions_and_facts(db, client) -> None:
+    from ttmemory import memory
+
+    session = memory.session_open(namespace="demo-user", key="trip")
+    memory.message_add(session=session, message={"role": "user", "content": "hello"})
+    memory.fact_remember(namespace="demo-user", text="Ada is allergic to peanuts")
+
+    page = client.get("/")
+
+    assert page.status_code == 200
+    assert b"trip" in page.content and b"Ada is allergic to peanuts" in page.content
+    assert b"/admin/" in page.content
