@@ -11,11 +11,13 @@ from ttmemory.models import Fact, MemorySession
 
 def index(request: HttpRequest) -> HttpResponse:
     sessions = MemorySession.objects.order_by("-updated_at")[:10]
+    facts = Fact.objects.current().order_by("namespace", "-pk").defer("embedding")[:20]
     return render(
         request,
         "index.html",
         {
             "sessions": sessions,
+            "facts": facts,
             "database": connection.vendor,
             "db_name": connection.settings_dict["NAME"],
         },
