@@ -29,6 +29,7 @@ MIDDLEWARE = [
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "demo_project" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
