@@ -117,11 +117,14 @@ def vector_scores(
             distance = RawSQL("embedding <=> %s::vector", [literal])
         rows = facts.annotate(distance=distance).order_by("distance").values_list("pk", "distance")
         return {pk: 1.0 - float(d) for pk, d in rows[:limit]}
-    pairs = list(facts.values_list("pk", "embedding"))
+    # The packed float32 bytes as stored, straight into numpy (no per-float Python objects).
+    blob = RawSQL(f"{connection.ops.quote_name(Fact._meta.db_table)}.embedding", [])
+    pairs = list(facts.annotate(blob=blob).values_list("pk", "blob"))
     if not pairs:
         return {}
     ids = np.fromiter((pk for pk, _ in pairs), dtype=np.int64, count=len(pairs))
-    matrix = np.asarray([e for _, e in pairs], dtype=np.float32)
+    raw = b"".join(bytes(b) for _, b in pairs)
+    matrix = np.frombuffer(raw, dtype="<f4").reshape(len(pairs), len(vector))
     sims = matrix @ np.asarray(vector, dtype=np.float32)
     top = np.argsort(-sims)[:limit]
     return {int(ids[i]): float(sims[i]) for i in top}

@@ -330,7 +330,8 @@ def render_large(result: dict[str, Any]) -> list[str]:
         f"{result['index_seconds']:,.0f} s; measured {env['when']}."
         + (
             " SCALED DOWN from the issue's 1,000,000 facts over 1,000 namespaces plus one of "
-            "100,000, to keep the build within about 15 minutes on this machine."
+            "100,000 to fit the time of one session here; the full size is the command's "
+            "default (load and index time grow roughly 4x)."
             if scaled
             else ""
         )
