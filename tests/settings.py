@@ -57,6 +57,7 @@ TTMEMORY = {
     "ENCRYPTION_KEYS": TEST_KEYS,
     "BLIND_INDEX_KEY": os.environ["TTMEMORY_TEST_BLIND_KEY"],
     "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
+    "RECALL_TOUCH_SECONDS": 0,  # write recall counts at once (tests read them back)
 }
 
 # Background jobs run inline at commit, unless a test starts a real worker with a broker.

@@ -49,7 +49,12 @@ DEFAULTS: dict[str, Any] = {
     # Seconds recall skips a failing embedder before trying it again (circuit breaker).
     "EMBEDDER_BREAKER_SECONDS": 30.0,
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    "RECALL_VECTOR_WEIGHT": 0.8,
+    # None: the embedder's own (0.8 for sentence embedders, 0.3 for the lexical HashEmbedder),
+    # tuned on the evaluation set in docs/benchmarks.md.
+    "RECALL_VECTOR_WEIGHT": None,
+    # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
+    # often per process, off the hot path (0: write on every recall).
+    "RECALL_TOUCH_SECONDS": 2.0,
     # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
     "RECALL_EXACT_LIMIT": 20000,
     # Characters of each recalled memory shown by prompt_build before it is cut.

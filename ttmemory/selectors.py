@@ -193,7 +193,7 @@ def fact_recall(
     vectors, reason = embed_texts([query])
     vector: dict[int, float] = {}
     if vectors is not None:
-        approximate = facts.count() > int(app_settings.RECALL_EXACT_LIMIT)
+        approximate = recall.namespace_stats(namespace)[0] > int(app_settings.RECALL_EXACT_LIMIT)
         vector = recall.vector_scores(
             facts, vectors[0], get_embedder().model, pool, approximate=approximate
         )
@@ -203,7 +203,8 @@ def fact_recall(
         mode, scores = "vector", vector
     else:
         mode = "hybrid"
-        weight = float(app_settings.RECALL_VECTOR_WEIGHT)
+        configured = app_settings.RECALL_VECTOR_WEIGHT
+        weight = float(get_embedder().recall_vector_weight if configured is None else configured)
         scores = recall.blend(keyword, vector, vector_weight=weight)
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
     by_id = Fact.objects.in_bulk([fact_id for fact_id, _ in best])

@@ -84,9 +84,11 @@ def normalise_terms(text: str) -> list[str]:
 
 
 def _fold(word: str) -> str:
-    if not word.isascii() or len(word) <= 4 or word.endswith(("ss", "us", "is")):
+    if not word.isascii():
         return word
-    for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + replacement
-    return word
+    if len(word) > 4 and not word.endswith(("ss", "us", "is")):
+        for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                return word[: -len(suffix)] + replacement
+    # "move"/"moved" and "live"/"living" share a stem only without the final e.
+    return word[:-1] if len(word) >= 4 and word.endswith("e") else word

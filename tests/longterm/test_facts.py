@@ -262,3 +262,32 @@ def test_a_fact_stored_while_the_embedder_was_down_is_embedded_later(
     stored = Fact.objects.get(pk=fact.pk)
     assert stored.embedding is not None and stored.embedding_model == "hash-384"
     assert memory.fact_recall(namespace=NS, query="flight nine", k=1).mode == "hybrid"
+
+
+def test_recall_counts_are_buffered_off_the_read_path_and_flushed(db: Any, settings: Any) -> None:
+    from ttmemory.services.facts import flush_recall_touches
+
+    fact = memory.fact_remember(namespace=NS, text="Ada collects vinyl records")
+    flush_recall_touches()
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_TOUCH_SECONDS": 3600}
+
+    for _ in range(3):
+        assert memory.fact_recall(namespace=NS, query="vinyl records", k=1).facts == [fact]
+
+    assert Fact.objects.get(pk=fact.pk).recall_count == 0  # nothing written while recalling
+    assert flush_recall_touches() == 1
+    stored = Fact.objects.get(pk=fact.pk)
+    assert stored.recall_count == 3 and stored.last_recalled_at is not None
+
+
+def test_word_forms_meet_in_the_keyword_index(db: Any, settings: Any) -> None:
+    use_broken_embedder(settings)  # keywords only
+    memory.fact_remember(namespace=NS, text="Ada moved to Porto in March")
+    memory.fact_remember(namespace=NS, text="Ada's brother lives in Lisbon")
+
+    assert (
+        memory.fact_recall(namespace=NS, query="where did she move", k=1)
+        .facts[0]
+        .text.startswith("Ada moved")
+    )
+    assert "brother" in memory.fact_recall(namespace=NS, query="living brother", k=1).facts[0].text

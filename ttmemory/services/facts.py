@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import datetime as dt
+import logging
 import re
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +22,7 @@ from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import Fact, FactTerm, MemorySession, Profile
 from ttmemory.validation import clean_identifier
 
+logger = logging.getLogger(__name__)
 KIND_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 MAX_FACT_CHARS = 4000
 METADATA_KEY_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
@@ -249,17 +254,61 @@ def facts_supersede_sources(
     return orphaned
 
 
+_touch_lock = threading.Lock()
+_touch_buffer: dict[int, int] = {}
+_touch_flushed_at = 0.0
+
+
 def facts_touch_recalled(*, fact_ids: Sequence[int]) -> None:
-    """Count a recall of these facts. Statistics only: committed without waiting for fsync."""
-    if not fact_ids:
-        return
+    """Count a recall of these facts (``recall_count``, ``last_recalled_at``).
+
+    Statistics, not content: counts are buffered per process and written at most every
+    ``RECALL_TOUCH_SECONDS`` (and at exit), so recall stays a read. On PostgreSQL the write
+    does not wait for fsync.
+    """
+    global _touch_flushed_at
+    from ttmemory.conf import app_settings
+
+    with _touch_lock:
+        for fact_id in fact_ids:
+            _touch_buffer[fact_id] = _touch_buffer.get(fact_id, 0) + 1
+        due = time.monotonic() - _touch_flushed_at >= float(app_settings.RECALL_TOUCH_SECONDS)
+    if due:
+        flush_recall_touches()
+
+
+def flush_recall_touches() -> int:
+    """Write buffered recall counts now; returns how many facts were updated."""
+    global _touch_flushed_at
+    with _touch_lock:
+        pending = dict(_touch_buffer)
+        _touch_buffer.clear()
+        _touch_flushed_at = time.monotonic()
+    if not pending:
+        return 0
+    now = timezone.now()
+    by_count: dict[int, list[int]] = {}
+    for fact_id, count in pending.items():
+        by_count.setdefault(count, []).append(fact_id)
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit = off")
-        Fact.objects.filter(pk__in=list(fact_ids)).update(
-            recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
-        )
+        for count, ids in by_count.items():
+            Fact.objects.filter(pk__in=ids).update(
+                recall_count=F("recall_count") + count, last_recalled_at=now
+            )
+    return len(pending)
+
+
+def _flush_at_exit() -> None:
+    try:
+        flush_recall_touches()
+    except Exception:  # the database may be gone at interpreter exit
+        logger.debug("could not write buffered recall counts at exit", exc_info=True)
+
+
+atexit.register(_flush_at_exit)
 
 
 def facts_prune_expired(*, now: dt.datetime | None = None, batch_size: int = 1000) -> int:

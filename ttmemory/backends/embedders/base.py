@@ -17,6 +17,9 @@ class Embedder(ABC):
 
     model: str
     dimensions: int
+    #: Weight of vector scores in hybrid recall when RECALL_VECTOR_WEIGHT is unset: 0.8 was
+    #: best for a sentence embedder on the evaluation set (docs/benchmarks.md).
+    recall_vector_weight: float = 0.8
 
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
