@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import Avg, Case, Count, FloatField, QuerySet, Sum, Value, When
+from django.db.models import Avg, Case, Count, FloatField, Q, QuerySet, Sum, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
+from django.utils import timezone
 
 from ttmemory import blind
 from ttmemory.models import Fact, FactTerm
@@ -28,19 +29,36 @@ BM25_K1 = 1.2
 BM25_B = 0.75
 
 
+def fact_filter(
+    *, kinds: Iterable[str] | None, metadata: dict[str, Any] | None, prefix: str = ""
+) -> Q:
+    """Current facts (not superseded, not ended, not expired) of ``kinds`` with ``metadata``.
+
+    ``prefix`` ("fact__") applies it across a join, as the keyword query does: a join on the
+    fact's primary key stays fast even when the planner's statistics are stale.
+    """
+    q = Q(**{f"{prefix}superseded_by__isnull": True, f"{prefix}valid_to__isnull": True})
+    q &= ~Q(**{f"{prefix}expires_at__lte": timezone.now()})
+    if kinds:
+        q &= Q(**{f"{prefix}kind__in": list(kinds)})
+    for key, value in (metadata or {}).items():
+        q &= Q(**{f"{prefix}metadata__{key}": value})
+    return q
+
+
 def filtered_facts(
     namespace: str, *, kinds: Iterable[str] | None, metadata: dict[str, Any] | None
 ) -> QuerySet[Fact]:
-    queryset = Fact.objects.current().filter(namespace=namespace)
-    if kinds:
-        queryset = queryset.filter(kind__in=list(kinds))
-    for key, value in (metadata or {}).items():
-        queryset = queryset.filter(**{f"metadata__{key}": value})
-    return queryset
+    return Fact.objects.filter(fact_filter(kinds=kinds, metadata=metadata), namespace=namespace)
 
 
 def keyword_scores(
-    namespace: str, query: str, facts: QuerySet[Fact], limit: int
+    namespace: str,
+    query: str,
+    limit: int,
+    *,
+    kinds: Iterable[str] | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> dict[int, float]:
     """BM25 scores of the best ``limit`` facts for ``query``'s terms, ranked in the database."""
     terms = blind.query_terms(query)
@@ -67,7 +85,11 @@ def keyword_scores(
     length = Cast("fact__term_count", FloatField())
     norm = tf + Value(BM25_K1 * (1.0 - BM25_B)) + Value(BM25_K1 * BM25_B / avg_len) * length
     rows = (
-        FactTerm.objects.filter(namespace=namespace, term__in=list(df), fact__in=facts.values("pk"))
+        FactTerm.objects.filter(
+            fact_filter(kinds=kinds, metadata=metadata, prefix="fact__"),
+            namespace=namespace,
+            term__in=list(df),
+        )
         .values("fact_id")
         .annotate(score=Sum(idf * tf * Value(BM25_K1 + 1.0) / norm))
         .order_by("-score", "fact_id")

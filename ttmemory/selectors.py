@@ -189,7 +189,7 @@ def fact_recall(
     metadata = clean_metadata(metadata) if metadata else None
     facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
     pool = max(50, k * 10)
-    keyword = recall.keyword_scores(namespace, query, facts, pool)
+    keyword = recall.keyword_scores(namespace, query, pool, kinds=kinds, metadata=metadata)
     vectors, reason = embed_texts([query])
     vector: dict[int, float] = {}
     if vectors is not None:

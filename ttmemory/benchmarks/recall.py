@@ -374,7 +374,7 @@ def _quality(
         facts = recall.filtered_facts(namespace, kinds=None, metadata=None)
         for question in user.questions:
             evidence = {ids[t] for t in question.evidence}
-            keyword = recall.keyword_scores(namespace, question.text, facts, deepest)
+            keyword = recall.keyword_scores(namespace, question.text, deepest)
             vectors, _ = embed_texts([question.text])
             assert vectors is not None, "the embedder failed during the evaluation"
             vector = recall.vector_scores(facts, vectors[0], model, deepest, approximate=False)

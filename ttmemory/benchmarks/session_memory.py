@@ -274,8 +274,20 @@ class RawStore:
 
 def run(*, runs: int = 30, progress: Callable[[str], None] | None = None) -> list[Row]:
     """Measure every operation; returns one row per operation with medians in microseconds."""
+    from django.conf import settings
+
     # DEBUG makes Django record every query; production does not pay that, so neither do we.
-    with override_settings(DEBUG=False):
+    # Background triggers (learning, summaries, automatic snapshots) are off: this measures the
+    # session layer itself, and bench/tasks.py measures what scheduling adds.
+    core_only = {
+        **getattr(settings, "TTMEMORY", {}),
+        "LEARN_EVERY": 0,
+        "LEARN_IDLE_SECONDS": 0,
+        "SUMMARISE_AT_TOKENS": 0,
+        "AUTO_SNAPSHOT_EVERY": 0,
+        "MAX_SNAPSHOTS_PER_SESSION": 100_000,
+    }
+    with override_settings(DEBUG=False, TTMEMORY=core_only):
         return _run(runs=runs, progress=progress)
 
 
