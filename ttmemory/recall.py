@@ -152,6 +152,15 @@ def vector_scores(
     return {int(ids[i]): float(sims[i]) for i in top}
 
 
+def vector_weight() -> float:
+    """The blend weight in force: ``RECALL_VECTOR_WEIGHT``, else the embedder's own default."""
+    from ttmemory.backends.embedders import get_embedder
+    from ttmemory.conf import app_settings
+
+    configured = app_settings.RECALL_VECTOR_WEIGHT
+    return float(get_embedder().recall_vector_weight if configured is None else configured)
+
+
 def blend(
     keyword: dict[int, float], vector: dict[int, float], *, vector_weight: float
 ) -> dict[int, float]:

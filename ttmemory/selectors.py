@@ -203,8 +203,7 @@ def fact_recall(
         mode, scores = "vector", vector
     else:
         mode = "hybrid"
-        configured = app_settings.RECALL_VECTOR_WEIGHT
-        weight = float(get_embedder().recall_vector_weight if configured is None else configured)
+        weight = recall.vector_weight()
         scores = recall.blend(keyword, vector, vector_weight=weight)
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
     by_id = Fact.objects.in_bulk([fact_id for fact_id, _ in best])

@@ -35,7 +35,6 @@ from ttmemory import blind, recall, selectors, services
 from ttmemory.backends import load_backend
 from ttmemory.backends.embedders import Embedder, get_embedder
 from ttmemory.benchmarks import evalset as evalset_module
-from ttmemory.conf import app_settings
 from ttmemory.embedding import embed_texts, reset_health
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.models import Fact, FactTerm
@@ -352,7 +351,7 @@ def _quality(
     data: evalset_module.EvalSet, prefix: str, weights: Sequence[float], progress: Progress
 ) -> dict[str, Any]:
     model = get_embedder().model
-    shipped_weight = float(app_settings.RECALL_VECTOR_WEIGHT)
+    shipped_weight = recall.vector_weight()
     started = time.perf_counter()
     ids = load_evalset(data, prefix, progress)
     load_seconds = time.perf_counter() - started
