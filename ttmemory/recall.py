@@ -59,12 +59,13 @@ def keyword_scores(
     *,
     kinds: Iterable[str] | None = None,
     metadata: dict[str, Any] | None = None,
+    stats: tuple[int, float] | None = None,
 ) -> dict[int, float]:
     """BM25 scores of the best ``limit`` facts for ``query``'s terms, ranked in the database."""
     terms = blind.query_terms(query)
     if not terms:
         return {}
-    total, avg_len = namespace_stats(namespace)
+    total, avg_len = stats if stats is not None else namespace_stats(namespace)
     df = dict(
         FactTerm.objects.filter(namespace=namespace, term__in=terms)
         .values_list("term")

@@ -189,11 +189,14 @@ def fact_recall(
     metadata = clean_metadata(metadata) if metadata else None
     facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
     pool = max(50, k * 10)
-    keyword = recall.keyword_scores(namespace, query, pool, kinds=kinds, metadata=metadata)
+    stats = recall.namespace_stats(namespace)
+    keyword = recall.keyword_scores(
+        namespace, query, pool, kinds=kinds, metadata=metadata, stats=stats
+    )
     vectors, reason = embed_texts([query])
     vector: dict[int, float] = {}
     if vectors is not None:
-        approximate = recall.namespace_stats(namespace)[0] > int(app_settings.RECALL_EXACT_LIMIT)
+        approximate = stats[0] > int(app_settings.RECALL_EXACT_LIMIT)
         vector = recall.vector_scores(
             facts, vectors[0], get_embedder().model, pool, approximate=approximate
         )
