@@ -84,28 +84,21 @@ def _append(
     started = time.perf_counter()
     now = timezone.now()
     with session_lock(session):
-        last_seq = _bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
-        first_seq = last_seq - count + 1
-        cleaned = [clean for clean, _ in prepared]
-        groups = conversation.assign_groups(
-            cleaned, first_seq=first_seq, open_calls=_open_calls(session, cleaned, first_seq)
-        )
-        rows = [
-            Message(
-                session=session,
-                namespace=session.namespace,
-                seq=first_seq + index,
-                role=clean["role"],
-                data=clean,
-                token_count=token_count,
-                tool_call_id=clean.get("tool_call_id") or "",
-                tool_call_ids=conversation.tool_call_ids(clean),
-                group_seq=groups[index],
-                created_at=now,
+        if count == 1 and connection.vendor == "postgresql":
+            rows = [_append_one_postgres(session, prepared[0][0], prepared[0][1], now)]
+            last_seq = first_seq = rows[0].seq
+        else:
+            last_seq = _bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
+            first_seq = last_seq - count + 1
+            cleaned = [clean for clean, _ in prepared]
+            groups = conversation.assign_groups(
+                cleaned, first_seq=first_seq, open_calls=_open_calls(session, cleaned, first_seq)
             )
-            for index, (clean, token_count) in enumerate(prepared)
-        ]
-        _insert_messages(rows)
+            rows = [
+                _message_row(session, first_seq + index, clean, token_count, groups[index], now)
+                for index, (clean, token_count) in enumerate(prepared)
+            ]
+            _insert_messages(rows)
         every = int(app_settings.AUTO_SNAPSHOT_EVERY)
         if every > 0 and last_seq // every > (first_seq - 1) // every:
             _auto_snapshot(session)
@@ -119,6 +112,79 @@ def _append(
         )
         _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq)
     return rows
+
+
+def _message_row(
+    session: MemorySession,
+    seq: int,
+    clean: dict[str, Any],
+    token_count: int,
+    group_seq: int,
+    now: dt.datetime,
+) -> Message:
+    return Message(
+        session=session,
+        namespace=session.namespace,
+        seq=seq,
+        role=clean["role"],
+        data=clean,
+        token_count=token_count,
+        tool_call_id=clean.get("tool_call_id") or "",
+        tool_call_ids=conversation.tool_call_ids(clean),
+        group_seq=group_seq,
+        created_at=now,
+    )
+
+
+def _append_one_postgres(
+    session: MemorySession, clean: dict[str, Any], token_count: int, now: dt.datetime
+) -> Message:
+    """One message in one statement: the counter UPDATE and the INSERT share a round trip.
+
+    The hot path of a chat turn on PostgreSQL. A tool result's group is looked up first (the
+    session lock is held, so no append can come in between); any other message heads its own
+    group (group_seq = its seq, filled in by the statement).
+    """
+    head = None
+    if clean["role"] == "tool":
+        head = _open_calls(session, [clean], first_seq=None).get(clean["tool_call_id"])
+    row = _message_row(session, 0, clean, token_count, head or 0, now)
+    meta = Message._meta
+    quote = connection.ops.quote_name
+    fields = _insert_fields()
+    values = {f.name: f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields}
+    columns = ", ".join(quote(f.column) for f in fields)
+    select = ", ".join(
+        "s.last_seq" if f.name == "seq" else
+        ("COALESCE(%s, s.last_seq)" if f.name == "group_seq" else "%s")
+        for f in fields
+    )  # fmt: skip
+    params = [
+        token_count,
+        now,
+        session.pk,
+        *[head if f.name == "group_seq" else values[f.name] for f in fields if f.name != "seq"],
+    ]
+    sessions = quote(MemorySession._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH s AS (UPDATE {sessions} SET last_seq = last_seq + 1, "
+            "message_count = message_count + 1, token_count = token_count + %s, updated_at = %s "
+            "WHERE id = %s RETURNING last_seq, message_count, token_count) "
+            f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT {select} FROM s "
+            "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
+            params,
+        )
+        result = cursor.fetchone()
+    if result is None:
+        raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
+    row.pk, row.seq, session.message_count, session.token_count = result
+    row.group_seq = head or row.seq
+    row._state.adding = False
+    row._state.db = connection.alias
+    session.last_seq = row.seq
+    session.updated_at = now
+    return row
 
 
 def _schedule_after_append(session: MemorySession, *, first_seq: int, last_seq: int) -> None:
@@ -158,6 +224,11 @@ MESSAGE_STATE_FIELDS = _INSERT_FIELDS[2:]
 INSERT_CHUNK = 500
 
 
+def _insert_fields() -> list[Any]:
+    """The concrete fields an INSERT of a message writes, in ``_INSERT_FIELDS`` order."""
+    return [Message._meta.get_field(name) for name in _INSERT_FIELDS]
+
+
 def _insert_messages(rows: list[Message]) -> None:
     """INSERT ... RETURNING id for ``rows``, setting their pks.
 
@@ -166,19 +237,16 @@ def _insert_messages(rows: list[Message]) -> None:
     ``bulk_create``'s per-call machinery, which cost about a third of an append.
     """
     meta = Message._meta
-    fields = [meta.get_field(name) for name in _INSERT_FIELDS]
+    fields = _insert_fields()
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(f.column) for f in fields)  # type: ignore[union-attr,arg-type]
+    columns = ", ".join(quote(f.column) for f in fields)
     placeholder = "(" + ", ".join(["%s"] * len(fields)) + ")"
     table = quote(meta.db_table)
     for start in range(0, len(rows), INSERT_CHUNK):
         chunk = rows[start : start + INSERT_CHUNK]
         params: list[Any] = []
         for row in chunk:
-            params.extend(
-                f.get_db_prep_save(getattr(row, f.attname), connection)  # type: ignore[union-attr]
-                for f in fields
-            )
+            params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {table} ({columns}) VALUES "
@@ -223,9 +291,12 @@ def _touch_session(session: MemorySession) -> None:
 
 
 def _open_calls(
-    session: MemorySession, batch: list[dict[str, Any]], first_seq: int
+    session: MemorySession, batch: list[dict[str, Any]], first_seq: int | None
 ) -> dict[str, int]:
-    """Map call ids answered in ``batch`` but made before it to the seq of the calling message."""
+    """Map call ids answered in ``batch`` but made before it to the seq of the calling message.
+
+    ``first_seq`` is the batch's first seq, or None when the batch is not stored yet.
+    """
     made_here = {call_id for m in batch for call_id in conversation.tool_call_ids(m)}
     wanted = {
         m["tool_call_id"]
@@ -235,11 +306,10 @@ def _open_calls(
     if not wanted:
         return {}
     found: dict[str, int] = {}
-    recent = (
-        Message.objects.filter(session=session, role="assistant", seq__lt=first_seq)
-        .order_by("-seq")
-        .values_list("seq", "tool_call_ids")[:OPEN_CALL_LOOKBACK]
-    )
+    earlier = Message.objects.filter(session=session, role="assistant")
+    if first_seq is not None:
+        earlier = earlier.filter(seq__lt=first_seq)
+    recent = earlier.order_by("-seq").values_list("seq", "tool_call_ids")[:OPEN_CALL_LOOKBACK]
     for seq, call_ids in recent:
         for call_id in call_ids or ():
             if call_id in wanted and call_id not in found:
