@@ -60,11 +60,18 @@ def emit(
     counts: dict[str, int] | None = None,
     ids: dict[str, Any] | None = None,
     duration_ms: float | None = None,
-) -> Event:
+) -> Event | None:
     """Build an event and dispatch it when the current transaction commits (now if none).
 
-    Only counts, ids and timings belong here: never message, fact or summary text.
+    Only counts, ids and timings belong here: never message, fact or summary text. Returns
+    None, building nothing, when no observer would receive it (e.g. only the signal observer
+    and no receiver connected).
     """
+    try:
+        if not any(observer.active() for observer in get_observers()):
+            return None
+    except Exception:  # observers that cannot load are reported by dispatch
+        pass
     event = Event(
         type=event_type,
         namespace=namespace,

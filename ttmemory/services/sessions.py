@@ -152,7 +152,12 @@ def _append_one_postgres(
     meta = Message._meta
     quote = connection.ops.quote_name
     fields = _insert_fields()
-    values = {f.name: f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields}
+    # Plain columns go to the driver as they are; only the encrypted message and the JSON list
+    # of call ids need their field's conversion (this runs on every chat turn).
+    values = {f.name: getattr(row, f.attname) for f in fields}
+    for name in ("data", "tool_call_ids"):
+        field = Message._meta.get_field(name)
+        values[name] = field.get_db_prep_save(values[name], connection)  # type: ignore[union-attr]
     columns = ", ".join(quote(f.column) for f in fields)
     select = ", ".join(
         "s.last_seq" if f.name == "seq" else

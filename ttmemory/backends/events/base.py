@@ -41,5 +41,9 @@ class EventObserver(ABC):
     def publish(self, event: Event) -> None:
         """Deliver (or queue) one event."""
 
+    def active(self) -> bool:
+        """False when publishing would reach nobody (lets emit skip building the event)."""
+        return True
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Stop threads and release connections; called when settings change."""

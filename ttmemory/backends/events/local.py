@@ -18,6 +18,9 @@ class SignalObserver(EventObserver):
     def publish(self, event: Event) -> None:
         memory_event.send_robust(sender=event.type, event=event)
 
+    def active(self) -> bool:
+        return memory_event.has_listeners()
+
 
 class ListObserver(EventObserver):
     """Keeps the events it receives in ``events`` (class-wide, for tests)."""
