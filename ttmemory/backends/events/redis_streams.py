@@ -12,6 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from ttmemory.backends.events.base import Event, EventObserver
 from ttmemory.backends.locks.redis import _check_positive, _check_url, redacted_url
+from ttmemory.backends.redis_client import fail_fast_client
 
 logger = logging.getLogger(__name__)
 
@@ -128,17 +129,7 @@ class RedisStreamObserver(EventObserver):
             return self._client
         with self._connecting:
             if self._client is None:
-                import redis
-                from redis.backoff import NoBackoff
-                from redis.retry import Retry
-
-                # No retries: an unreachable server must fail fast and open the breaker.
-                self._client = redis.Redis.from_url(
-                    self.url,
-                    socket_timeout=self.socket_timeout,
-                    socket_connect_timeout=self.socket_timeout,
-                    retry=Retry(NoBackoff(), 0),
-                )
+                self._client = fail_fast_client(self.url, socket_timeout=self.socket_timeout)
             return self._client
 
     # -- circuit breaker ---------------------------------------------------------------------

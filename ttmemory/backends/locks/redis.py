@@ -19,6 +19,7 @@ from django.db import transaction
 
 from ttmemory.backends.locks.base import SessionLock
 from ttmemory.backends.locks.database import lock_timeout_message
+from ttmemory.backends.redis_client import fail_fast_client
 from ttmemory.exceptions import LockTimeout
 
 if TYPE_CHECKING:
@@ -305,22 +306,9 @@ class RedisLock(SessionLock):
             return self._client
         with self._connecting:
             if self._client is None:
-                import redis
-                from redis.backoff import NoBackoff
-                from redis.retry import Retry
-
-                options: dict[str, Any] = {
-                    "socket_timeout": self.socket_timeout,
-                    "socket_connect_timeout": self.socket_timeout,
-                }
-                if self.cluster:
-                    # One retry lets the cluster client follow a failover to the new master.
-                    options["retry"] = Retry(NoBackoff(), 1)
-                    client: Any = redis.RedisCluster.from_url(self.url, **options)
-                else:
-                    # No retries: an unreachable server must fail fast and open the breaker.
-                    options["retry"] = Retry(NoBackoff(), 0)
-                    client = redis.Redis.from_url(self.url, **options)
+                client = fail_fast_client(
+                    self.url, socket_timeout=self.socket_timeout, cluster=self.cluster
+                )
                 self._release_script = client.register_script(RELEASE_SCRIPT)
                 self._renew_script = client.register_script(RENEW_SCRIPT)
                 self._client = client

@@ -1,0 +1,25 @@
+"""One way to build the Redis clients ttmemory's backends use: fail fast, never hang a write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def fail_fast_client(url: str, *, socket_timeout: float, cluster: bool = False) -> Any:
+    """A redis-py client (``RedisCluster`` when ``cluster``) with short timeouts.
+
+    No retries on a single server: an unreachable Redis must fail at once so circuit breakers
+    open. One retry on a cluster lets the client follow a failover to the new master.
+    """
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    options: dict[str, Any] = {
+        "socket_timeout": socket_timeout,
+        "socket_connect_timeout": socket_timeout,
+        "retry": Retry(NoBackoff(), 1 if cluster else 0),
+    }
+    if cluster:
+        return redis.RedisCluster.from_url(url, **options)
+    return redis.Redis.from_url(url, **options)
