@@ -6,14 +6,13 @@ keys: rotating encryption keys leaves the index valid.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 from collections import Counter
 
 from django.core.exceptions import ImproperlyConfigured
 
+from ttmemory.crypto import decode_key_material
 from ttmemory.text import normalise_terms, normalise_text
 
 _key: bytes | None = None
@@ -23,10 +22,9 @@ def parse_blind_key(value: object) -> bytes:
     """Decode ``BLIND_INDEX_KEY`` (base64 of at least 32 bytes); ValueError if malformed."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be a base64 string of 32 random bytes")
-    text = value.strip()
     try:
-        raw = base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_")
-    except (binascii.Error, ValueError) as exc:
+        raw = decode_key_material(value)
+    except ValueError as exc:
         raise ValueError("is not valid base64") from exc
     if len(raw) < 32:
         raise ValueError(f"decodes to {len(raw)} bytes; at least 32 are needed")

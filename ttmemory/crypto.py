@@ -39,14 +39,23 @@ def parse_key(entry: str) -> tuple[str, bytes]:
             f"key id {key_id!r} must be 1-32 characters of letters, digits, '_', '.' or '-'"
         )
     try:
-        raw = base64.b64decode(encoded.strip() + "=" * (-len(encoded.strip()) % 4), altchars=b"-_")
-    except (binascii.Error, ValueError) as exc:
+        raw = decode_key_material(encoded)
+    except ValueError as exc:
         raise EncryptionKeyError(f"key {key_id!r} is not valid base64") from exc
     if len(raw) != KEY_BYTES:
         raise EncryptionKeyError(
             f"key {key_id!r} decodes to {len(raw)} bytes; AES-256 needs {KEY_BYTES}"
         )
     return key_id, raw
+
+
+def decode_key_material(text: str) -> bytes:
+    """Raw bytes of a key written in standard or URL-safe base64, padding optional."""
+    text = text.strip()
+    try:
+        return base64.b64decode(text + "=" * (-len(text) % 4), altchars=b"-_")
+    except binascii.Error as exc:
+        raise ValueError(str(exc)) from exc
 
 
 def generate_key(key_id: str = "k1") -> str:

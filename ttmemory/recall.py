@@ -60,9 +60,10 @@ def keyword_scores(
     kinds: Iterable[str] | None = None,
     metadata: dict[str, Any] | None = None,
     stats: tuple[int, float] | None = None,
+    terms: list[int] | None = None,
 ) -> dict[int, float]:
     """BM25 scores of the best ``limit`` facts for ``query``'s terms, ranked in the database."""
-    terms = blind.query_terms(query)
+    terms = blind.query_terms(query) if terms is None else terms
     if not terms:
         return {}
     total, avg_len = stats if stats is not None else namespace_stats(namespace)

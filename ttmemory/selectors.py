@@ -190,8 +190,9 @@ def fact_recall(
     facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
     pool = max(50, k * 10)
     stats = recall.namespace_stats(namespace)
+    terms = blind.query_terms(query)
     keyword = recall.keyword_scores(
-        namespace, query, pool, kinds=kinds, metadata=metadata, stats=stats
+        namespace, query, pool, kinds=kinds, metadata=metadata, stats=stats, terms=terms
     )
     vectors, reason = embed_texts([query])
     vector: dict[int, float] = {}
@@ -202,7 +203,7 @@ def fact_recall(
         )
     if vectors is None:
         mode, scores = "keyword", keyword
-    elif not keyword and not blind.query_terms(query):
+    elif not keyword and not terms:
         mode, scores = "vector", vector
     else:
         mode = "hybrid"

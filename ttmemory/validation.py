@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
 from ttmemory.conf import app_settings
@@ -31,3 +33,22 @@ def clean_count(value: Any, *, field: str, minimum: int = 0) -> int:
     if value < minimum:
         raise MemoryValidationError(field, f"must be at least {minimum}, not {value}")
     return value
+
+
+def clean_json_object(value: Mapping[str, Any], *, field: str) -> dict[str, Any]:
+    """A deep JSON copy of ``value`` (NaN, sets, bytes and objects refused), naming ``field``."""
+    try:
+        return dict(json.loads(json.dumps(dict(value), allow_nan=False)))
+    except (TypeError, ValueError) as exc:
+        raise MemoryValidationError(field, f"is not JSON: {exc}") from exc
+
+
+def merged(current: Mapping[str, Any] | None, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``current`` updated by ``changes``, where a None value removes the key."""
+    result = dict(current or {})
+    for key, value in changes.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = value
+    return result

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 def fail_fast_client(url: str, *, socket_timeout: float, cluster: bool = False) -> Any:
@@ -23,3 +26,13 @@ def fail_fast_client(url: str, *, socket_timeout: float, cluster: bool = False) 
     if cluster:
         return redis.RedisCluster.from_url(url, **options)
     return redis.Redis.from_url(url, **options)
+
+
+def close_quietly(client: Any) -> None:
+    """Close ``client`` if there is one; a broken client must not break a settings change."""
+    if client is None:
+        return
+    try:
+        client.close()
+    except Exception:
+        logger.debug("closing the Redis client failed", exc_info=True)

@@ -20,7 +20,7 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.embedding import embed_texts
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import Fact, FactTerm, MemorySession, Profile
-from ttmemory.validation import clean_identifier
+from ttmemory.validation import clean_identifier, clean_json_object, merged
 
 logger = logging.getLogger(__name__)
 KIND_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
@@ -46,12 +46,7 @@ def clean_metadata(metadata: Any, *, field: str = "metadata") -> dict[str, Any]:
             raise MemoryValidationError(
                 f"{field}.{key}", "keys must be 1-64 letters, digits or '_'"
             )
-    import json
-
-    try:
-        return dict(json.loads(json.dumps(dict(metadata), allow_nan=False)))
-    except (TypeError, ValueError) as exc:
-        raise MemoryValidationError(field, f"is not JSON: {exc}") from exc
+    return clean_json_object(metadata, field=field)
 
 
 def _clean_text(text: Any) -> str:
@@ -340,23 +335,12 @@ def profile_update(
     kind = clean_kind(kind)
     if not isinstance(data, Mapping):
         raise MemoryValidationError("data", "must be a JSON object")
-    import json
-
-    try:
-        clean = json.loads(json.dumps(dict(data), allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise MemoryValidationError("data", f"is not JSON: {exc}") from exc
+    clean = clean_json_object(data, field="data")
     with transaction.atomic():
         profile, _ = Profile.objects.select_for_update().get_or_create(
             namespace=namespace, kind=kind, defaults={"data": {}}
         )
-        merged = dict(profile.data or {})
-        for key, value in clean.items():
-            if value is None:
-                merged.pop(key, None)
-            else:
-                merged[key] = value
-        profile.data = merged
+        profile.data = merged(profile.data, clean)
         profile.expires_at = expires_at
         profile.updated_at = timezone.now()
         profile.save()

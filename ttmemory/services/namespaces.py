@@ -22,7 +22,7 @@ from ttmemory.models import (
     Snapshot,
 )
 from ttmemory.results import ErasureReceipt
-from ttmemory.validation import clean_identifier
+from ttmemory.validation import clean_identifier, clean_json_object, merged
 
 logger = logging.getLogger(__name__)
 
@@ -77,22 +77,12 @@ def session_state_update(*, session: MemorySession, values: Mapping[str, Any]) -
 
     The state is encrypted and shown by ``prompt_build``.
     """
-    import json
-
     if not isinstance(values, Mapping) or not all(isinstance(k, str) and k for k in values):
         raise MemoryValidationError("values", "must be a JSON object with non-empty string keys")
-    try:
-        clean = json.loads(json.dumps(dict(values), allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise MemoryValidationError("values", f"is not JSON: {exc}") from exc
+    clean = clean_json_object(values, field="values")
     with session_lock(session):
         current = MemorySession.objects.filter(pk=session.pk).values_list("state", flat=True).get()
-        state = dict(current or {})
-        for key, value in clean.items():
-            if value is None:
-                state.pop(key, None)
-            else:
-                state[key] = value
+        state = merged(current, clean)
         MemorySession.objects.filter(pk=session.pk).update(state=state, updated_at=timezone.now())
     session.state = state
     return state

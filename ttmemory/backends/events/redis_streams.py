@@ -12,7 +12,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from ttmemory.backends.events.base import Event, EventObserver
 from ttmemory.backends.locks.redis import _check_positive, _check_url, redacted_url
-from ttmemory.backends.redis_client import fail_fast_client
+from ttmemory.backends.redis_client import close_quietly, fail_fast_client
 
 logger = logging.getLogger(__name__)
 
@@ -116,11 +116,7 @@ class RedisStreamObserver(EventObserver):
     def close(self) -> None:
         with self._connecting:
             client, self._client = self._client, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:  # closing a broken client must not break settings changes
-                logger.debug("closing the Redis client failed", exc_info=True)
+        close_quietly(client)
 
     # -- Redis -------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from django.db import transaction
 
 from ttmemory.backends.locks.base import SessionLock
 from ttmemory.backends.locks.database import lock_timeout_message
-from ttmemory.backends.redis_client import fail_fast_client
+from ttmemory.backends.redis_client import close_quietly, fail_fast_client
 from ttmemory.exceptions import LockTimeout
 
 if TYPE_CHECKING:
@@ -280,11 +280,7 @@ class RedisLock(SessionLock):
         with self._connecting, self._state:
             client, self._client = self._client, None
             fallback, self._fallback = self._fallback, None
-        if client is not None:
-            try:
-                client.close()
-            except Exception:  # closing a broken client must not break settings changes
-                logger.debug("closing the Redis client failed", exc_info=True)
+        close_quietly(client)
         if fallback is not None:
             fallback.close()
 
