@@ -25,6 +25,12 @@ class TTMemoryConfig(AppConfig):
             pass
         else:
             import ttmemory.tasks  # noqa: F401
+        try:  # the API's OpenAPI extensions, when drf-spectacular is installed
+            import drf_spectacular  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            import ttmemory.api.schema  # noqa: F401
         if not settings.DEBUG and not app_settings.ENCRYPTION_KEYS:
             # Production refuses to start rather than run without encryption at rest.
             raise ImproperlyConfigured(f"ttmemory: {checks.KEY_HINT}")

@@ -77,6 +77,20 @@ DEFAULTS: dict[str, Any] = {
     # Tokens a namespace may spend on LLM calls per UTC day (0: no limit); extraction is
     # skipped (and the skip recorded) once it is spent.
     "DAILY_TOKEN_BUDGET": 0,
+    # Admin console: show message and fact content masked until a staff member with the
+    # reveal permission reveals it, giving a reason (recorded in the audit log).
+    "ADMIN_MASK_CONTENT": True,
+    # REST API: who the caller's namespace is. A dotted path to a callable taking the request
+    # and returning a namespace (or None: no namespace, 403). Default: "user-<pk>" per user.
+    "API_NAMESPACE_RESOLVER": "ttmemory.api.namespaces.user_namespace",
+    # REST API: largest request body in bytes (413 above it).
+    "API_MAX_REQUEST_BYTES": 4 * 1024 * 1024,
+    # REST API: most messages in one append request.
+    "API_MAX_BATCH": 500,
+    # REST API: write throttle per caller (DRF rate syntax, e.g. "600/min"); None: no throttle.
+    "API_WRITE_RATE": "1200/min",
+    # REST API: seconds an Idempotency-Key is remembered.
+    "API_IDEMPOTENCY_SECONDS": 24 * 3600,
 }
 
 ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"

@@ -14,6 +14,13 @@ def job_learn(session_id: int, upto_seq: int) -> dict[str, Any]:
     return {"changes": [change.action for change in changes]}
 
 
+def job_learn_job(job_id: str) -> dict[str, Any]:
+    from ttmemory.services.learnjobs import learn_job_run
+
+    job = learn_job_run(job_id=job_id)
+    return {"status": job.status if job is not None else "gone"}
+
+
 def job_summarise(session_id: int) -> dict[str, Any]:
     from ttmemory.services.learning import session_summarise
 
@@ -42,9 +49,11 @@ def job_embed(fact_id: int) -> dict[str, Any]:
 
 
 def job_prune_expired() -> dict[str, Any]:
+    """Expired facts, and Idempotency-Key records older than ``API_IDEMPOTENCY_SECONDS``."""
     from ttmemory.services.facts import facts_prune_expired
+    from ttmemory.services.idempotency import idempotency_prune
 
-    return {"pruned": facts_prune_expired()}
+    return {"pruned": facts_prune_expired(), "idempotency_records": idempotency_prune()}
 
 
 def job_learn_idle(limit: int = 500) -> dict[str, Any]:

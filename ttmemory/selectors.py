@@ -40,6 +40,29 @@ def message_recent(*, session: MemorySession, limit: int | None = None) -> list[
     return messages
 
 
+def message_page(
+    *,
+    session: MemorySession,
+    limit: int = 50,
+    before_seq: int | None = None,
+    include_archived: bool = False,
+) -> list[Message]:
+    """Up to ``limit`` messages older than ``before_seq`` (newest when None), oldest first.
+
+    For paging back through a history: pass the first seq of a page as ``before_seq`` to get
+    the page before it. Archived (trimmed) messages only with ``include_archived``.
+    """
+    limit = clean_count(limit, field="limit", minimum=1)
+    queryset = Message.objects.filter(session=session)
+    if not include_archived:
+        queryset = queryset.live()
+    if before_seq is not None:
+        queryset = queryset.filter(seq__lt=clean_count(before_seq, field="before", minimum=1))
+    rows = list(queryset.order_by("-seq")[:limit])
+    rows.reverse()
+    return rows
+
+
 # Rows of packing metadata read per query, newest first, until the budget is exceeded.
 WINDOW_CHUNK = 256
 _PACK_FIELDS = ("seq", "role", "token_count", "group_seq")

@@ -30,6 +30,11 @@ def learn_task(session_id: int, upto_seq: int) -> dict[str, Any]:
     return jobs.job_learn(session_id, upto_seq)
 
 
+@shared_task(name="ttmemory.learn_job", **RETRY)
+def learn_job_task(job_id: str) -> dict[str, Any]:
+    return jobs.job_learn_job(job_id)
+
+
 @shared_task(name="ttmemory.summarise", **RETRY)
 def summarise_task(session_id: int) -> dict[str, Any]:
     return jobs.job_summarise(session_id)
@@ -50,7 +55,12 @@ def prune_expired_task() -> dict[str, Any]:
     return jobs.job_prune_expired()
 
 
-TASKS = {"learn": learn_task, "summarise": summarise_task, "embed": embed_task}
+TASKS = {
+    "learn": learn_task,
+    "learn_job": learn_job_task,
+    "summarise": summarise_task,
+    "embed": embed_task,
+}
 
 
 def dispatch(job: str, args: tuple[Any, ...]) -> None:

@@ -36,11 +36,28 @@ def clean_count(value: Any, *, field: str, minimum: int = 0) -> int:
 
 
 def clean_json_object(value: Mapping[str, Any], *, field: str) -> dict[str, Any]:
-    """A deep JSON copy of ``value`` (NaN, sets, bytes and objects refused), naming ``field``."""
+    """A deep JSON copy of ``value`` (NaN, sets, bytes and objects refused), naming ``field``.
+
+    Stored in clear as JSON, so NUL characters (which PostgreSQL's jsonb cannot hold) are
+    refused too.
+    """
     try:
-        return dict(json.loads(json.dumps(dict(value), allow_nan=False)))
+        copy = dict(json.loads(json.dumps(dict(value), allow_nan=False)))
     except (TypeError, ValueError) as exc:
         raise MemoryValidationError(field, f"is not JSON: {exc}") from exc
+    if _has_nul(copy):
+        raise MemoryValidationError(field, "must not contain NUL (\\u0000) characters")
+    return copy
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(item) for item in value)
+    return False
 
 
 def merged(current: Mapping[str, Any] | None, changes: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,10 @@
 """ttmemory models, one module per entity."""
 
+from ttmemory.models.apikey import ApiKey
+from ttmemory.models.audit import AuditAction, AuditEntry
 from ttmemory.models.fact import Fact, FactTerm, Profile
+from ttmemory.models.idempotency import IdempotencyRecord
+from ttmemory.models.learnjob import LearnJob, LearnJobStatus
 from ttmemory.models.lease import SessionLease
 from ttmemory.models.ledger import LedgerEntry, LedgerStatus
 from ttmemory.models.message import Message, Role
@@ -8,8 +12,14 @@ from ttmemory.models.session import MemorySession
 from ttmemory.models.snapshot import Snapshot, SnapshotKind
 
 __all__ = [
+    "ApiKey",
+    "AuditAction",
+    "AuditEntry",
     "Fact",
     "FactTerm",
+    "IdempotencyRecord",
+    "LearnJob",
+    "LearnJobStatus",
     "LedgerEntry",
     "LedgerStatus",
     "MemorySession",

@@ -39,6 +39,12 @@ class MemorySession(models.Model):
 
     class Meta:
         verbose_name = "memory session"
+        permissions = [
+            ("rollback_memorysession", "Can roll back a session (and undo a rollback)"),
+            ("erase_namespace", "Can erase a whole namespace"),
+            ("export_namespace", "Can export a whole namespace"),
+            ("reveal_content", "Can reveal masked message and fact content"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["namespace", "key"], name="ttm_session_ns_key_uniq"),
         ]

@@ -12,6 +12,7 @@ from ttmemory.services.sessions import (
     message_add,
     message_add_many,
     session_clear,
+    session_delete,
     session_open,
     session_trim,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "namespace_erase",
     "profile_update",
     "session_clear",
+    "session_delete",
     "session_open",
     "session_state_update",
     "session_trim",

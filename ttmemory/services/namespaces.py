@@ -15,6 +15,8 @@ from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import (
     Fact,
     FactTerm,
+    IdempotencyRecord,
+    LearnJob,
     MemorySession,
     Message,
     Profile,
@@ -44,6 +46,8 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
             "session_lease": SessionLease.objects.filter(session_id__in=session_ids).delete()[0],
             "fact_term": FactTerm.objects.filter(namespace=namespace).delete()[0],
             "profile": Profile.objects.filter(namespace=namespace).delete()[0],
+            "idempotency_record": IdempotencyRecord.objects.filter(namespace=namespace).delete()[0],
+            "learn_job": LearnJob.objects.filter(namespace=namespace).delete()[0],
         }
         Fact.objects.filter(namespace=namespace).update(superseded_by=None)
         counts["fact"] = Fact.objects.filter(namespace=namespace).delete()[0]

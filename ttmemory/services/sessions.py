@@ -402,3 +402,23 @@ def session_clear(*, session: MemorySession) -> int:
     session.summary = None
     session.summary_upto_seq = 0
     return deleted
+
+
+def session_delete(*, session: MemorySession) -> dict[str, int]:
+    """Delete ``session`` with its messages and snapshots; facts learned from it stay (their
+    source session becomes empty). Returns the rows deleted per table."""
+    from ttmemory.models import Snapshot
+
+    with session_lock(session):
+        counts = {
+            "message": Message.objects.filter(session=session).delete()[0],
+            "snapshot": Snapshot.objects.filter(session=session).delete()[0],
+        }
+        MemorySession.objects.filter(pk=session.pk).delete()
+        events.emit(
+            "session.deleted",
+            namespace=session.namespace,
+            session_id=session.pk,
+            counts=counts,
+        )
+    return counts

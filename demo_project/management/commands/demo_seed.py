@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
+from rest_framework.authtoken.models import Token
 
 from ttmemory import memory
 
@@ -58,22 +59,30 @@ class Command(BaseCommand):
         user.set_password(password)
         user.save()
 
-        session = memory.session_open(namespace="demo-user", key="lisbon-trip")
+        # The API's default resolver gives each user the namespace "user-<pk>": seed the demo
+        # user's own, so the API (logged in as demo) shows this conversation.
+        namespace = f"user-{user.pk}"
+        session = memory.session_open(namespace=namespace, key="lisbon-trip")
         if session.message_count == 0:
             memory.message_add_many(session=session, messages=CONVERSATION)
             memory.snapshot_create(session=session, label="after booking")
             memory.fact_remember(
-                namespace="demo-user", text="Ada is allergic to peanuts", source=(session, [2])
+                namespace=namespace, text="Ada is allergic to peanuts", source=(session, [2])
             )
             memory.fact_remember(
-                namespace="demo-user",
+                namespace=namespace,
                 text="Ada prefers window seats",
                 kind="preference",
                 source=(session, [2, 8]),
             )
-            memory.profile_update(namespace="demo-user", kind="user", data={"name": "Ada"})
+            memory.profile_update(namespace=namespace, kind="user", data={"name": "Ada"})
             self.stdout.write(
                 f"loaded a demo conversation of {len(CONVERSATION)} messages, a snapshot, "
                 "two facts and a profile"
             )
+        token, _ = Token.objects.get_or_create(user=user)
         self.stdout.write(self.style.SUCCESS(f"admin login: {DEMO_USER} / {password}"))
+        self.stdout.write(
+            f"API token of {DEMO_USER}: {token.key}  (header 'Authorization: Token {token.key}'; "
+            "docs at /api/memory/docs/)"
+        )

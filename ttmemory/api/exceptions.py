@@ -1,0 +1,40 @@
+"""Errors as HTTP answers: 400 naming the field, 404 for anything outside the namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ObjectDoesNotExist
+from django.http import Http404
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from ttmemory.exceptions import LockTimeout, MemoryValidationError, SnapshotIntegrityError
+from ttmemory.services.idempotency import IdempotencyKeyReusedError
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, plus ttmemory's own errors.
+
+    MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist -> 404; a reused
+    Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
+    and can be retried); a snapshot failing its checksum -> 409.
+    """
+    if isinstance(exc, MemoryValidationError):
+        return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, ObjectDoesNotExist):
+        exc = Http404()
+    if isinstance(exc, IdempotencyKeyReusedError):
+        return Response(
+            {"Idempotency-Key": [str(exc)]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY
+        )
+    if isinstance(exc, LockTimeout):
+        return Response(
+            {"detail": str(exc)},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "1"},
+        )
+    if isinstance(exc, SnapshotIntegrityError):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    return exception_handler(exc, context)

@@ -1,0 +1,126 @@
+"""The caller's namespace as a whole: who am I, export, erase, LLM cost ledger."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from ttmemory.api import serializers as s
+from ttmemory.api.base import MemoryAPIView
+from ttmemory.api.permissions import CanErase
+from ttmemory.selectors import ledger_totals, namespace_export
+from ttmemory.services import namespace_erase
+
+
+class NamespaceView(MemoryAPIView):
+    serializer_class = s.NamespaceSerializer
+
+    @extend_schema(
+        summary="The namespace this caller acts on",
+        examples=[OpenApiExample("Namespace", value={"namespace": "user-42"}, response_only=True)],
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"namespace": self.namespace})
+
+
+class ExportView(MemoryAPIView):
+    serializer_class = s.NamespaceSerializer
+
+    @extend_schema(
+        summary="Export everything the namespace owns, decrypted (sessions, facts, profiles)",
+        responses={200: dict[str, Any]},
+        examples=[
+            OpenApiExample(
+                "Export",
+                value={"namespace": "user-42", "sessions": [], "facts": [], "profiles": {}},
+                response_only=True,
+            )
+        ],
+    )
+    def get(self, request: Request) -> Response:
+        data = namespace_export(namespace=self.namespace)
+        self.audit(
+            "export",
+            details={"sessions": len(data["sessions"]), "facts": len(data["facts"]), "via": "api"},
+        )
+        return Response(
+            data,
+            headers={"Content-Disposition": 'attachment; filename="ttmemory-export.json"'},
+        )
+
+
+class EraseView(MemoryAPIView):
+    serializer_class = s.ReceiptSerializer
+    extra_permissions = (CanErase,)
+
+    @extend_schema(
+        summary="Erase everything the namespace owns (type the namespace to confirm)",
+        request=s.EraseRequestSerializer,
+        examples=[
+            OpenApiExample("Erase", value={"confirm": "user-42"}),
+            OpenApiExample(
+                "Receipt",
+                value={
+                    "namespace": "user-42",
+                    "counts": {"message": 120, "fact": 9, "memory_session": 2},
+                    "redis_keys": 0,
+                    "erased_at": "2026-11-30T09:05:00+00:00",
+                    "total": 131,
+                },
+                response_only=True,
+            ),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        data = self.valid_body(s.EraseRequestSerializer)
+        if data["confirm"] != self.namespace:
+            return Response({"confirm": ["must be exactly the namespace being erased"]}, status=400)
+        receipt = namespace_erase(namespace=self.namespace)
+        self.audit("erase", details={"counts": receipt.counts, "via": "api"})
+        return Response(
+            {
+                "namespace": receipt.namespace,
+                "counts": receipt.counts,
+                "redis_keys": receipt.redis_keys,
+                "erased_at": receipt.erased_at,
+                "total": receipt.total,
+            }
+        )
+
+
+class LedgerView(MemoryAPIView):
+    serializer_class = s.LedgerRowSerializer
+
+    @extend_schema(
+        summary="LLM and embedding token totals per day, purpose and model",
+        parameters=[s.LedgerQuerySerializer],
+        responses=s.LedgerRowSerializer(many=True),
+        examples=[
+            OpenApiExample(
+                "Totals",
+                value=[
+                    {
+                        "day": "2026-11-30",
+                        "purpose": "extract",
+                        "model": "gpt-4.1-mini",
+                        "calls": 4,
+                        "prompt_tokens": 3120,
+                        "completion_tokens": 210,
+                        "total_tokens": 3330,
+                        "errors": 0,
+                        "skipped": 0,
+                    }
+                ],
+                response_only=True,
+            )
+        ],
+    )
+    def get(self, request: Request) -> Response:
+        query = self.valid_query(s.LedgerQuerySerializer)
+        rows = ledger_totals(namespace=self.namespace, days=query["days"])
+        for row in rows:
+            row.pop("namespace", None)
+        return Response(rows)

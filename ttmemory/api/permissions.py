@@ -1,0 +1,48 @@
+"""Permissions: a namespace for every request, and guards on rollback and erase."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+
+from ttmemory.api.namespaces import resolve_namespace
+from ttmemory.models import ApiKey
+
+
+class HasNamespace(BasePermission):
+    """Authenticated, and the caller's namespace resolved (stored on ``request.namespace``)."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if not (request.user and request.user.is_authenticated):
+            return False
+        request.namespace = resolve_namespace(request)  # type: ignore[attr-defined]
+        return True
+
+
+class _Guard(BasePermission):
+    key_flag = ""
+    perm = ""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if isinstance(request.auth, ApiKey):
+            return bool(getattr(request.auth, self.key_flag))
+        return bool(request.user and request.user.has_perm(self.perm))
+
+
+class CanRollback(_Guard):
+    """Rollback and undo: API keys with ``can_rollback``; users with
+    ``ttmemory.rollback_memorysession``."""
+
+    message = "Rolling back needs the ttmemory.rollback_memorysession permission."
+    key_flag = "can_rollback"
+    perm = "ttmemory.rollback_memorysession"
+
+
+class CanErase(_Guard):
+    """Erasing a namespace: API keys with ``can_erase``; users with ``ttmemory.erase_namespace``."""
+
+    message = "Erasing needs the ttmemory.erase_namespace permission."
+    key_flag = "can_erase"
+    perm = "ttmemory.erase_namespace"

@@ -1,0 +1,310 @@
+"""Request and response shapes. Requests are checked here for types and ranges; the services
+check meaning (message structure, kinds, identifiers) and their errors name the field too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ttmemory.models import Fact, LearnJob, MemorySession, Message, Snapshot
+
+MAX_ID = 2**63 - 1
+MAX_TOKENS = 10_000_000
+
+
+class SessionSerializer(serializers.ModelSerializer[MemorySession]):
+    class Meta:
+        model = MemorySession
+        fields = [
+            "id",
+            "key",
+            "metadata",
+            "message_count",
+            "token_count",
+            "last_seq",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class SessionDetailSerializer(serializers.ModelSerializer[MemorySession]):
+    summary = serializers.CharField(allow_null=True, help_text="Rolling summary of trimmed turns.")
+    state = serializers.DictField(help_text="Named variables shown in the prompt.")
+
+    class Meta:
+        model = MemorySession
+        fields = [*SessionSerializer.Meta.fields, "summary", "summary_upto_seq", "state"]
+
+
+class SessionOpenSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField(max_length=255, trim_whitespace=False, help_text="Your id.")
+    metadata = serializers.DictField(required=False, help_text="Stored in clear; no content.")
+
+
+class SessionUpdateSerializer(serializers.Serializer[Any]):
+    state = serializers.DictField(help_text="Variables to merge; a null value removes one.")
+
+
+class MessageSerializer(serializers.ModelSerializer[Message]):
+    tokens = serializers.IntegerField(source="token_count")
+    archived = serializers.SerializerMethodField()
+    message = serializers.JSONField(source="data", help_text="Chat Completions message.")
+
+    class Meta:
+        model = Message
+        fields = ["seq", "role", "tokens", "archived", "created_at", "message"]
+
+    def get_archived(self, obj: Message) -> bool:
+        return obj.archived_at is not None
+
+
+class MessageAppendSerializer(serializers.Serializer[Any]):
+    message = serializers.DictField(required=False, help_text="One message.")
+    messages = serializers.ListField(
+        child=serializers.DictField(), required=False, help_text="Several, in order."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("message" in attrs) == ("messages" in attrs):
+            raise serializers.ValidationError(
+                {"messages": ["send either 'message' (one) or 'messages' (a list), not both"]}
+            )
+        if "messages" in attrs and not attrs["messages"]:
+            raise serializers.ValidationError({"messages": ["must not be empty"]})
+        return attrs
+
+
+class MessagesAddedSerializer(serializers.Serializer[Any]):
+    messages = MessageSerializer(many=True)
+    session = SessionSerializer()
+
+
+class MessagePageQuerySerializer(serializers.Serializer[Any]):
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=50)
+    before = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, required=False, help_text="Only messages older than this."
+    )
+    archived = serializers.BooleanField(default=False, help_text="Include trimmed messages.")
+
+
+class MessagePageSerializer(serializers.Serializer[Any]):
+    results = MessageSerializer(many=True)
+    next = serializers.CharField(allow_null=True, help_text="URL of the older page, or null.")
+
+
+class ContextQuerySerializer(serializers.Serializer[Any]):
+    max_tokens = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS)
+
+
+class ContextSerializer(serializers.Serializer[Any]):
+    messages = serializers.ListField(child=serializers.DictField())
+    tokens = serializers.IntegerField()
+
+
+class PromptRequestSerializer(serializers.Serializer[Any]):
+    query = serializers.CharField(
+        required=False, allow_null=True, max_length=10_000, help_text="Default: last user turn."
+    )
+    max_tokens = serializers.IntegerField(min_value=1, max_value=MAX_TOKENS)
+    memories = serializers.IntegerField(min_value=0, max_value=50, default=5)
+
+
+class PromptSerializer(serializers.Serializer[Any]):
+    system = serializers.CharField()
+    messages = serializers.ListField(child=serializers.DictField())
+    tokens = serializers.DictField(child=serializers.IntegerField())
+    total = serializers.IntegerField()
+    recall_mode = serializers.CharField()
+
+
+class TrimRequestSerializer(serializers.Serializer[Any]):
+    max_tokens = serializers.IntegerField(min_value=0, max_value=MAX_TOKENS)
+
+
+class TrimSerializer(serializers.Serializer[Any]):
+    removed = serializers.IntegerField()
+    removed_tokens = serializers.IntegerField()
+    kept = serializers.IntegerField()
+    kept_tokens = serializers.IntegerField()
+    mode = serializers.CharField()
+    removed_seqs = serializers.ListField(child=serializers.IntegerField())
+
+
+class ClearSerializer(serializers.Serializer[Any]):
+    deleted = serializers.IntegerField()
+
+
+class SnapshotSerializer(serializers.ModelSerializer[Snapshot]):
+    class Meta:
+        model = Snapshot
+        fields = ["id", "label", "kind", "message_count", "token_count", "upto_seq", "created_at"]
+
+
+class SnapshotCreateSerializer(serializers.Serializer[Any]):
+    label = serializers.CharField(  # type: ignore[assignment]
+        max_length=200, required=False, allow_blank=True, default=""
+    )
+
+
+class SeqMessageSerializer(serializers.Serializer[Any]):
+    seq = serializers.IntegerField()
+    message = serializers.DictField()
+
+
+class SourceSerializer(serializers.Serializer[Any]):
+    session = serializers.IntegerField(min_value=1, max_value=MAX_ID)
+    seqs = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), default=list
+    )
+
+
+class FactSerializer(serializers.ModelSerializer[Fact]):
+    text = serializers.CharField()
+    source = serializers.SerializerMethodField()  # type: ignore[assignment]
+
+    class Meta:
+        model = Fact
+        fields = [
+            "id",
+            "kind",
+            "text",
+            "metadata",
+            "source",
+            "valid_from",
+            "valid_to",
+            "superseded_by",
+            "expires_at",
+            "recall_count",
+            "created_at",
+            "updated_at",
+        ]
+
+    @extend_schema_field(SourceSerializer)
+    def get_source(self, obj: Fact) -> dict[str, Any]:
+        return {"session": obj.source_session_id, "seqs": list(obj.source_seqs or [])}
+
+
+class SnapshotDiffSerializer(serializers.Serializer[Any]):
+    remove = SeqMessageSerializer(many=True, help_text="Live messages the rollback removes.")
+    restore = SeqMessageSerializer(many=True, help_text="Messages it brings back.")
+    tokens_removed = serializers.IntegerField()
+    tokens_restored = serializers.IntegerField()
+    summary_changes = serializers.BooleanField()
+    facts_superseded = FactSerializer(many=True, help_text="Facts learned only from removed turns.")
+
+
+class RollbackRequestSerializer(serializers.Serializer[Any]):
+    safe = serializers.BooleanField(
+        default=True, help_text="Store a safety snapshot first, so the rollback can be undone."
+    )
+
+
+class RollbackSerializer(serializers.Serializer[Any]):
+    safety_snapshot = SnapshotSerializer(allow_null=True)
+    removed_seqs = serializers.ListField(child=serializers.IntegerField())
+    restored_seqs = serializers.ListField(child=serializers.IntegerField())
+    facts_superseded = serializers.ListField(child=serializers.IntegerField())
+    session = SessionDetailSerializer()
+    undo = serializers.CharField(
+        allow_null=True, help_text="POST here (the safety snapshot's rollback) to undo."
+    )
+
+
+class FactCreateSerializer(serializers.Serializer[Any]):
+    text = serializers.CharField(max_length=20_000, trim_whitespace=False)
+    kind = serializers.CharField(max_length=32, default="fact")
+    metadata = serializers.DictField(required=False)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    source = SourceSerializer(required=False, allow_null=True)  # type: ignore[assignment]
+
+
+class FactSupersedeSerializer(serializers.Serializer[Any]):
+    text = serializers.CharField(max_length=20_000, trim_whitespace=False)
+    kind = serializers.CharField(max_length=32, required=False)
+    metadata = serializers.DictField(required=False)
+
+
+class FactListQuerySerializer(serializers.Serializer[Any]):
+    kind = serializers.ListField(child=serializers.CharField(max_length=32), required=False)
+    include_superseded = serializers.BooleanField(default=False)
+
+
+class RecallRequestSerializer(serializers.Serializer[Any]):
+    query = serializers.CharField(max_length=10_000)
+    k = serializers.IntegerField(min_value=1, max_value=100, default=5)
+    kinds = serializers.ListField(
+        child=serializers.CharField(max_length=32), required=False, allow_empty=True
+    )
+    metadata = serializers.DictField(required=False, help_text="Facts whose metadata has these.")
+
+
+class RecallHitSerializer(serializers.Serializer[Any]):
+    fact = FactSerializer()
+    score = serializers.FloatField()
+
+
+class RecallSerializer(serializers.Serializer[Any]):
+    mode = serializers.ChoiceField(choices=["hybrid", "keyword", "vector"])
+    fallback_reason = serializers.CharField(allow_blank=True)
+    hits = RecallHitSerializer(many=True)
+
+
+class LearnRequestSerializer(serializers.Serializer[Any]):
+    session = serializers.IntegerField(min_value=1, max_value=MAX_ID, help_text="Session id.")
+
+
+class LearnJobSerializer(serializers.ModelSerializer[LearnJob]):
+    class Meta:
+        model = LearnJob
+        fields = [
+            "id",
+            "status",
+            "session",
+            "upto_seq",
+            "changes",
+            "fact_ids",
+            "error",
+            "created_at",
+            "finished_at",
+        ]
+
+
+class ProfileUpdateSerializer(serializers.Serializer[Any]):
+    data = serializers.DictField(help_text="Keys to merge; a null value removes one.")  # type: ignore[assignment]
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class NamespaceSerializer(serializers.Serializer[Any]):
+    namespace = serializers.CharField()
+
+
+class EraseRequestSerializer(serializers.Serializer[Any]):
+    confirm = serializers.CharField(
+        max_length=300, trim_whitespace=False, help_text="Type the namespace to confirm."
+    )
+
+
+class ReceiptSerializer(serializers.Serializer[Any]):
+    namespace = serializers.CharField()
+    counts = serializers.DictField(child=serializers.IntegerField())
+    redis_keys = serializers.IntegerField()
+    erased_at = serializers.CharField()
+    total = serializers.IntegerField()
+
+
+class LedgerQuerySerializer(serializers.Serializer[Any]):
+    days = serializers.IntegerField(min_value=1, max_value=3660, default=30)
+
+
+class LedgerRowSerializer(serializers.Serializer[Any]):
+    day = serializers.CharField()
+    purpose = serializers.CharField()
+    model = serializers.CharField()
+    calls = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    total_tokens = serializers.IntegerField()
+    errors = serializers.IntegerField()  # type: ignore[assignment]
+    skipped = serializers.IntegerField()
