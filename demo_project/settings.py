@@ -103,11 +103,26 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ttmemory API",
-    "DESCRIPTION": "Session memory, snapshots and long-term memory for LLM agents.",
+    "DESCRIPTION": (
+        "Session memory, snapshots with safe rollback and long-term memory for LLM agents.\n\n"
+        "**Authenticate** with the session of a logged-in user (log in at /admin/ first, then "
+        "*Try it out*), a DRF token (`Authorization: Token <key>`; `./dev demo` prints one) or "
+        "an API key (`Authorization: Api-Key ttm_…`, namespace in `X-Memory-Namespace`). "
+        "Every object belongs to the caller's namespace; other ids answer 404.\n\n"
+        "**Start here:** `POST /sessions/` with a key, `POST /sessions/{id}/messages/`, then "
+        "`POST /sessions/{id}/prompt/` for what to send to the model."
+    ),
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "TAGS": [
+        {"name": "sessions", "description": "Sessions, messages, context, snapshots, rollback."},
+        {"name": "facts", "description": "Long-term memory: remember, recall, correct, learn."},
+        {"name": "profile", "description": "Structured profiles per kind."},
+        {"name": "namespace", "description": "Who am I, export, erase."},
+        {"name": "ledger", "description": "LLM token costs."},
+    ],
 }

@@ -289,6 +289,8 @@ def test_bad_messages_are_refused_whole_and_name_the_message(client_a: APIClient
         f"{BASE}sessions/{sid}/messages/", {"message": user("a"), "messages": []}, "json"
     )
     assert both.status_code == 400 and "messages" in both.json()
+    one = client_a.post(f"{BASE}sessions/{sid}/messages/", {"message": {"content": "x"}}, "json")
+    assert one.status_code == 400 and one.json() == {"message.role": ["is required."]}
     assert client_a.get(f"{BASE}sessions/{sid}/").json()["message_count"] == 0
 
 

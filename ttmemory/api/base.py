@@ -37,7 +37,7 @@ class MemoryPagination(LimitOffsetPagination):
 
 
 class MemoryAutoSchema(AutoSchema):
-    """Operation ids from the view's name: ``SnapshotRollbackView`` POST -> snapshot_rollback_post."""
+    """Operation ids from the view name: ``SnapshotRollbackView`` POST is snapshot_rollback_post."""
 
     def get_operation_id(self) -> str:
         name = type(self.view).__name__.removesuffix("View")

@@ -18,6 +18,7 @@ from ttmemory.models import MemorySession, Message
 from ttmemory.prompt import prompt_build
 from ttmemory.selectors import context_window, message_page
 from ttmemory.services import (
+    message_add,
     message_add_many,
     session_clear,
     session_delete,
@@ -214,7 +215,10 @@ class MessageListView(MemoryAPIView):
             )
 
         def append() -> tuple[int, dict[str, Any]]:
-            rows = message_add_many(session=session, messages=messages)
+            if "message" in data:  # errors then name "message.role", as the body does
+                rows = [message_add(session=session, message=data["message"])]
+            else:
+                rows = message_add_many(session=session, messages=messages)
             return status.HTTP_201_CREATED, {
                 "messages": _message_rows(rows),
                 "session": s.SessionSerializer(session).data,
