@@ -207,3 +207,35 @@ def test_a_worker_killed_mid_task_is_replaced_and_the_task_runs_once_more_withou
     texts = sorted(f.text for f in Fact.objects.filter(namespace="killed"))
     assert texts == ["The user is allergic to peanuts", "The user prefers window seats"]
     assert "ttmemory.learn" in second.log.read_text()
+
+
+def test_the_api_learn_endpoint_answers_202_and_a_worker_finishes_the_job(
+    transactional_db: Any, broker: RedisServer, producer: Any, tmp_path: Path
+) -> None:
+    from django.contrib.auth.models import User
+    from rest_framework.test import APIClient
+
+    alice = User.objects.create_user("alice-worker")
+    client = APIClient()
+    client.force_authenticate(alice)
+    base = "/api/memory/"
+    sid = client.post(f"{base}sessions/", {"key": "chat"}, "json").json()["id"]
+    client.post(
+        f"{base}sessions/{sid}/messages/",
+        {"messages": [user("My name is Ada."), user("I'm allergic to peanuts.")]},
+        "json",
+    )
+    queued = client.post(f"{base}facts/learn/", {"session": sid}, "json")
+    assert queued.status_code == 202 and queued.json()["status"] == "queued"  # no worker yet
+    worker = Worker(broker, {}, tmp_path / "worker.log")
+    try:
+        eventually(
+            lambda: client.get(queued.headers["Location"]).json()["status"] == "done", "the job"
+        )
+    finally:
+        worker.stop()
+    job = client.get(queued.headers["Location"]).json()
+    assert job["changes"] == {"ADD": 2} and len(job["fact_ids"]) == 2
+    assert "ttmemory.learn_job" in worker.log.read_text()
+    texts = {f["text"] for f in client.get(f"{base}facts/").json()["results"]}
+    assert texts == {"The user's name is Ada", "The user is allergic to peanuts"}
