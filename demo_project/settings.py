@@ -77,6 +77,23 @@ TTMEMORY = {
     "BLIND_INDEX_KEY": local_blind_key(DATA_DIR) if DEBUG else None,
 }
 
+# A shared cache (the API's write throttle counts per caller across processes) when Redis is
+# configured; the default per-process memory cache otherwise.
+if os.environ.get("REDIS_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": os.environ["REDIS_URL"],
+            "OPTIONS": {"IGNORE_EXCEPTIONS": True},  # Redis down: no throttling, no failure
+        }
+    }
+if os.environ.get("TTMEMORY_API_WRITE_RATE"):
+    TTMEMORY["API_WRITE_RATE"] = (
+        None
+        if os.environ["TTMEMORY_API_WRITE_RATE"] == "off"
+        else os.environ["TTMEMORY_API_WRITE_RATE"]
+    )
+
 # Celery (the worker is started by docker-compose; with no broker tasks run inline).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
