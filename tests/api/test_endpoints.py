@@ -356,3 +356,17 @@ def test_unauthenticated_requests_are_refused(db: Any) -> None:
     anonymous = APIClient()
     response = anonymous.get(f"{BASE}sessions/")
     assert response.status_code == 401 and response.headers["WWW-Authenticate"] == "Api-Key"
+
+
+def test_ids_beyond_the_database_range_are_not_found(client_a: APIClient) -> None:
+    sid = open_session(client_a)["id"]
+    huge = 10**20
+    for path in [
+        f"sessions/{huge}/",
+        f"sessions/{sid}/messages/{huge}/",
+        f"sessions/{sid}/snapshots/{huge}/",
+        f"facts/{huge}/",
+    ]:
+        assert client_a.get(f"{BASE}{path}").status_code == 404, path
+    page = client_a.get(f"{BASE}sessions/{sid}/messages/", {"before": huge})
+    assert page.status_code == 400 and "before" in page.json()

@@ -197,7 +197,7 @@ class MessageListView(MemoryAPIView):
         summary="Append one message or several (in one transaction)",
         request=s.MessageAppendSerializer,
         parameters=[IDEMPOTENCY_HEADER],
-        responses={201: s.MessagesAddedSerializer},
+        responses={201: s.MessagesAddedSerializer, 422: None},
         examples=[
             OpenApiExample("One message", value={"message": CHAT[0]}),
             OpenApiExample("A tool call with its result", value={"messages": CHAT[1:]}),
@@ -267,8 +267,10 @@ class MessageDetailView(MemoryAPIView):
     )
     def get(self, request: Request, session_id: int, seq: int) -> Response:
         session = self.get_memory_session(session_id)
-        message = Message.objects.filter(session=session, seq=seq).first() if seq > 0 else None
-        if message is None or seq > s.MAX_ID:
+        message = None
+        if 0 < seq <= s.MAX_ID:
+            message = Message.objects.filter(session=session, seq=seq).first()
+        if message is None:
             raise Http404
         return Response(s.MessageSerializer(message).data)
 
