@@ -24,7 +24,7 @@ class TTMemoryConfig(AppConfig):
         except ImportError:
             pass
         else:
-            import ttmemory.tasks  # noqa: F401
+            import ttmemory.tasks
         try:  # the API's OpenAPI extensions, when drf-spectacular is installed
             import drf_spectacular  # noqa: F401
         except ImportError:

@@ -80,6 +80,8 @@ DEFAULTS: dict[str, Any] = {
     # Admin console: show message and fact content masked until a staff member with the
     # reveal permission reveals it, giving a reason (recorded in the audit log).
     "ADMIN_MASK_CONTENT": True,
+    # Seconds a reveal lasts for the staff member who asked for it.
+    "ADMIN_REVEAL_SECONDS": 15 * 60,
     # REST API: who the caller's namespace is. A dotted path to a callable taking the request
     # and returning a namespace (or None: no namespace, 403). Default: "user-<pk>" per user.
     "API_NAMESPACE_RESOLVER": "ttmemory.api.namespaces.user_namespace",

@@ -1,0 +1,409 @@
+"""Sessions in the admin: the list, the transcript as a chat, snapshots, safe rollback and undo."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, cast
+from urllib.parse import quote
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.utils.html import format_html
+
+from ttmemory.admin.base import PERM_ROLLBACK, NamespaceFilter, ReasonForm, View, record, require
+from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, revealed_until, shown
+from ttmemory.admin.namespaces import NamespaceToolsMixin
+from ttmemory.admin.transcript import build_transcript, rows_from_messages, rows_from_pairs
+from ttmemory.admin_selectors import transcript_messages
+from ttmemory.exceptions import LockTimeout, MemoryValidationError, SnapshotIntegrityError
+from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession, Snapshot, SnapshotKind
+from ttmemory.selectors import snapshot_diff, snapshot_list
+from ttmemory.services import snapshot_create, snapshot_rollback_detailed
+
+# Newest messages shown on a session page before "show all".
+TRANSCRIPT_LIMIT = 500
+
+
+def state_token(session: MemorySession) -> str:
+    """Changes whenever the session does: a rollback confirmed on a stale preview is refused."""
+    stamp = session.updated_at.isoformat() if session.updated_at else ""
+    return f"{stamp}|{session.last_seq}|{session.message_count}"
+
+
+class RollbackForm(ReasonForm):
+    state = forms.CharField(widget=forms.HiddenInput)
+
+
+class SnapshotForm(ReasonForm):
+    label = forms.CharField(label="Label", max_length=200, required=False)
+    field_order = ["label", "reason"]
+
+
+class SummaryFilter(admin.SimpleListFilter):
+    title = "summary"
+    parameter_name = "summary"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Has a summary"), ("no", "No summary")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.filter(summary_upto_seq__gt=0)
+        if self.value() == "no":
+            return queryset.filter(summary_upto_seq=0)
+        return queryset
+
+
+class ActivityFilter(admin.DateFieldListFilter):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.title = "last activity"
+
+
+@admin.register(MemorySession)
+class MemorySessionAdmin(NamespaceToolsMixin):
+    list_display = (
+        "namespace",
+        "key",
+        "message_count",
+        "token_count",
+        "last_activity",
+        "has_summary",
+    )
+    list_display_links = ("namespace", "key")
+    search_fields = ("namespace", "key")
+    search_help_text = "Search by namespace (e.g. user-42) or session key; words must all match."
+    list_filter = (NamespaceFilter, ("updated_at", ActivityFilter), SummaryFilter)
+    ordering = ("-updated_at", "-pk")
+    list_per_page = 50
+    actions = ["rollback_action"]
+    reveal_object_type = "session"
+    fieldsets = (
+        (None, {"fields": ("namespace", "key", "metadata")}),
+        (
+            "Counters",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "message_count",
+                    "token_count",
+                    "last_seq",
+                    "summary_upto_seq",
+                    "learned_upto_seq",
+                    "created_at",
+                    "updated_at",
+                ),
+            },
+        ),
+    )
+    readonly_fields = (
+        "namespace",
+        "key",
+        "metadata",
+        "message_count",
+        "token_count",
+        "last_seq",
+        "summary_upto_seq",
+        "learned_upto_seq",
+        "created_at",
+        "updated_at",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[MemorySession]:
+        return super().get_queryset(request).defer("summary", "state")
+
+    @admin.display(description="Last activity", ordering="updated_at")
+    def last_activity(self, obj: MemorySession) -> Any:
+        return obj.updated_at
+
+    @admin.display(description="Summary", boolean=True, ordering="summary_upto_seq")
+    def has_summary(self, obj: MemorySession) -> bool:
+        return obj.summary_upto_seq > 0
+
+    # -- permissions ------------------------------------------------------------------------
+
+    def has_rollback_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm(PERM_ROLLBACK))
+
+    # -- urls -------------------------------------------------------------------------------
+
+    def console_views(self) -> Sequence[tuple[str, View, str]]:
+        return [
+            *super().console_views(),
+            ("<int:object_id>/rollback/", self.rollback_choose_view, "rollback_choose"),
+            ("<int:object_id>/rollback/<int:snapshot_id>/", self.rollback_view, "rollback"),
+            ("<int:object_id>/undo/<int:snapshot_id>/", self.undo_view, "undo"),
+            ("<int:object_id>/snapshot/", self.snapshot_view, "snapshot"),
+        ]
+
+    # -- detail page ------------------------------------------------------------------------
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        session = self.get_object(request, object_id)
+        if session is None or not self.has_view_permission(request, session):
+            return super().change_view(request, object_id, form_url, extra_context)
+        revealed = is_revealed(request, "session", session.pk)
+        show_all = request.GET.get("all") == "1"
+        rows, hidden = transcript_messages(
+            session=session, limit=None if show_all else TRANSCRIPT_LIMIT
+        )
+        entries = build_transcript(
+            rows_from_messages(rows),
+            revealed=revealed,
+            summary=session.summary,
+            summary_upto_seq=session.summary_upto_seq,
+            hidden_before=hidden,
+            last_seq=session.last_seq,
+        )
+        can_rollback = self.has_rollback_permission(request)
+        snapshots = [
+            {
+                "snapshot": snap,
+                "rollback_url": self.console_url("rollback", session.pk, snap.pk),
+                "undo_url": self.console_url("undo", session.pk, snap.pk)
+                if snap.kind == SnapshotKind.SAFETY
+                else "",
+                "view_url": self.console_url("change", snap.pk, model=Snapshot),
+            }
+            for snap in snapshot_list(session=session)
+        ]
+        context = {
+            "ttm": {
+                "entries": entries,
+                "revealed": revealed,
+                "masking": masking_enabled(),
+                "can_reveal": can_reveal(request),
+                "revealed_until": revealed_until(request, "session", session.pk),
+                "reveal_url": self.console_url("reveal", session.pk),
+                "can_rollback": can_rollback,
+                "snapshots": snapshots,
+                "snapshot_url": self.console_url("snapshot", session.pk),
+                "namespace_url": self.namespace_tools_url(session.namespace),
+                "audit_url": self.audit_url(session.namespace),
+                "facts_url": self.facts_url(session.namespace),
+                "show_all": show_all,
+                "state": _state_display(session.state or {}, revealed=revealed),
+            },
+            **(extra_context or {}),
+        }
+        return super().change_view(request, object_id, form_url, context)
+
+    def facts_url(self, namespace: str) -> str:
+        return self.console_url("changelist", model=Fact) + f"?namespace={_q(namespace)}"
+
+    def audit_url(self, namespace: str) -> str:
+        return self.console_url("changelist", model=AuditEntry) + f"?namespace={_q(namespace)}"
+
+    # -- rollback ---------------------------------------------------------------------------
+
+    @admin.action(
+        description="Roll back the selected session to a snapshot…", permissions=["rollback"]
+    )
+    def rollback_action(
+        self, request: HttpRequest, queryset: QuerySet[MemorySession]
+    ) -> HttpResponse | None:
+        sessions = list(queryset[:2])
+        if len(sessions) != 1:
+            messages.warning(request, "Select exactly one session to roll back.")
+            return None
+        return HttpResponseRedirect(self.console_url("rollback_choose", sessions[0].pk))
+
+    def _rollback_session(self, request: HttpRequest, object_id: int) -> MemorySession:
+        require(request, PERM_ROLLBACK)
+        session: MemorySession = self.get_console_object(request, object_id)
+        return session
+
+    def rollback_choose_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        """Pick the snapshot to roll back to (the admin action leads here)."""
+        session = self._rollback_session(request, object_id)
+        snapshots = [
+            {"snapshot": snap, "rollback_url": self.console_url("rollback", session.pk, snap.pk)}
+            for snap in snapshot_list(session=session)
+        ]
+        return self.render_page(
+            request,
+            "admin/ttmemory/rollback_choose.html",
+            f"Roll back {session}: choose a snapshot",
+            {
+                "session": session,
+                "session_url": self.change_url(session),
+                "snapshots": snapshots,
+                "snapshot_url": self.console_url("snapshot", session.pk),
+            },
+        )
+
+    def undo_view(self, request: HttpRequest, object_id: int, snapshot_id: int) -> HttpResponse:
+        """Undo a rollback: roll back (safely again) to the safety snapshot it took."""
+        return self.rollback_view(request, object_id, snapshot_id, undo=True)
+
+    def rollback_view(
+        self, request: HttpRequest, object_id: int, snapshot_id: int, undo: bool = False
+    ) -> HttpResponse:
+        """The preview of a rollback with a reason field; confirming runs a safe rollback."""
+        session = self._rollback_session(request, object_id)
+        snapshot = Snapshot.objects.filter(pk=snapshot_id, session=session).defer("payload").first()
+        if snapshot is None or (undo and snapshot.kind != SnapshotKind.SAFETY):
+            raise Http404("No such snapshot of this session (retention may have removed it).")
+        session_url = self.change_url(session)
+        current = state_token(session)
+        stale = False
+        form = RollbackForm(request.POST or None, initial={"state": current})
+        if request.method == "POST" and form.is_valid():
+            if form.cleaned_data["state"] != current:
+                stale = True
+                form = RollbackForm(
+                    initial={"state": current, "reason": form.cleaned_data["reason"]}
+                )
+            else:
+                return self._do_rollback(
+                    request, session, snapshot, form.cleaned_data["reason"], undo=undo
+                )
+        try:
+            diff = snapshot_diff(session=session, snapshot=snapshot)
+        except MemoryValidationError as exc:
+            messages.error(request, str(exc))
+            return HttpResponseRedirect(session_url)
+        revealed = is_revealed(request, "session", session.pk)
+        facts = [
+            {
+                "fact": fact,
+                "text": shown(fact.text, revealed or is_revealed(request, "fact", fact.pk)),
+                "url": self.console_url("change", fact.pk, model=Fact),
+            }
+            for fact in diff.facts_superseded
+        ]
+        verb = "Undo the rollback of" if undo else "Roll back"
+        return self.render_page(
+            request,
+            "admin/ttmemory/rollback_confirm.html",
+            f"{verb} {session}",
+            {
+                "session": session,
+                "session_url": session_url,
+                "snapshot": snapshot,
+                "snapshot_url": self.console_url("change", snapshot.pk, model=Snapshot),
+                "diff": diff,
+                "removed": build_transcript(
+                    rows_from_pairs(diff.remove), revealed=revealed, show_gaps=False
+                ),
+                "restored": build_transcript(
+                    rows_from_pairs(diff.restore), revealed=revealed, show_gaps=False
+                ),
+                "facts": facts,
+                "form": form,
+                "stale": stale,
+                "undo": undo,
+                "revealed": revealed,
+                "can_reveal": can_reveal(request),
+                "reveal_url": self.console_url("reveal", session.pk)
+                + f"?next={_q(request.get_full_path())}",
+            },
+        )
+
+    def _do_rollback(
+        self,
+        request: HttpRequest,
+        session: MemorySession,
+        snapshot: Snapshot,
+        reason: str,
+        *,
+        undo: bool,
+    ) -> HttpResponse:
+        session_url = self.change_url(session)
+        try:
+            result = snapshot_rollback_detailed(
+                session=session,
+                snapshot=snapshot,
+                safe=True,
+                created_by=cast(AbstractBaseUser, request.user),
+            )
+        except (MemoryValidationError, SnapshotIntegrityError, LockTimeout) as exc:
+            messages.error(request, f"Nothing was changed: {exc}")
+            return HttpResponseRedirect(session_url)
+        safety = result.safety
+        record(
+            request,
+            action=AuditAction.UNDO if undo else AuditAction.ROLLBACK,
+            namespace=session.namespace,
+            object_type="session",
+            object_id=session.pk,
+            reason=reason,
+            details={
+                "session": session.pk,
+                "snapshot": snapshot.pk,
+                "safety_snapshot": safety.pk if safety else None,
+                "removed": len(result.removed_seqs),
+                "restored": len(result.restored_seqs),
+                "facts_superseded": len(result.superseded_facts),
+                "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
+            },
+        )
+        done = "Undid the rollback of" if undo else "Rolled back"
+        undo_url = self.console_url("undo", session.pk, safety.pk) if safety else ""
+        messages.success(
+            request,
+            format_html(
+                "{} {} to snapshot #{}: {} message(s) removed, {} restored, {} fact(s) "
+                'superseded. <a href="{}" class="ttm-undo-link">Undo</a>',
+                done,
+                session,
+                snapshot.pk,
+                len(result.removed_seqs),
+                len(result.restored_seqs),
+                len(result.superseded_facts),
+                undo_url,
+            ),
+        )
+        return HttpResponseRedirect(session_url + "#transcript")
+
+    # -- manual snapshot --------------------------------------------------------------------
+
+    def snapshot_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        """Take a manual snapshot (a point to roll back to later), with a reason."""
+        session = self._rollback_session(request, object_id)
+        form = SnapshotForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            snapshot = snapshot_create(
+                session=session,
+                label=form.cleaned_data["label"],
+                created_by=cast(AbstractBaseUser, request.user),
+            )
+            record(
+                request,
+                action=AuditAction.SNAPSHOT,
+                namespace=session.namespace,
+                object_type="session",
+                object_id=session.pk,
+                reason=form.cleaned_data["reason"],
+                details={"session": session.pk, "snapshot": snapshot.pk},
+            )
+            messages.success(request, f"Snapshot #{snapshot.pk} of {session} taken.")
+            return HttpResponseRedirect(self.change_url(session) + "#snapshots")
+        return self.render_page(
+            request,
+            "admin/ttmemory/snapshot_take.html",
+            f"Take a snapshot of {session}",
+            {"session": session, "session_url": self.change_url(session), "form": form},
+        )
+
+
+def _q(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _state_display(state: dict[str, Any], *, revealed: bool) -> str:
+    if not state:
+        return ""
+    if revealed:
+        return json.dumps(state, ensure_ascii=False, sort_keys=True, indent=2)
+    return f"{len(state)} variable(s): {', '.join(sorted(state))} (values masked)"

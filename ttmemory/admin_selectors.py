@@ -1,0 +1,116 @@
+"""Reads of the admin console: keyword search over encrypted facts, transcripts, chains, counts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet
+
+from ttmemory import blind
+from ttmemory.models import AuditEntry, Fact, FactTerm, MemorySession, Message, Profile, Snapshot
+from ttmemory.validation import clean_identifier
+
+# The longest supersession chain walked in either direction (a guard, not a limit in practice).
+MAX_CHAIN = 200
+
+
+def fact_ids_matching(*, query: str, namespace: str | None = None) -> QuerySet[Any, Any]:
+    """Ids (``fact_id`` values) of facts containing every keyword of ``query``.
+
+    Runs on the blind index: the query's terms are hashed with the index key and matched
+    against ``FactTerm`` rows, so fact text is never decrypted. Superseded and ended facts are
+    found too. A query without an indexable term (only stop words) matches nothing. Use the
+    result as a subquery: ``Fact.objects.filter(pk__in=fact_ids_matching(query=...))``.
+    """
+    terms = blind.query_terms(query)
+    postings = FactTerm.objects.filter(term__in=terms)
+    if not terms:
+        return postings.none().values("fact_id")
+    if namespace is not None:
+        postings = postings.filter(namespace=namespace)
+    return (
+        postings.values("fact_id")
+        .annotate(matched=Count("term", distinct=True))
+        .filter(matched=len(terms))
+        .values("fact_id")
+    )
+
+
+def fact_chain(*, fact: Fact) -> list[Fact]:
+    """The supersession chain through ``fact``, oldest version first, ``fact`` included.
+
+    Each fact's ``superseded_by`` points at the version that replaced it; a fact replaced by
+    several (after a merge) shows its first predecessor's line only.
+    """
+    fields = ("embedding",)
+    earlier: list[Fact] = []
+    current = fact
+    seen = {fact.pk}
+    while len(earlier) < MAX_CHAIN:
+        previous = (
+            Fact.objects.filter(superseded_by=current, namespace=fact.namespace)
+            .defer(*fields)
+            .order_by("valid_from", "pk")
+            .first()
+        )
+        if previous is None or previous.pk in seen:
+            break
+        seen.add(previous.pk)
+        earlier.append(previous)
+        current = previous
+    later: list[Fact] = []
+    current = fact
+    while current.superseded_by_id is not None and len(later) < MAX_CHAIN:
+        following = (
+            Fact.objects.filter(pk=current.superseded_by_id, namespace=fact.namespace)
+            .defer(*fields)
+            .first()
+        )
+        if following is None or following.pk in seen:
+            break
+        seen.add(following.pk)
+        later.append(following)
+        current = following
+    return [*reversed(earlier), fact, *later]
+
+
+def transcript_messages(
+    *, session: MemorySession, limit: int | None = None
+) -> tuple[list[Message], int]:
+    """Every stored message of ``session`` (archived ones too), oldest first, decrypted.
+
+    With ``limit``, only the newest ``limit`` rows; the second value is how many older rows
+    were left out.
+    """
+    queryset = Message.objects.filter(session=session)
+    total = queryset.count()
+    rows = queryset.order_by("-seq")
+    if limit is not None:
+        rows = rows[:limit]
+    messages = list(rows)
+    messages.reverse()
+    return messages, total - len(messages)
+
+
+def namespace_overview(*, namespace: str) -> dict[str, int]:
+    """Row counts of one namespace per kind of data (nothing is decrypted)."""
+    namespace = clean_identifier(namespace, field="namespace")
+    messages = Message.objects.filter(namespace=namespace).aggregate(
+        total=Count("pk"), archived=Count("pk", filter=Q(archived_at__isnull=False))
+    )
+    return {
+        "sessions": MemorySession.objects.filter(namespace=namespace).count(),
+        "messages": messages["total"],
+        "archived_messages": messages["archived"],
+        "snapshots": Snapshot.objects.filter(namespace=namespace).count(),
+        "facts": Fact.objects.filter(namespace=namespace).count(),
+        "current_facts": Fact.objects.filter(namespace=namespace).current().count(),
+        "profiles": Profile.objects.filter(namespace=namespace).count(),
+        "audit_entries": AuditEntry.objects.filter(namespace=namespace).count(),
+    }
+
+
+def namespace_choices(*, queryset: QuerySet[Any], limit: int) -> list[str]:
+    """Up to ``limit`` distinct namespaces of ``queryset``, in order (for list filters)."""
+    values = queryset.order_by("namespace").values_list("namespace", flat=True).distinct()
+    return list(values[:limit])
