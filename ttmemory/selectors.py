@@ -46,11 +46,12 @@ def message_page(
     limit: int = 50,
     before_seq: int | None = None,
     include_archived: bool = False,
-) -> list[Message]:
+) -> list[dict[str, Any]]:
     """Up to ``limit`` messages older than ``before_seq`` (newest when None), oldest first.
 
     For paging back through a history: pass the first seq of a page as ``before_seq`` to get
-    the page before it. Archived (trimmed) messages only with ``include_archived``.
+    the page before it. Each item is ``{"seq", "role", "tokens", "archived", "created_at",
+    "message"}``; archived (trimmed) messages only with ``include_archived``.
     """
     limit = clean_count(limit, field="limit", minimum=1)
     queryset = Message.objects.filter(session=session)
@@ -58,9 +59,23 @@ def message_page(
         queryset = queryset.live()
     if before_seq is not None:
         queryset = queryset.filter(seq__lt=clean_count(before_seq, field="before", minimum=1))
-    rows = list(queryset.order_by("-seq")[:limit])
+    rows = list(
+        queryset.order_by("-seq").values_list(
+            "seq", "role", "token_count", "archived_at", "created_at", "data"
+        )[:limit]
+    )
     rows.reverse()
-    return rows
+    return [
+        {
+            "seq": seq,
+            "role": role,
+            "tokens": tokens,
+            "archived": archived_at is not None,
+            "created_at": created_at,
+            "message": data,
+        }
+        for seq, role, tokens, archived_at, created_at, data in rows
+    ]
 
 
 # Rows of packing metadata read per query, newest first, until the budget is exceeded.

@@ -65,7 +65,27 @@ SESSION_EXAMPLE = {
 
 
 def _message_rows(messages: list[Message]) -> list[dict[str, Any]]:
-    return list(s.MessageSerializer(messages, many=True).data)
+    return _render_page(
+        [
+            {
+                "seq": m.seq,
+                "role": m.role,
+                "tokens": m.token_count,
+                "archived": m.archived_at is not None,
+                "created_at": m.created_at,
+                "message": m.data,
+            }
+            for m in messages
+        ]
+    )
+
+
+def _render_page(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # The shape of MessageSerializer, without a serializer per row: pages are the hot read.
+    when = s.MessageSerializer().fields["created_at"]
+    for item in items:
+        item["created_at"] = when.to_representation(item["created_at"])
+    return items
 
 
 class SessionListView(MemoryAPIView):
@@ -188,10 +208,10 @@ class MessageListView(MemoryAPIView):
             include_archived=query["archived"],
         )
         next_url = None
-        if len(rows) == query["limit"] and rows[0].seq > 1:
+        if len(rows) == query["limit"] and rows[0]["seq"] > 1:
             url = request.build_absolute_uri()
-            next_url = replace_query_param(url, "before", rows[0].seq)
-        return Response({"results": _message_rows(rows), "next": next_url})
+            next_url = replace_query_param(url, "before", rows[0]["seq"])
+        return Response({"results": _render_page(rows), "next": next_url})
 
     @extend_schema(
         summary="Append one message or several (in one transaction)",
