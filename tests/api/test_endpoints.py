@@ -40,6 +40,7 @@ def test_append_one_and_many_then_read_pages_newest_first(client_a: APIClient) -
     assert [m["seq"] for m in oldest["results"]] == [1] and oldest["next"] is None
     single = client_a.get(f"{BASE}sessions/{sid}/messages/4/").json()
     assert single["message"] == user("m4") and single["role"] == "user"
+    assert single == older["results"][2]  # a page item and the message itself render alike
 
 
 def test_context_window_keeps_tool_groups_and_repairs(client_a: APIClient) -> None:

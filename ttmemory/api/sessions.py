@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from django.http import Http404
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -82,10 +84,15 @@ def _message_rows(messages: list[Message]) -> list[dict[str, Any]]:
 
 def _render_page(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # The shape of MessageSerializer, without a serializer per row: pages are the hot read.
-    when = s.MessageSerializer().fields["created_at"]
     for item in items:
-        item["created_at"] = when.to_representation(item["created_at"])
+        item["created_at"] = _iso(item["created_at"])
     return items
+
+
+def _iso(value: dt.datetime) -> str:
+    """As DRF's DateTimeField renders it: the current time zone, ISO 8601, "Z" for UTC."""
+    text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 class SessionListView(MemoryAPIView):
