@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import re
@@ -9,6 +10,7 @@ from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import Http404
+from django.utils import timezone
 from drf_spectacular.openapi import AutoSchema
 from rest_framework import generics
 from rest_framework.authentication import BaseAuthentication
@@ -25,6 +27,7 @@ from ttmemory.api.parsers import BoundedJSONParser
 from ttmemory.api.permissions import HasNamespace
 from ttmemory.api.serializers import MAX_ID
 from ttmemory.api.throttling import WriteRateThrottle
+from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import ApiKey, Fact, MemorySession, Snapshot
 from ttmemory.services.audit import audit_record
 
@@ -36,13 +39,62 @@ class MemoryPagination(LimitOffsetPagination):
     max_limit = 500
 
 
+DETAIL_SCHEMA = {
+    "type": "object",
+    "properties": {"detail": {"type": "string"}},
+    "required": ["detail"],
+}
+FIELD_ERRORS_SCHEMA = {
+    "type": "object",
+    "minProperties": 1,
+    "description": "Each key names a field, query parameter or header (nested for nested "
+    "fields, e.g. 'messages[3].role'); each value lists what is wrong with it.",
+    "example": {"messages[1].role": ["must be one of assistant, developer, system, tool, user"]},
+}
+ERROR_ANSWERS = {
+    "400": ("A field, query parameter or header is invalid.", FIELD_ERRORS_SCHEMA),
+    "401": ("Not authenticated.", DETAIL_SCHEMA),
+    "403": (
+        "Not allowed (a permission, or a namespace the API key is not granted).",
+        DETAIL_SCHEMA,
+    ),
+}
+NOT_FOUND_ANSWER = ("Not found in the caller's namespace.", DETAIL_SCHEMA)
+WRITE_ERROR_ANSWERS = {
+    "413": ("Request body too large.", DETAIL_SCHEMA),
+    "429": ("Too many writes; see Retry-After.", DETAIL_SCHEMA),
+    "503": ("The session's lock was busy; nothing was written, retry.", DETAIL_SCHEMA),
+}
+
+
 class MemoryAutoSchema(AutoSchema):
-    """Operation ids from the view name: ``SnapshotRollbackView`` POST is snapshot_rollback_post."""
+    """Operation ids from the view name (``SnapshotRollbackView`` POST is
+    snapshot_rollback_post), and the error answers every view can give documented."""
 
     def get_operation_id(self) -> str:
         name = type(self.view).__name__.removesuffix("View")
         snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
         return f"{snake}_{self.method.lower()}"
+
+    def _get_response_bodies(self, direction: Any = "response") -> Any:
+        responses = super()._get_response_bodies(direction)
+        if direction != "response":
+            return responses
+        answers = dict(ERROR_ANSWERS)
+        if "{" in self.path:
+            answers["404"] = NOT_FOUND_ANSWER
+        if self.method not in ("GET", "HEAD", "OPTIONS"):
+            answers.update(WRITE_ERROR_ANSWERS)
+        for code, (description, schema) in answers.items():
+            responses.setdefault(
+                code,
+                {"description": description, "content": {"application/json": {"schema": schema}}},
+            )
+        for code, response in responses.items():
+            if str(code).startswith("4") and not response.get("content"):
+                schema = FIELD_ERRORS_SCHEMA if str(code) == "422" else DETAIL_SCHEMA
+                response["content"] = {"application/json": {"schema": schema}}
+        return responses
 
 
 class MemoryAPIView(generics.GenericAPIView[Any]):
@@ -69,6 +121,12 @@ class MemoryAPIView(generics.GenericAPIView[Any]):
     def get_exception_handler(self) -> Any:
         return api_exception_handler
 
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        # Timestamps in UTC whatever the project's TIME_ZONE: always valid RFC 3339 (historic
+        # local offsets can have seconds) and the same for every client.
+        with timezone.override(dt.UTC):
+            return super().dispatch(request, *args, **kwargs)
+
     @property
     def namespace(self) -> str:
         namespace: str = self.request.namespace  # type: ignore[attr-defined]
@@ -90,6 +148,14 @@ class MemoryAPIView(generics.GenericAPIView[Any]):
         if session is None:
             raise Http404
         return session
+
+    def session_from_body(self, session_id: int, *, field: str) -> MemorySession:
+        """A session named in a request body: 400 naming ``field`` when it is not the
+        caller's (the same answer for another namespace's id and for no id at all)."""
+        try:
+            return self.get_memory_session(session_id)
+        except Http404:
+            raise MemoryValidationError(field, "no such session") from None
 
     def get_snapshot(self, session: MemorySession, snapshot_id: int) -> Snapshot:
         _check_id(snapshot_id)

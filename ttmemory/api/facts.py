@@ -13,7 +13,6 @@ from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
 from ttmemory.api.base import MemoryAPIView, MemoryPagination
-from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import Fact, LearnJob
 from ttmemory.selectors import fact_recall, profile_get
 from ttmemory.services import fact_forget, fact_remember, fact_supersede, profile_update
@@ -93,7 +92,7 @@ class FactListView(MemoryAPIView):
         data = self.valid_body(s.FactCreateSerializer)
         source = None
         if data.get("source"):
-            session = self.get_memory_session_or_field(data["source"]["session"])
+            session = self.session_from_body(data["source"]["session"], field="source.session")
             source = (session, data["source"]["seqs"])
         fact = fact_remember(
             namespace=self.namespace,
@@ -104,12 +103,6 @@ class FactListView(MemoryAPIView):
             expires_at=data.get("expires_at"),
         )
         return Response(s.FactSerializer(fact).data, status=status.HTTP_201_CREATED)
-
-    def get_memory_session_or_field(self, session_id: int) -> Any:
-        try:
-            return self.get_memory_session(session_id)
-        except Http404:
-            raise MemoryValidationError("source.session", "no such session") from None
 
 
 class FactDetailView(MemoryAPIView):
@@ -135,7 +128,7 @@ class FactSupersedeView(MemoryAPIView):
     @extend_schema(
         summary="Correct a fact: a new version supersedes it (the old one is kept, ended)",
         request=s.FactSupersedeSerializer,
-        responses={201: s.FactSerializer},
+        responses={201: s.FactSerializer, 409: None},
         examples=[OpenApiExample("Correct", value={"text": "Prefers an aisle seat"})],
     )
     def post(self, request: Request, fact_id: int) -> Response:
@@ -210,7 +203,8 @@ class LearnView(MemoryAPIView):
     )
     def post(self, request: Request) -> Response:
         data = self.valid_body(s.LearnRequestSerializer)
-        job = learn_job_create(session=self.get_memory_session(data["session"]))
+        session = self.session_from_body(data["session"], field="session")
+        job = learn_job_create(session=session)
         job.refresh_from_db()  # inline (no broker): it may already be done
         location = reverse("ttmemory-api:learn-job", kwargs={"job_id": job.pk})
         return Response(

@@ -160,6 +160,11 @@ class SourceSerializer(serializers.Serializer[Any]):
     )
 
 
+class FactSourceSerializer(serializers.Serializer[Any]):
+    session = serializers.IntegerField(allow_null=True, help_text="Null: no source session.")
+    seqs = serializers.ListField(child=serializers.IntegerField())
+
+
 class FactSerializer(serializers.ModelSerializer[Fact]):
     text = serializers.CharField()
     source = serializers.SerializerMethodField()  # type: ignore[assignment]
@@ -181,7 +186,7 @@ class FactSerializer(serializers.ModelSerializer[Fact]):
             "updated_at",
         ]
 
-    @extend_schema_field(SourceSerializer)
+    @extend_schema_field(FactSourceSerializer)
     def get_source(self, obj: Fact) -> dict[str, Any]:
         return {"session": obj.source_session_id, "seqs": list(obj.source_seqs or [])}
 

@@ -138,6 +138,7 @@ class SnapshotRollbackView(MemoryAPIView):
     @extend_schema(
         summary="Roll the session back to a snapshot (safe by default: undoable)",
         request=s.RollbackRequestSerializer,
+        responses={200: s.RollbackSerializer, 409: None},
         examples=[
             OpenApiExample("Safe rollback", value={"safe": True}),
             OpenApiExample("Result", value=ROLLBACK_EXAMPLE, response_only=True),

@@ -4,12 +4,27 @@ page for it."""
 
 from __future__ import annotations
 
-from django.urls import path
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from django.urls import Resolver404, path, re_path, resolve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from ttmemory.api import facts, namespace, sessions, snapshots
 
 app_name = "ttmemory-api"
+
+
+def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    detail = "Not found."
+    if not request.path.endswith("/"):
+        try:
+            if resolve(request.path + "/").url_name != "not-found":
+                detail = f"Not found. Did you mean {request.path}/ (with a trailing slash)?"
+        except Resolver404:
+            pass
+    return JsonResponse({"detail": detail}, status=404)
+
 
 urlpatterns = [
     path("sessions/", sessions.SessionListView.as_view(), name="session-list"),
@@ -65,4 +80,6 @@ urlpatterns = [
     path("ledger/", namespace.LedgerView.as_view(), name="ledger"),
     path("schema/", SpectacularAPIView.as_view(urlconf=None), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="ttmemory-api:schema"), name="docs"),
+    # Anything else under the mount point (e.g. /sessions/abc/) is a JSON 404, not an HTML page.
+    re_path(r"^.*$", not_found, name="not-found"),
 ]

@@ -74,7 +74,11 @@ def _replay(
         namespace=namespace, scope=scope, key=key, created_at__gt=cutoff
     ).first()
     if record is None:
-        IdempotencyRecord.objects.filter(namespace=namespace, scope=scope, key=key).delete()
+        # Only the expired record: a fresh one committed since the query above is the answer
+        # a concurrent retry must get, not something to delete.
+        IdempotencyRecord.objects.filter(
+            namespace=namespace, scope=scope, key=key, created_at__lte=cutoff
+        ).delete()
         return None
     if record.fingerprint != fingerprint:
         raise IdempotencyKeyReusedError(
