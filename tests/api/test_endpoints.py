@@ -31,6 +31,7 @@ def test_append_one_and_many_then_read_pages_newest_first(client_a: APIClient) -
     many = append(client_a, sid, *[user(f"m{i}") for i in range(2, 8)])
     assert [m["seq"] for m in many.json()["messages"]] == [2, 3, 4, 5, 6, 7]
     assert many.json()["session"]["message_count"] == 7
+    assert many.json()["session"] == client_a.get(f"{BASE}sessions/").json()["results"][0]
 
     page = client_a.get(f"{BASE}sessions/{sid}/messages/", {"limit": 3}).json()
     assert [m["message"]["content"] for m in page["results"]] == ["m5", "m6", "m7"]

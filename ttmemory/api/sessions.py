@@ -89,6 +89,20 @@ def _render_page(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return items
 
 
+def _session_counters(session: MemorySession) -> dict[str, Any]:
+    # SessionSerializer's shape, built directly: it is part of every append's answer.
+    return {
+        "id": session.pk,
+        "key": session.key,
+        "metadata": session.metadata,
+        "message_count": session.message_count,
+        "token_count": session.token_count,
+        "last_seq": session.last_seq,
+        "created_at": _iso(session.created_at),
+        "updated_at": _iso(session.updated_at),
+    }
+
+
 def _iso(value: dt.datetime) -> str:
     """As DRF's DateTimeField renders it: the current time zone, ISO 8601, "Z" for UTC."""
     text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
@@ -248,7 +262,7 @@ class MessageListView(MemoryAPIView):
                 rows = message_add_many(session=session, messages=messages)
             return status.HTTP_201_CREATED, {
                 "messages": _message_rows(rows),
-                "session": s.SessionSerializer(session).data,
+                "session": _session_counters(session),
             }
 
         key = request.headers.get("Idempotency-Key")
