@@ -49,8 +49,7 @@ class AuditEntryAdmin(ConsoleAdmin):
     )
     readonly_fields = fields
 
-    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
-        return {}
+    actions = None  # read-only: no bulk action at all (Django's documented way to disable them)
 
     @admin.display(description="Object")
     def target(self, obj: AuditEntry) -> str:
