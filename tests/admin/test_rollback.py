@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+import pytest
 from django.test import Client
 
 from tests.admin.conftest import (
@@ -146,6 +147,23 @@ def test_a_stale_preview_is_not_applied(conversation: Conversation, support_clie
     assert live_seqs(conversation) == list(range(1, 11))
     assert "3</strong> messages will be removed" in page(response)
     assert not AuditEntry.objects.exists()
+
+
+def test_a_rollback_is_not_applied_when_its_audit_entry_cannot_be_written(
+    conversation: Conversation, support_client: Client, monkeypatch: Any
+) -> None:
+    before = live_seqs(conversation)
+    url = rollback_url(conversation.session, conversation.good)
+    form = support_client.get(url).context["form"]
+
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("audit log unavailable")
+
+    monkeypatch.setattr("ttmemory.admin.base.audit_record", broken)
+    with pytest.raises(RuntimeError):
+        support_client.post(url, {"reason": "ticket 7", "state": form.initial["state"]})
+    assert live_seqs(conversation) == before
+    assert not Snapshot.objects.filter(kind=SnapshotKind.SAFETY).exists()
 
 
 def test_rollback_needs_the_permission(

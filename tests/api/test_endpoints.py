@@ -372,3 +372,24 @@ def test_ids_beyond_the_database_range_are_not_found(client_a: APIClient) -> Non
         assert client_a.get(f"{BASE}{path}").status_code == 404, path
     page = client_a.get(f"{BASE}sessions/{sid}/messages/", {"before": huge})
     assert page.status_code == 400 and "before" in page.json()
+
+
+def test_a_rollback_is_not_applied_when_its_audit_entry_cannot_be_written(
+    client_a: APIClient, monkeypatch: Any
+) -> None:
+    sid = open_session(client_a)["id"]
+    append(client_a, sid, user("hello"))
+    snap = client_a.post(f"{BASE}sessions/{sid}/snapshots/", {}, "json").json()
+    append(client_a, sid, user("bad turn"))
+
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("audit log unavailable")
+
+    monkeypatch.setattr("ttmemory.api.base.audit_record", broken)
+    with pytest.raises(RuntimeError):
+        client_a.post(f"{BASE}sessions/{sid}/snapshots/{snap['id']}/rollback/", {}, "json")
+    page = client_a.get(f"{BASE}sessions/{sid}/messages/").json()["results"]
+    assert [m["message"]["content"] for m in page] == ["hello", "bad turn"]
+    assert [s["kind"] for s in client_a.get(f"{BASE}sessions/{sid}/snapshots/").json()] == [
+        "manual"
+    ]  # no safety snapshot left behind either

@@ -12,6 +12,7 @@ from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.utils import timezone
 from django.utils.text import slugify
@@ -160,20 +161,21 @@ class NamespaceToolsMixin(ConsoleAdmin):
             namespace = str(request.POST.get("namespace") or "")
             if form.is_valid():
                 namespace = form.cleaned_data["namespace"]
-                receipt = namespace_erase(namespace=namespace)
-                record(
-                    request,
-                    action=AuditAction.ERASE,
-                    namespace=namespace,
-                    object_type="namespace",
-                    reason=form.cleaned_data["reason"],
-                    details={
-                        "counts": receipt.counts,
-                        "total": receipt.total,
-                        "redis_keys": receipt.redis_keys,
-                        "erased_at": receipt.erased_at,
-                    },
-                )
+                with transaction.atomic():  # the erase and its audit entry, together
+                    receipt = namespace_erase(namespace=namespace)
+                    record(
+                        request,
+                        action=AuditAction.ERASE,
+                        namespace=namespace,
+                        object_type="namespace",
+                        reason=form.cleaned_data["reason"],
+                        details={
+                            "counts": receipt.counts,
+                            "total": receipt.total,
+                            "redis_keys": receipt.redis_keys,
+                            "erased_at": receipt.erased_at,
+                        },
+                    )
                 messages.success(
                     request,
                     f"Erased namespace {namespace}: {receipt.total} row(s) "

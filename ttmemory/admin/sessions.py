@@ -10,6 +10,7 @@ from urllib.parse import quote
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
@@ -321,33 +322,35 @@ class MemorySessionAdmin(NamespaceToolsMixin):
     ) -> HttpResponse:
         session_url = self.change_url(session)
         try:
-            result = snapshot_rollback_detailed(
-                session=session,
-                snapshot=snapshot,
-                safe=True,
-                created_by=cast(AbstractBaseUser, request.user),
-            )
+            # The change and its audit entry commit together, or neither does.
+            with transaction.atomic():
+                result = snapshot_rollback_detailed(
+                    session=session,
+                    snapshot=snapshot,
+                    safe=True,
+                    created_by=cast(AbstractBaseUser, request.user),
+                )
+                record(
+                    request,
+                    action=AuditAction.UNDO if undo else AuditAction.ROLLBACK,
+                    namespace=session.namespace,
+                    object_type="session",
+                    object_id=session.pk,
+                    reason=reason,
+                    details={
+                        "session": session.pk,
+                        "snapshot": snapshot.pk,
+                        "safety_snapshot": result.safety.pk if result.safety else None,
+                        "removed": len(result.removed_seqs),
+                        "restored": len(result.restored_seqs),
+                        "facts_superseded": len(result.superseded_facts),
+                        "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
+                    },
+                )
         except (MemoryValidationError, SnapshotIntegrityError, LockTimeout) as exc:
             messages.error(request, f"Nothing was changed: {exc}")
             return HttpResponseRedirect(session_url)
         safety = result.safety
-        record(
-            request,
-            action=AuditAction.UNDO if undo else AuditAction.ROLLBACK,
-            namespace=session.namespace,
-            object_type="session",
-            object_id=session.pk,
-            reason=reason,
-            details={
-                "session": session.pk,
-                "snapshot": snapshot.pk,
-                "safety_snapshot": safety.pk if safety else None,
-                "removed": len(result.removed_seqs),
-                "restored": len(result.restored_seqs),
-                "facts_superseded": len(result.superseded_facts),
-                "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
-            },
-        )
         done = "Undid the rollback of" if undo else "Rolled back"
         undo_url = self.console_url("undo", session.pk, safety.pk) if safety else ""
         messages.success(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -78,8 +79,9 @@ class EraseView(MemoryAPIView):
         data = self.valid_body(s.EraseRequestSerializer)
         if data["confirm"] != self.namespace:
             return Response({"confirm": ["must be exactly the namespace being erased"]}, status=400)
-        receipt = namespace_erase(namespace=self.namespace)
-        self.audit("erase", details={"counts": receipt.counts, "via": "api"})
+        with transaction.atomic():  # the erase and its audit entry commit together
+            receipt = namespace_erase(namespace=self.namespace)
+            self.audit("erase", details={"counts": receipt.counts, "via": "api"})
         return Response(
             {
                 "namespace": receipt.namespace,

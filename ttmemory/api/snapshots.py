@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
@@ -149,24 +150,25 @@ class SnapshotRollbackView(MemoryAPIView):
         snapshot = self.get_snapshot(session, snapshot_id)
         data = self.valid_body(s.RollbackRequestSerializer)
         user = request.user if getattr(request.user, "pk", None) else None
-        result = snapshot_rollback_detailed(
-            session=session,
-            snapshot=snapshot,
-            safe=data["safe"],
-            created_by=user,  # type: ignore[arg-type]
-        )
-        self.audit(
-            "rollback",
-            object_type="session",
-            object_id=session.pk,
-            details={
-                "snapshot": snapshot.pk,
-                "safety_snapshot": result.safety.pk if result.safety else None,
-                "removed": len(result.removed_seqs),
-                "restored": len(result.restored_seqs),
-                "via": "api",
-            },
-        )
+        with transaction.atomic():  # the rollback and its audit entry commit together
+            result = snapshot_rollback_detailed(
+                session=session,
+                snapshot=snapshot,
+                safe=data["safe"],
+                created_by=user,  # type: ignore[arg-type]
+            )
+            self.audit(
+                "rollback",
+                object_type="session",
+                object_id=session.pk,
+                details={
+                    "snapshot": snapshot.pk,
+                    "safety_snapshot": result.safety.pk if result.safety else None,
+                    "removed": len(result.removed_seqs),
+                    "restored": len(result.restored_seqs),
+                    "via": "api",
+                },
+            )
         return Response(_rollback_body(request, session, result))
 
 
@@ -193,20 +195,21 @@ class UndoView(MemoryAPIView):
                 status=status.HTTP_409_CONFLICT,
             )
         user = request.user if getattr(request.user, "pk", None) else None
-        result = snapshot_rollback_detailed(
-            session=session,
-            snapshot=safety,
-            safe=True,
-            created_by=user,  # type: ignore[arg-type]
-        )
-        self.audit(
-            "undo",
-            object_type="session",
-            object_id=session.pk,
-            details={
-                "snapshot": safety.pk,
-                "safety_snapshot": result.safety.pk if result.safety else None,
-                "via": "api",
-            },
-        )
+        with transaction.atomic():  # the undo and its audit entry commit together
+            result = snapshot_rollback_detailed(
+                session=session,
+                snapshot=safety,
+                safe=True,
+                created_by=user,  # type: ignore[arg-type]
+            )
+            self.audit(
+                "undo",
+                object_type="session",
+                object_id=session.pk,
+                details={
+                    "snapshot": safety.pk,
+                    "safety_snapshot": result.safety.pk if result.safety else None,
+                    "via": "api",
+                },
+            )
         return Response(_rollback_body(request, session, result))
