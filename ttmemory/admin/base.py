@@ -125,6 +125,30 @@ class ConsoleAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
+    # -- detail page ------------------------------------------------------------------------
+
+    def detail_context(self, request: HttpRequest, obj: Any) -> dict[str, Any] | None:
+        """What the detail page shows beside the read-only fields, as the template's ``ttm``.
+
+        Called with the object Django already fetched and checked for view permission.
+        """
+        return None
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Any = None,
+    ) -> Any:
+        if obj is not None and not add:
+            ttm = self.detail_context(request, obj)
+            if ttm is not None:
+                context["ttm"] = ttm
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     # -- urls -------------------------------------------------------------------------------
 
     def console_views(self) -> Sequence[tuple[str, View, str]]:

@@ -180,16 +180,8 @@ class FactAdmin(ConsoleAdmin):
             ("<int:object_id>/forget/", self.forget_view, "forget"),
         ]
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        fact = self.get_object(request, object_id)
-        if fact is None or not self.has_view_permission(request, fact):
-            return super().change_view(request, object_id, form_url, extra_context)
+    def detail_context(self, request: HttpRequest, obj: Any) -> dict[str, Any]:
+        fact = obj
         chain = [
             {
                 "fact": item,
@@ -201,25 +193,20 @@ class FactAdmin(ConsoleAdmin):
             for item in fact_chain(fact=fact)
         ]
         query = f"?namespace={quote(fact.namespace, safe='')}"
-        context = {
-            "ttm": {
-                "chain": chain,
-                "text": shown(fact.text, is_revealed(request, "fact", fact.pk)),
-                "revealed": is_revealed(request, "fact", fact.pk),
-                "masking": masking_enabled(),
-                "can_reveal": can_reveal(request),
-                "reveal_url": self.console_url("reveal", fact.pk),
-                "can_correct": request.user.has_perm(PERM_CORRECT)
-                and fact_status(fact) == "current",
-                "correct_url": self.console_url("correct", fact.pk),
-                "can_forget": request.user.has_perm(PERM_FORGET),
-                "forget_url": self.console_url("forget", fact.pk),
-                "namespace_url": self.console_url("namespace", model=MemorySession) + query,
-                "audit_url": self.console_url("changelist", model=AuditEntry) + query,
-            },
-            **(extra_context or {}),
+        return {
+            "chain": chain,
+            "text": shown(fact.text, is_revealed(request, "fact", fact.pk)),
+            "revealed": is_revealed(request, "fact", fact.pk),
+            "masking": masking_enabled(),
+            "can_reveal": can_reveal(request),
+            "reveal_url": self.console_url("reveal", fact.pk),
+            "can_correct": request.user.has_perm(PERM_CORRECT) and fact_status(fact) == "current",
+            "correct_url": self.console_url("correct", fact.pk),
+            "can_forget": request.user.has_perm(PERM_FORGET),
+            "forget_url": self.console_url("forget", fact.pk),
+            "namespace_url": self.console_url("namespace", model=MemorySession) + query,
+            "audit_url": self.console_url("changelist", model=AuditEntry) + query,
         }
-        return super().change_view(request, object_id, form_url, context)
 
     # -- correct ----------------------------------------------------------------------------
 
@@ -350,25 +337,15 @@ class ProfileAdmin(ConsoleAdmin):
     readonly_fields = fields
     reveal_object_type = "profile"
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        profile = self.get_object(request, object_id)
-        context = dict(extra_context or {})
-        if profile is not None and self.has_view_permission(request, profile):
-            revealed = is_revealed(request, "profile", profile.pk)
-            context["ttm"] = {
-                "data": _profile_data(profile.data or {}, revealed=revealed),
-                "revealed": revealed,
-                "masking": masking_enabled(),
-                "can_reveal": can_reveal(request),
-                "reveal_url": self.console_url("reveal", profile.pk),
-            }
-        return super().change_view(request, object_id, form_url, context)
+    def detail_context(self, request: HttpRequest, obj: Any) -> dict[str, Any]:
+        revealed = is_revealed(request, "profile", obj.pk)
+        return {
+            "data": _profile_data(obj.data or {}, revealed=revealed),
+            "revealed": revealed,
+            "masking": masking_enabled(),
+            "can_reveal": can_reveal(request),
+            "reveal_url": self.console_url("reveal", obj.pk),
+        }
 
     @admin.display(description="Keys")
     def keys(self, obj: Profile) -> str:

@@ -143,16 +143,8 @@ class MemorySessionAdmin(NamespaceToolsMixin):
 
     # -- detail page ------------------------------------------------------------------------
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        session = self.get_object(request, object_id)
-        if session is None or not self.has_view_permission(request, session):
-            return super().change_view(request, object_id, form_url, extra_context)
+    def detail_context(self, request: HttpRequest, obj: Any) -> dict[str, Any]:
+        session = obj
         revealed = is_revealed(request, "session", session.pk)
         show_all = request.GET.get("all") == "1"
         rows, hidden = transcript_messages(
@@ -178,26 +170,22 @@ class MemorySessionAdmin(NamespaceToolsMixin):
             }
             for snap in snapshot_list(session=session)
         ]
-        context = {
-            "ttm": {
-                "entries": entries,
-                "revealed": revealed,
-                "masking": masking_enabled(),
-                "can_reveal": can_reveal(request),
-                "revealed_until": revealed_until(request, "session", session.pk),
-                "reveal_url": self.console_url("reveal", session.pk),
-                "can_rollback": can_rollback,
-                "snapshots": snapshots,
-                "snapshot_url": self.console_url("snapshot", session.pk),
-                "namespace_url": self.namespace_tools_url(session.namespace),
-                "audit_url": self.audit_url(session.namespace),
-                "facts_url": self.facts_url(session.namespace),
-                "show_all": show_all,
-                "state": _state_display(session.state or {}, revealed=revealed),
-            },
-            **(extra_context or {}),
+        return {
+            "entries": entries,
+            "revealed": revealed,
+            "masking": masking_enabled(),
+            "can_reveal": can_reveal(request),
+            "revealed_until": revealed_until(request, "session", session.pk),
+            "reveal_url": self.console_url("reveal", session.pk),
+            "can_rollback": can_rollback,
+            "snapshots": snapshots,
+            "snapshot_url": self.console_url("snapshot", session.pk),
+            "namespace_url": self.namespace_tools_url(session.namespace),
+            "audit_url": self.audit_url(session.namespace),
+            "facts_url": self.facts_url(session.namespace),
+            "show_all": show_all,
+            "state": _state_display(session.state or {}, revealed=revealed),
         }
-        return super().change_view(request, object_id, form_url, context)
 
     def facts_url(self, namespace: str) -> str:
         return self.console_url("changelist", model=Fact) + f"?namespace={_q(namespace)}"

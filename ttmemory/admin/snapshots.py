@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
 from django.utils.html import format_html
 
 from ttmemory.admin.base import PERM_ROLLBACK, ConsoleAdmin, NamespaceFilter
@@ -57,42 +57,30 @@ class SnapshotAdmin(ConsoleAdmin):
         url = self.console_url("change", obj.session_id, model=MemorySession)
         return format_html('<a href="{}">{}</a>', url, obj.session)
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        snapshot = self.get_object(request, object_id)
-        if snapshot is None or not self.has_view_permission(request, snapshot):
-            return super().change_view(request, object_id, form_url, extra_context)
+    def detail_context(self, request: HttpRequest, obj: Any) -> dict[str, Any]:
+        snapshot = obj
         revealed = is_revealed(request, "session", snapshot.session_id)
         payload = snapshot.payload
         session_reveal = self.console_url("reveal", snapshot.session_id, model=MemorySession)
-        context = {
-            "ttm": {
-                "entries": build_transcript(
-                    rows_from_payload(payload),
-                    revealed=revealed,
-                    summary=payload.get("summary"),
-                    summary_upto_seq=int(payload.get("summary_upto_seq") or 0),
-                ),
-                "revealed": revealed,
-                "masking": masking_enabled(),
-                "can_reveal": can_reveal(request),
-                "reveal_url": f"{session_reveal}?next={quote(request.get_full_path(), safe='')}",
-                "can_rollback": request.user.has_perm(PERM_ROLLBACK),
-                "rollback_url": self.console_url(
-                    "rollback", snapshot.session_id, snapshot.pk, model=MemorySession
-                ),
-                "undo_url": self.console_url(
-                    "undo", snapshot.session_id, snapshot.pk, model=MemorySession
-                )
-                if snapshot.kind == SnapshotKind.SAFETY
-                else "",
-                "session_url": self.console_url("change", snapshot.session_id, model=MemorySession),
-            },
-            **(extra_context or {}),
+        return {
+            "entries": build_transcript(
+                rows_from_payload(payload),
+                revealed=revealed,
+                summary=payload.get("summary"),
+                summary_upto_seq=int(payload.get("summary_upto_seq") or 0),
+            ),
+            "revealed": revealed,
+            "masking": masking_enabled(),
+            "can_reveal": can_reveal(request),
+            "reveal_url": f"{session_reveal}?next={quote(request.get_full_path(), safe='')}",
+            "can_rollback": request.user.has_perm(PERM_ROLLBACK),
+            "rollback_url": self.console_url(
+                "rollback", snapshot.session_id, snapshot.pk, model=MemorySession
+            ),
+            "undo_url": self.console_url(
+                "undo", snapshot.session_id, snapshot.pk, model=MemorySession
+            )
+            if snapshot.kind == SnapshotKind.SAFETY
+            else "",
+            "session_url": self.console_url("change", snapshot.session_id, model=MemorySession),
         }
-        return super().change_view(request, object_id, form_url, context)
