@@ -16,6 +16,7 @@ from rest_framework.utils.urls import replace_query_param
 from ttmemory import conversation
 from ttmemory.api import serializers as s
 from ttmemory.api.base import MemoryAPIView, MemoryPagination
+from ttmemory.conf import app_settings
 from ttmemory.models import MemorySession, Message
 from ttmemory.prompt import prompt_build
 from ttmemory.selectors import context_window, message_page
@@ -248,7 +249,7 @@ class MessageListView(MemoryAPIView):
         session = self.get_memory_session(session_id)
         data = self.valid_body(s.MessageAppendSerializer)
         messages = data["messages"] if "messages" in data else [data["message"]]
-        limit = int(_batch_limit())
+        limit = int(app_settings.API_MAX_BATCH)
         if len(messages) > limit:
             return Response(
                 {"messages": [f"at most {limit} messages per request"]},
@@ -278,12 +279,6 @@ class MessageListView(MemoryAPIView):
         )
         headers = {"Idempotent-Replayed": "true"} if replayed else {}
         return Response(body, status=code, headers=headers)
-
-
-def _batch_limit() -> int:
-    from ttmemory.conf import app_settings
-
-    return int(app_settings.API_MAX_BATCH)
 
 
 class MessageDetailView(MemoryAPIView):
@@ -334,14 +329,8 @@ class ContextView(MemoryAPIView):
         session = self.get_memory_session(session_id)
         query = self.valid_query(s.ContextQuerySerializer)
         messages = context_window(session=session, max_tokens=query["max_tokens"])
-        tokens = conversation.count_messages_tokens(messages, encoding=_encoding())
+        tokens = conversation.count_messages_tokens(messages, encoding=app_settings.TOKENIZER)
         return Response({"messages": messages, "tokens": tokens})
-
-
-def _encoding() -> str:
-    from ttmemory.conf import app_settings
-
-    return str(app_settings.TOKENIZER)
 
 
 class PromptView(MemoryAPIView):
