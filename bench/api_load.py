@@ -232,7 +232,7 @@ def main() -> None:
     markdown = render(results, phases, args, versions)
     print(markdown)
     if not args.no_write:
-        from ttmemory.management.commands.ttmemory_bench import write_section
+        from bench.management.commands.ttmemory_bench import write_section
 
         write_section(ROOT / "docs" / "benchmarks.md", markdown, start=START, end=END)
         say("wrote the api-load section of docs/benchmarks.md\n")
@@ -301,8 +301,8 @@ def prepare() -> dict[str, Any]:
     from django.db import connection
     from rest_framework.authtoken.models import Token
 
+    from bench.session_memory import sample_message
     from ttmemory import services
-    from ttmemory.benchmarks.session_memory import sample_message
 
     stamp = time.strftime("%Y%m%d%H%M%S")
     user = User.objects.create_user(f"bench-api-{stamp}-{os.getpid()}")

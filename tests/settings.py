@@ -25,6 +25,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "ttmemory",
+    # The benchmarks' commands (bench/, not installed), so their tests can run them.
+    "bench",
 ]
 MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",

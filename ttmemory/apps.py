@@ -19,6 +19,8 @@ class TTMemoryConfig(AppConfig):
         from ttmemory.conf import app_settings
 
         checks.register()
+        import ttmemory.services.background
+
         try:  # Celery is optional: with it, background jobs become Celery tasks
             import celery  # noqa: F401
         except ImportError:

@@ -72,7 +72,7 @@ def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
 
 
 def check_blind_index_key(**kwargs: Any) -> list[checks.CheckMessage]:
-    from ttmemory.blind import parse_blind_key
+    from ttmemory.longterm.blind import parse_blind_key
 
     hint = (
         "Set TTMEMORY['BLIND_INDEX_KEY'] (or TTMEMORY_BLIND_INDEX_KEY) to base64 of 32 random "

@@ -133,8 +133,9 @@ class AppSettings:
 
     def reload(self) -> None:
         self._cache = None
-        from ttmemory import blind, crypto, events
+        from ttmemory import crypto, events
         from ttmemory.backends import embedders, llm, locks
+        from ttmemory.longterm import blind
 
         crypto.reset_keyring()
         blind.reset_blind_key()

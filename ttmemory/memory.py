@@ -1,6 +1,5 @@
 """The public API in one import: ``from ttmemory import memory``."""
 
-from ttmemory.prompt import prompt_build
 from ttmemory.selectors import (
     context_window,
     fact_list,
@@ -14,6 +13,7 @@ from ttmemory.selectors import (
     snapshot_diff,
     snapshot_list,
 )
+from ttmemory.selectors.prompt import prompt_build
 from ttmemory.services import (
     fact_forget,
     fact_remember,

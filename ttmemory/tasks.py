@@ -11,8 +11,9 @@ from typing import Any
 
 from celery import shared_task
 
-from ttmemory import jobs, scheduling
+from ttmemory import jobs
 from ttmemory.exceptions import EmbeddingError, LLMError
+from ttmemory.services import background  # noqa: F401  (registers the job bodies)
 
 RETRY = {
     "acks_late": True,
@@ -27,32 +28,37 @@ RETRY = {
 
 @shared_task(name="ttmemory.learn", **RETRY)
 def learn_task(session_id: int, upto_seq: int) -> dict[str, Any]:
-    return jobs.job_learn(session_id, upto_seq)
+    return jobs.run("learn", session_id, upto_seq)
 
 
 @shared_task(name="ttmemory.learn_job", **RETRY)
 def learn_job_task(job_id: str) -> dict[str, Any]:
-    return jobs.job_learn_job(job_id)
+    return jobs.run("learn_job", job_id)
 
 
 @shared_task(name="ttmemory.summarise", **RETRY)
 def summarise_task(session_id: int) -> dict[str, Any]:
-    return jobs.job_summarise(session_id)
+    return jobs.run("summarise", session_id)
 
 
 @shared_task(name="ttmemory.embed", **RETRY)
 def embed_task(fact_id: int) -> dict[str, Any]:
-    return jobs.job_embed(fact_id)
+    return jobs.run("embed", fact_id)
+
+
+@shared_task(name="ttmemory.recall_touch", acks_late=True)
+def recall_touch_task(counts: list[tuple[int, int]]) -> dict[str, Any]:
+    return jobs.run("recall_touch", counts)
 
 
 @shared_task(name="ttmemory.learn_idle", acks_late=True)
 def learn_idle_task() -> dict[str, Any]:
-    return jobs.job_learn_idle()
+    return jobs.run("learn_idle")
 
 
 @shared_task(name="ttmemory.prune_expired", acks_late=True)
 def prune_expired_task() -> dict[str, Any]:
-    return jobs.job_prune_expired()
+    return jobs.run("prune_expired")
 
 
 TASKS = {
@@ -60,6 +66,9 @@ TASKS = {
     "learn_job": learn_job_task,
     "summarise": summarise_task,
     "embed": embed_task,
+    "recall_touch": recall_touch_task,
+    "learn_idle": learn_idle_task,
+    "prune_expired": prune_expired_task,
 }
 
 
@@ -67,4 +76,4 @@ def dispatch(job: str, args: tuple[Any, ...]) -> None:
     TASKS[job].delay(*args)
 
 
-scheduling.set_dispatcher(dispatch)
+jobs.set_dispatcher(dispatch)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
+
+KIND_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+METADATA_KEY_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
 
 
 def clean_identifier(value: Any, *, field: str) -> str:
@@ -69,3 +73,24 @@ def merged(current: Mapping[str, Any] | None, changes: Mapping[str, Any]) -> dic
         else:
             result[key] = value
     return result
+
+
+def clean_kind(kind: Any, *, field: str = "kind") -> str:
+    if not isinstance(kind, str) or not KIND_RE.match(kind):
+        raise MemoryValidationError(
+            field, "must be 1-32 lowercase letters, digits or '_', starting with a letter"
+        )
+    return kind
+
+
+def clean_metadata(metadata: Any, *, field: str = "metadata") -> dict[str, Any]:
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise MemoryValidationError(field, "must be a JSON object")
+    for key in metadata:
+        if not isinstance(key, str) or not METADATA_KEY_RE.match(key):
+            raise MemoryValidationError(
+                f"{field}.{key}", "keys must be 1-64 letters, digits or '_'"
+            )
+    return clean_json_object(metadata, field=field)

@@ -21,8 +21,8 @@ from tests.fakes import FakeOpenAI
 from ttmemory import memory
 from ttmemory.backends import load_backend
 from ttmemory.backends.embedders import Embedder, OpenAIEmbedder, SentenceTransformerEmbedder
-from ttmemory.embedding import reset_health
 from ttmemory.exceptions import EmbeddingError
+from ttmemory.longterm.embedding import reset_health
 from ttmemory.models import Fact
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"

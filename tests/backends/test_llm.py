@@ -17,7 +17,7 @@ from tests.fakes import FakeOpenAI
 from ttmemory.backends import load_backend
 from ttmemory.backends.llm import LLM, OpenAIChatLLM
 from ttmemory.exceptions import LLMError
-from ttmemory.extraction import (
+from ttmemory.longterm.extraction import (
     EXTRACTION_SYSTEM_PROMPT,
     extraction_messages,
     parse_extraction,

@@ -233,7 +233,8 @@ def test_the_window_equals_packing_every_row_for_long_and_tangled_sessions(db: A
     """context_window reads only the newest rows it needs; the choice must not change."""
     import random
 
-    from ttmemory import conversation, selectors
+    from ttmemory import conversation
+    from ttmemory.selectors.sessions import _window_rows as window_rows_of
 
     rng = random.Random(7)
     for case in range(6):
@@ -264,7 +265,7 @@ def test_the_window_equals_packing_every_row_for_long_and_tangled_sessions(db: A
             everything = conversation.pack(
                 [conversation.PackItem(*row) for row in rows], max_tokens=budget
             )
-            window_rows = selectors._window_rows(session, budget)
+            window_rows = window_rows_of(session, budget)
             assert (
                 conversation.pack(
                     [conversation.PackItem(*row) for row in window_rows], max_tokens=budget

@@ -160,13 +160,12 @@ def test_a_worker_killed_mid_task_is_replaced_and_the_task_runs_once_more_withou
     transactional_db: Any, broker: RedisServer, producer: Any, tmp_path: Path
 ) -> None:
     from tests.fakes.openai_server import FakeOpenAI
+    from ttmemory.longterm import extraction
     from ttmemory.tasks import learn_task
 
     fake = FakeOpenAI().start()
     try:
-        fake.require_system_prompt(
-            __import__("ttmemory.extraction").extraction.EXTRACTION_SYSTEM_PROMPT
-        )
+        fake.require_system_prompt(extraction.EXTRACTION_SYSTEM_PROMPT)
         fake.delay_next(60)  # the first extraction hangs: the worker dies while waiting
         fake.chat_reply(EXTRACTED)
         fake.chat_reply(EXTRACTED)

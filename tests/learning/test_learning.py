@@ -338,12 +338,12 @@ def test_idle_sessions_with_unlearned_messages_are_learned(db: Any, settings: An
     )
 
     with TestCase.captureOnCommitCallbacks(execute=True):
-        assert jobs.job_learn_idle() == {"queued": 1}
+        assert jobs.run("learn_idle") == {"queued": 1}
 
     assert [f.text for f in memory.fact_list(namespace=NS)] == ["The user is allergic to bees"]
     assert memory.fact_list(namespace="user-8") == []
     with TestCase.captureOnCommitCallbacks(execute=True):
-        assert jobs.job_learn_idle() == {"queued": 0}  # learned: not queued again
+        assert jobs.run("learn_idle") == {"queued": 0}  # learned: not queued again
 
 
 def test_ledger_totals_per_namespace_and_day(db: Any) -> None:

@@ -14,10 +14,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from ttmemory import memory, recall
+from ttmemory import memory
 from ttmemory.backends.embedders import Embedder
+from ttmemory.longterm import recall
+from ttmemory.longterm.vector_index import ensure_hnsw_index, index_name
 from ttmemory.models import Fact
-from ttmemory.vector_index import ensure_hnsw_index, index_name
 
 pytestmark = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="approximate search needs pgvector"

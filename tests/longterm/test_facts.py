@@ -7,13 +7,14 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from tests.conftest import raw_rows, user
 from ttmemory import memory
 from ttmemory.backends.embedders import Embedder
-from ttmemory.embedding import health, reset_health
 from ttmemory.exceptions import MemoryValidationError
+from ttmemory.longterm.embedding import health, reset_health
 from ttmemory.models import Fact, FactTerm
 
 pytestmark = pytest.mark.contract
@@ -58,7 +59,9 @@ def test_the_same_normalised_text_is_one_fact(db: Any) -> None:
     assert Fact.objects.get(pk=first.pk).metadata == {"a": 2}
 
 
-def test_recall_finds_facts_by_keyword_and_returns_metadata(db: Any) -> None:
+def test_recall_finds_facts_by_keyword_and_returns_metadata(
+    db: Any, django_capture_on_commit_callbacks: Any
+) -> None:
     memory.fact_remember(
         namespace=NS, text="Ada is allergic to peanuts", metadata={"source": "chat"}
     )
@@ -67,7 +70,15 @@ def test_recall_finds_facts_by_keyword_and_returns_metadata(db: Any) -> None:
     )
     memory.fact_remember(namespace=NS, text="Ada's cat is called Pixel")
 
-    result = memory.fact_recall(namespace=NS, query="what allergies does she have?", k=2)
+    with (
+        CaptureQueriesContext(connection) as queries,
+        django_capture_on_commit_callbacks(execute=False) as after_commit,
+    ):
+        result = memory.fact_recall(namespace=NS, query="what allergies does she have?", k=2)
+    writes = [q["sql"] for q in queries if not q["sql"].lstrip().upper().startswith("SELECT")]
+    assert writes == []  # a read: the recall count is written by a background job
+    for callback in after_commit:
+        callback()
 
     assert result.mode == "hybrid"
     assert result.hits[0][0].text == "Ada is allergic to peanuts"
@@ -239,17 +250,17 @@ def test_a_fact_stored_while_the_embedder_was_down_is_embedded_later(
 ) -> None:
     from django.test import TestCase
 
-    from ttmemory import jobs, scheduling
+    from ttmemory import jobs
 
     queued: list[tuple[str, tuple[Any, ...]]] = []
-    previous = scheduling._dispatcher
-    scheduling.set_dispatcher(lambda job, args: queued.append((job, args)))
+    previous = jobs.get_dispatcher()
+    jobs.set_dispatcher(lambda job, args: queued.append((job, args)))
     try:
         use_broken_embedder(settings)
         with TestCase.captureOnCommitCallbacks(execute=True):
             fact = memory.fact_remember(namespace=NS, text="Ada's flight leaves at nine")
     finally:
-        scheduling.set_dispatcher(previous)
+        jobs.set_dispatcher(previous)
     assert Fact.objects.get(pk=fact.pk).embedding is None
     assert queued == [("embed", (fact.pk,))]
 
@@ -258,24 +269,24 @@ def test_a_fact_stored_while_the_embedder_was_down_is_embedded_later(
         "EMBEDDER": {"BACKEND": "ttmemory.backends.embedders.HashEmbedder"},
     }
     reset_health()
-    assert jobs.job_embed(fact.pk) == {"embedded": True}
+    assert jobs.run("embed", fact.pk) == {"embedded": True}
     stored = Fact.objects.get(pk=fact.pk)
     assert stored.embedding is not None and stored.embedding_model == "hash-384"
     assert memory.fact_recall(namespace=NS, query="flight nine", k=1).mode == "hybrid"
 
 
 def test_recall_counts_are_buffered_off_the_read_path_and_flushed(db: Any, settings: Any) -> None:
-    from ttmemory.services.facts import flush_recall_touches
+    from ttmemory.jobs import recall_counts
 
     fact = memory.fact_remember(namespace=NS, text="Ada collects vinyl records")
-    flush_recall_touches()
+    recall_counts.flush()
     settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_TOUCH_SECONDS": 3600}
 
     for _ in range(3):
         assert memory.fact_recall(namespace=NS, query="vinyl records", k=1).facts == [fact]
 
     assert Fact.objects.get(pk=fact.pk).recall_count == 0  # nothing written while recalling
-    assert flush_recall_touches() == 1
+    assert recall_counts.flush() == 1
     stored = Fact.objects.get(pk=fact.pk)
     assert stored.recall_count == 3 and stored.last_recalled_at is not None
 

@@ -12,10 +12,11 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from tests.conftest import raw_rows
-from ttmemory import memory, recall
+from ttmemory import memory
 from ttmemory.backends.embedders import HashEmbedder
-from ttmemory.embedding import reset_health
 from ttmemory.exceptions import EmbeddingError
+from ttmemory.longterm import recall
+from ttmemory.longterm.embedding import reset_health
 from ttmemory.models import Fact
 
 NS = "user-re"

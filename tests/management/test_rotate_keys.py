@@ -10,9 +10,10 @@ from django.core.management import call_command
 from django.db import connection
 
 from tests.conftest import raw_rows, user
-from ttmemory import memory, rotation
+from ttmemory import memory
 from ttmemory.crypto import generate_key, key_id_of
 from ttmemory.models import MemorySession, Message
+from ttmemory.services import rotation
 
 
 def key_ids(model: type[Any], column: str) -> list[str]:

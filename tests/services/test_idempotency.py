@@ -10,8 +10,8 @@ from django.utils import timezone
 
 from tests.conftest import user
 from ttmemory import memory
-from ttmemory.jobs import job_prune_expired
 from ttmemory.models import IdempotencyRecord, MemorySession
+from ttmemory.services.background import job_prune_expired
 from ttmemory.services.idempotency import IdempotencyKeyReusedError, idempotent_call
 
 

@@ -22,7 +22,7 @@ from ttmemory.admin.masking import (
     reveal_seconds,
     revealed_until,
 )
-from ttmemory.admin_selectors import namespace_choices
+from ttmemory.admin.selectors import namespace_choices
 from ttmemory.models import AuditAction, AuditEntry
 from ttmemory.services.audit import MAX_REASON_CHARS, audit_record
 

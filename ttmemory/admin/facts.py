@@ -24,7 +24,7 @@ from ttmemory.admin.base import (
     require,
 )
 from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, shown
-from ttmemory.admin_selectors import fact_chain, fact_ids_matching
+from ttmemory.admin.selectors import fact_chain, fact_ids_matching
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession, Profile
 from ttmemory.services import fact_forget, fact_supersede

@@ -26,7 +26,7 @@ from ttmemory.admin.base import (
     record,
     require,
 )
-from ttmemory.admin_selectors import namespace_overview
+from ttmemory.admin.selectors import namespace_overview
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession
 from ttmemory.selectors import namespace_export

@@ -18,8 +18,8 @@ from django.utils.html import format_html
 from ttmemory.admin.base import PERM_ROLLBACK, NamespaceFilter, ReasonForm, View, record, require
 from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, revealed_until, shown
 from ttmemory.admin.namespaces import NamespaceToolsMixin
+from ttmemory.admin.selectors import transcript_messages
 from ttmemory.admin.transcript import build_transcript, rows_from_messages, rows_from_pairs
-from ttmemory.admin_selectors import transcript_messages
 from ttmemory.exceptions import LockTimeout, MemoryValidationError, SnapshotIntegrityError
 from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession, Snapshot, SnapshotKind
 from ttmemory.selectors import snapshot_diff, snapshot_list

@@ -18,8 +18,8 @@ from ttmemory.api import serializers as s
 from ttmemory.api.base import MemoryAPIView, MemoryPagination
 from ttmemory.conf import app_settings
 from ttmemory.models import MemorySession, Message
-from ttmemory.prompt import prompt_build
 from ttmemory.selectors import context_window, message_page
+from ttmemory.selectors.prompt import prompt_build
 from ttmemory.services import (
     message_add,
     message_add_many,

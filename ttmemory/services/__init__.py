@@ -1,5 +1,6 @@
 """Services: every write ttmemory makes. Keyword-only, typed, one transaction each."""
 
+from ttmemory.services import background  # noqa: F401  (registers the background jobs)
 from ttmemory.services.facts import (
     fact_forget,
     fact_remember,

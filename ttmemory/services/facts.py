@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import atexit
 import datetime as dt
 import logging
-import re
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,38 +11,23 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from ttmemory import blind, events, scheduling
+from ttmemory import events, jobs
 from ttmemory.backends.embedders import get_embedder
-from ttmemory.embedding import embed_texts
 from ttmemory.exceptions import MemoryValidationError
+from ttmemory.longterm import blind
+from ttmemory.longterm.embedding import embed_texts
 from ttmemory.models import Fact, FactTerm, MemorySession, Profile
-from ttmemory.validation import clean_identifier, clean_json_object, merged
+from ttmemory.selectors.facts import facts_orphaned_by
+from ttmemory.validation import (
+    clean_identifier,
+    clean_json_object,
+    clean_kind,
+    clean_metadata,
+    merged,
+)
 
 logger = logging.getLogger(__name__)
-KIND_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 MAX_FACT_CHARS = 4000
-METADATA_KEY_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
-
-
-def clean_kind(kind: Any, *, field: str = "kind") -> str:
-    if not isinstance(kind, str) or not KIND_RE.match(kind):
-        raise MemoryValidationError(
-            field, "must be 1-32 lowercase letters, digits or '_', starting with a letter"
-        )
-    return kind
-
-
-def clean_metadata(metadata: Any, *, field: str = "metadata") -> dict[str, Any]:
-    if metadata is None:
-        return {}
-    if not isinstance(metadata, Mapping):
-        raise MemoryValidationError(field, "must be a JSON object")
-    for key in metadata:
-        if not isinstance(key, str) or not METADATA_KEY_RE.match(key):
-            raise MemoryValidationError(
-                f"{field}.{key}", "keys must be 1-64 letters, digits or '_'"
-            )
-    return clean_json_object(metadata, field=field)
 
 
 def _clean_text(text: Any) -> str:
@@ -122,7 +103,7 @@ def fact_remember(
                     ids={"fact": fact.pk},
                 )
                 if vector is None:  # the embedder failed: embed it later, in the background
-                    scheduling.schedule("embed", fact.pk)
+                    jobs.schedule("embed", fact.pk)
                 return fact
         except IntegrityError:
             continue  # a concurrent remember created it first: update that one
@@ -224,19 +205,13 @@ def fact_forget(*, namespace: str, fact_id: int) -> None:
         )
 
 
-def facts_supersede_sources(
-    *, session: MemorySession, removed_seqs: Sequence[int], dry_run: bool = False
-) -> list[Fact]:
-    """Facts whose only source messages are ``removed_seqs`` of ``session``: ended (not deleted).
+def facts_supersede_sources(*, session: MemorySession, removed_seqs: Sequence[int]) -> list[Fact]:
+    """End (never delete) the facts whose only source messages are ``removed_seqs`` of ``session``.
 
-    Used by rollback, which removes messages; with ``dry_run`` nothing changes (previews).
+    Used by rollback, which removes messages; ``facts_orphaned_by`` previews the same set.
     """
-    removed = set(removed_seqs)
-    if not removed:
-        return []
-    candidates = list(Fact.objects.current().filter(source_session=session))
-    orphaned = [f for f in candidates if f.source_seqs and set(f.source_seqs) <= removed]
-    if orphaned and not dry_run:
+    orphaned = facts_orphaned_by(session=session, removed_seqs=removed_seqs)
+    if orphaned:
         now = timezone.now()
         Fact.objects.filter(pk__in=[f.pk for f in orphaned]).update(valid_to=now, updated_at=now)
         events.emit(
@@ -249,61 +224,29 @@ def facts_supersede_sources(
     return orphaned
 
 
-_touch_lock = threading.Lock()
-_touch_buffer: dict[int, int] = {}
-_touch_flushed_at = 0.0
+def facts_touch_recalled(*, counts: Sequence[tuple[int, int]]) -> int:
+    """Add recalls to facts' ``recall_count`` and set ``last_recalled_at``; returns facts updated.
 
-
-def facts_touch_recalled(*, fact_ids: Sequence[int]) -> None:
-    """Count a recall of these facts (``recall_count``, ``last_recalled_at``).
-
-    Statistics, not content: counts are buffered per process and written at most every
-    ``RECALL_TOUCH_SECONDS`` (and at exit), so recall stays a read. On PostgreSQL the write
-    does not wait for fsync.
+    ``counts`` is ``(fact_id, times recalled)`` pairs, buffered by ``ttmemory.jobs.recall_counts``
+    and written by the background job ``recall_touch``, so recall itself stays a read. Statistics,
+    not content: on PostgreSQL the write does not wait for fsync. Unknown ids are ignored.
     """
-    global _touch_flushed_at
-    from ttmemory.conf import app_settings
-
-    with _touch_lock:
-        for fact_id in fact_ids:
-            _touch_buffer[fact_id] = _touch_buffer.get(fact_id, 0) + 1
-        due = time.monotonic() - _touch_flushed_at >= float(app_settings.RECALL_TOUCH_SECONDS)
-    if due:
-        flush_recall_touches()
-
-
-def flush_recall_touches() -> int:
-    """Write buffered recall counts now; returns how many facts were updated."""
-    global _touch_flushed_at
-    with _touch_lock:
-        pending = dict(_touch_buffer)
-        _touch_buffer.clear()
-        _touch_flushed_at = time.monotonic()
-    if not pending:
+    by_count: dict[int, list[int]] = {}
+    for fact_id, count in counts:
+        by_count.setdefault(int(count), []).append(int(fact_id))
+    if not by_count:
         return 0
     now = timezone.now()
-    by_count: dict[int, list[int]] = {}
-    for fact_id, count in pending.items():
-        by_count.setdefault(count, []).append(fact_id)
+    updated = 0
     with transaction.atomic():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL synchronous_commit = off")
         for count, ids in by_count.items():
-            Fact.objects.filter(pk__in=ids).update(
+            updated += Fact.objects.filter(pk__in=ids).update(
                 recall_count=F("recall_count") + count, last_recalled_at=now
             )
-    return len(pending)
-
-
-def _flush_at_exit() -> None:
-    try:
-        flush_recall_touches()
-    except Exception:  # the database may be gone at interpreter exit
-        logger.debug("could not write buffered recall counts at exit", exc_info=True)
-
-
-atexit.register(_flush_at_exit)
+    return updated
 
 
 def facts_prune_expired(*, now: dt.datetime | None = None, batch_size: int = 1000) -> int:

@@ -10,15 +10,18 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from ttmemory import conversation, events, extraction
+from ttmemory import conversation, events
 from ttmemory.backends.llm import LLMResponse, get_llm
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
+from ttmemory.longterm import extraction
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange
+from ttmemory.selectors.facts import fact_recall
 from ttmemory.services.facts import fact_remember, fact_supersede
 from ttmemory.services.ledger import budget_left, ledger_record
+from ttmemory.services.sessions import session_trim
 from ttmemory.validation import clean_identifier
 
 logger = logging.getLogger(__name__)
@@ -98,7 +101,6 @@ def _call(
 
 
 def _closest_facts(namespace: str, messages: list[dict[str, Any]]) -> list[tuple[int, str]]:
-    from ttmemory.selectors import fact_recall
 
     text = " ".join(
         m["content"]
@@ -221,7 +223,6 @@ def session_summarise(*, session_id: int) -> bool:
     ``TRIM_MODE = "delete"`` covered archived messages are deleted once summarised. Returns
     True when the summary changed.
     """
-    from ttmemory.services.sessions import session_trim
 
     session = MemorySession.objects.filter(pk=session_id).first()
     if session is None:

@@ -8,8 +8,9 @@ from collections import Counter
 from django.db import transaction
 from django.utils import timezone
 
-from ttmemory import scheduling
+from ttmemory import jobs
 from ttmemory.models import LearnJob, LearnJobStatus, MemorySession
+from ttmemory.services.learning import session_learn
 
 logger = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def learn_job_create(*, session: MemorySession) -> LearnJob:
         job = LearnJob.objects.create(
             namespace=session.namespace, session=session, upto_seq=last_seq.get()
         )
-        scheduling.schedule("learn_job", str(job.pk))
+        jobs.schedule("learn_job", str(job.pk))
     return job
 
 
@@ -35,7 +36,6 @@ def learn_job_run(*, job_id: str) -> LearnJob | None:
     Returns None when the job is gone (its namespace was erased). Errors mark the job failed
     and are raised again so the task can retry (a retry marks it running again).
     """
-    from ttmemory.services.learning import session_learn
 
     job = LearnJob.objects.filter(pk=job_id).first()
     if job is None or job.status == LearnJobStatus.DONE:

@@ -10,18 +10,24 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
-from ttmemory import conversation, events, scheduling
+from ttmemory import conversation, events, jobs
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
-from ttmemory.models import MemorySession, Message
+from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
+from ttmemory.services.rows import (
+    SEQ_CHUNK,
+    bump_counters,
+    insert_fields,
+    insert_messages,
+    touch_session,
+)
+from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
 from ttmemory.validation import clean_count, clean_identifier
 
 # How far back an appended tool result looks for the assistant message that called it.
 OPEN_CALL_LOOKBACK = 200
-# Rows per statement when a trim names many seqs (SQLite limits bound parameters).
-SEQ_CHUNK = 900
 
 
 def session_open(
@@ -88,7 +94,7 @@ def _append(
             rows = [_append_one_postgres(session, prepared[0][0], prepared[0][1], now)]
             last_seq = first_seq = rows[0].seq
         else:
-            last_seq = _bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
+            last_seq = bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
             first_seq = last_seq - count + 1
             cleaned = [clean for clean, _ in prepared]
             groups = conversation.assign_groups(
@@ -98,7 +104,7 @@ def _append(
                 _message_row(session, first_seq + index, clean, token_count, groups[index], now)
                 for index, (clean, token_count) in enumerate(prepared)
             ]
-            _insert_messages(rows)
+            insert_messages(rows)
         every = int(app_settings.AUTO_SNAPSHOT_EVERY)
         if every > 0 and last_seq // every > (first_seq - 1) // every:
             _auto_snapshot(session)
@@ -151,7 +157,7 @@ def _append_one_postgres(
     row = _message_row(session, 0, clean, token_count, head or 0, now)
     meta = Message._meta
     quote = connection.ops.quote_name
-    fields = _insert_fields()
+    fields = insert_fields()
     # Plain columns go to the driver as they are; only the encrypted message and the JSON list
     # of call ids need their field's conversion (this runs on every chat turn).
     values = {f.name: getattr(row, f.attname) for f in fields}
@@ -196,103 +202,17 @@ def _schedule_after_append(session: MemorySession, *, first_seq: int, last_seq: 
     """Queue learning / summarising when their triggers are crossed (after commit)."""
     learn_every = int(app_settings.LEARN_EVERY)
     if learn_every > 0 and last_seq // learn_every > (first_seq - 1) // learn_every:
-        scheduling.schedule("learn", session.pk, last_seq)
+        jobs.schedule("learn", session.pk, last_seq)
     threshold = int(app_settings.SUMMARISE_AT_TOKENS)
     if threshold > 0 and session.token_count > threshold:
-        scheduling.schedule("summarise", session.pk)
+        jobs.schedule("summarise", session.pk)
 
 
 def _auto_snapshot(session: MemorySession) -> None:
-    from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
-
     snapshot = take_snapshot_locked(
         session, label=f"automatic at seq {session.last_seq}", kind="automatic"
     )
     apply_retention_locked(session, protect={snapshot.pk})
-
-
-_INSERT_FIELDS = (
-    "session",
-    "namespace",
-    "seq",
-    "role",
-    "data",
-    "token_count",
-    "tool_call_id",
-    "tool_call_ids",
-    "group_seq",
-    "created_at",
-)
-# A message's own state (what a snapshot keeps and restores): everything but its session.
-MESSAGE_STATE_FIELDS = _INSERT_FIELDS[2:]
-# Rows per INSERT statement: 10 parameters each, well under SQLite's 32,766.
-INSERT_CHUNK = 500
-
-
-def _insert_fields() -> list[Any]:
-    """The concrete fields an INSERT of a message writes, in ``_INSERT_FIELDS`` order."""
-    return [Message._meta.get_field(name) for name in _INSERT_FIELDS]
-
-
-def _insert_messages(rows: list[Message]) -> None:
-    """INSERT ... RETURNING id for ``rows``, setting their pks.
-
-    The hot path of every append: one multi-row statement built from the fields' own
-    ``get_db_prep_save`` (so encryption and JSON encoding are the fields'), without
-    ``bulk_create``'s per-call machinery, which cost about a third of an append.
-    """
-    meta = Message._meta
-    fields = _insert_fields()
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(f.column) for f in fields)
-    placeholder = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    table = quote(meta.db_table)
-    for start in range(0, len(rows), INSERT_CHUNK):
-        chunk = rows[start : start + INSERT_CHUNK]
-        params: list[Any] = []
-        for row in chunk:
-            params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {table} ({columns}) VALUES "
-                f"{', '.join([placeholder] * len(chunk))} RETURNING id, seq",
-                params,
-            )
-            ids = dict((seq, pk) for pk, seq in cursor.fetchall())
-        for row in chunk:
-            row.pk = ids[row.seq]
-            row._state.adding = False
-            row._state.db = connection.alias
-
-
-def _bump_counters(
-    session: MemorySession, *, seqs: int, messages: int, tokens: int, now: dt.datetime
-) -> int:
-    """Reserve ``seqs`` new seqs, add to the live counters; return the new ``last_seq``.
-
-    A single UPDATE ... RETURNING: the row lock it takes (PostgreSQL) or the write lock
-    (SQLite) serialises concurrent appends, so seqs are unique and gap-free, and a rollback
-    of the surrounding transaction returns the seqs.
-    """
-    table = connection.ops.quote_name(MemorySession._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {table} SET last_seq = last_seq + %s, message_count = message_count + %s, "
-            f"token_count = token_count + %s, updated_at = %s WHERE id = %s "
-            f"RETURNING last_seq, message_count, token_count",
-            [seqs, messages, tokens, now, session.pk],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
-    session.last_seq, session.message_count, session.token_count = row
-    session.updated_at = now
-    return int(row[0])
-
-
-def _touch_session(session: MemorySession) -> None:
-    """Refresh the counters from the row, writing it first so SQLite takes its write lock now."""
-    _bump_counters(session, seqs=0, messages=0, tokens=0, now=timezone.now())
 
 
 def _open_calls(
@@ -339,7 +259,7 @@ def session_trim(
     mode = "archive" if archive or summarising else app_settings.TRIM_MODE
     now = timezone.now()
     with session_lock(session):
-        _touch_session(session)
+        touch_session(session)
         rows = list(
             Message.objects.live()
             .filter(session=session)
@@ -361,7 +281,7 @@ def session_trim(
             else:
                 chunk.update(archived_at=now)
         if removed:
-            _bump_counters(session, seqs=0, messages=-len(removed), tokens=-removed_tokens, now=now)
+            bump_counters(session, seqs=0, messages=-len(removed), tokens=-removed_tokens, now=now)
         events.emit(
             "session.trimmed",
             namespace=session.namespace,
@@ -369,7 +289,7 @@ def session_trim(
             counts={"removed": len(removed), "removed_tokens": removed_tokens},
         )
         if removed and summarising and archive is None:
-            scheduling.schedule("summarise", session.pk)
+            jobs.schedule("summarise", session.pk)
     return TrimResult(
         removed=len(removed),
         removed_tokens=removed_tokens,
@@ -386,7 +306,7 @@ def session_clear(*, session: MemorySession) -> int:
     ``last_seq`` is kept, so seqs are never reused after a clear.
     """
     with session_lock(session):
-        _touch_session(session)
+        touch_session(session)
         deleted, _ = Message.objects.filter(session=session).delete()
         MemorySession.objects.filter(pk=session.pk).update(
             message_count=0, token_count=0, summary=None, summary_upto_seq=0
@@ -407,7 +327,6 @@ def session_clear(*, session: MemorySession) -> int:
 def session_delete(*, session: MemorySession) -> dict[str, int]:
     """Delete ``session`` with its messages and snapshots; facts learned from it stay (their
     source session becomes empty). Returns the rows deleted per table."""
-    from ttmemory.models import Snapshot
 
     with session_lock(session):
         counts = {

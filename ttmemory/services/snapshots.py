@@ -16,11 +16,12 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError, SnapshotIntegrityError
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
 from ttmemory.results import RollbackResult
-from ttmemory.services.sessions import (
+from ttmemory.services.facts import facts_supersede_sources
+from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
     SEQ_CHUNK,
-    _insert_messages,
-    _touch_session,
+    insert_messages,
+    touch_session,
 )
 
 PAYLOAD_VERSION = 1
@@ -85,8 +86,6 @@ def snapshot_rollback_detailed(
     created_by: AbstractBaseUser | None = None,
 ) -> RollbackResult:
     """``snapshot_rollback`` returning what changed: seqs removed and restored, facts ended."""
-    from ttmemory.services.facts import facts_supersede_sources
-
     if snapshot.session_id != session.pk:
         raise MemoryValidationError("snapshot", "belongs to another session")
     with session_lock(session):
@@ -133,7 +132,7 @@ def snapshot_rollback_detailed(
 
 def capture_state_locked(session: MemorySession) -> dict[str, Any]:
     """The session's state as a JSON payload. Call holding the session lock."""
-    _touch_session(session)
+    touch_session(session)
     summary, summary_upto = (
         MemorySession.objects.filter(pk=session.pk).values_list("summary", "summary_upto_seq").get()
     )
@@ -186,7 +185,7 @@ def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
     """Make the live history, summary and counters equal to ``payload``. Call holding the lock."""
     if payload.get("version") != PAYLOAD_VERSION:
         raise SnapshotIntegrityError(f"unknown snapshot payload version {payload.get('version')!r}")
-    _touch_session(session)
+    touch_session(session)
     Message.objects.live().filter(session=session).delete()
     seqs = [m["seq"] for m in payload["messages"]]
     for start in range(0, len(seqs), SEQ_CHUNK):  # archived copies of restored messages
@@ -206,7 +205,7 @@ def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
         )
         for m in payload["messages"]
     ]
-    _insert_messages(rows)
+    insert_messages(rows)
     now = timezone.now()
     MemorySession.objects.filter(pk=session.pk).update(
         message_count=payload["message_count"],

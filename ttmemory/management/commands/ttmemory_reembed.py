@@ -6,12 +6,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ttmemory import reembed
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
+from ttmemory.longterm.vector_index import index_name
 from ttmemory.management.progress import ProgressBar
-from ttmemory.vector_index import index_name
+from ttmemory.services import reembed
 
 
 class Command(BaseCommand):

@@ -6,10 +6,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ttmemory import rotation
 from ttmemory.conf import app_settings
 from ttmemory.crypto import get_keyring
 from ttmemory.management.progress import ProgressBar
+from ttmemory.services import rotation
 
 
 class Command(BaseCommand):

@@ -22,7 +22,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from ttmemory import blind
+from ttmemory.longterm import blind
 from ttmemory.models import Fact, FactTerm
 
 BM25_K1 = 1.2

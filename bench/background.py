@@ -1,7 +1,7 @@
 """Background-work benchmark: what scheduling adds to message_add, and learn tasks per second
 through one real Celery worker (Redis broker on loopback) beside the same jobs run inline.
 
-    .venv/bin/python bench/tasks.py [--sessions 100] [--runs 200] [--llm] [--no-write]
+    .venv/bin/python bench/background.py [--sessions 100] [--runs 200] [--llm] [--no-write]
 
 ``--llm`` makes extraction call an OpenAI-compatible fake server on loopback (the strict fake
 of the test suite) instead of the offline rules. Writes a section of docs/benchmarks.md.
@@ -91,7 +91,7 @@ def main() -> None:
     markdown = render(overhead, inline, worker, args)
     print(markdown)
     if not args.no_write:
-        from ttmemory.management.commands.ttmemory_bench import write_section
+        from bench.management.commands.ttmemory_bench import write_section
 
         write_section(ROOT / "docs" / "benchmarks.md", markdown, start=START, end=END)
 
@@ -116,8 +116,8 @@ def measure_scheduling(broker_url: str, runs: int) -> dict[str, float]:
     commit hook does) beside one message_add; and message_add with ``LEARN_EVERY = 10`` beside
     message_add that never schedules, the amortised cost a conversation pays.
     """
+    from bench.session_memory import paired, sample_message
     from ttmemory import memory
-    from ttmemory.benchmarks.session_memory import paired, sample_message
     from ttmemory.conf import app_settings
     from ttmemory.tasks import learn_task
 
@@ -182,7 +182,7 @@ def measure_inline(count: int) -> float:
     sessions = make_sessions(f"bench-inline-{int(time.time())}", count)
     started = time.perf_counter()
     for session in sessions:
-        jobs.job_learn(session.pk, session.last_seq)
+        jobs.run("learn", session.pk, session.last_seq)
     rate = count / (time.perf_counter() - started)
     for session in sessions:
         memory.namespace_erase(namespace=session.namespace)
@@ -255,7 +255,7 @@ def render(overhead: dict[str, float], inline: float, worker: float, args: Any) 
         START,
         "## Background work: scheduling cost and learn tasks per worker",
         "",
-        f"Command: `.venv/bin/python bench/tasks.py{' --llm' if args.llm else ''}` "
+        f"Command: `.venv/bin/python bench/background.py{' --llm' if args.llm else ''}` "
         f"(Python {platform.python_version()}, embedded PostgreSQL, Redis broker on loopback, "
         f"extraction by {mode}; measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}).",
         "",

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from ttmemory.benchmarks import evalset
-from ttmemory.management.commands.ttmemory_bench_recall import END, START, render, write_section
+from bench import evalset
+from bench.management.commands.ttmemory_bench_recall import END, START, render, write_section
 from ttmemory.models import Fact, FactTerm
 
 

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ttmemory.jsonparse import parse_json_loosely
+from ttmemory.longterm.jsonparse import parse_json_loosely
 
 ACTIONS = ("ADD", "UPDATE", "SUPERSEDE", "NOOP")
 

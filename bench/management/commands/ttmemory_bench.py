@@ -13,7 +13,7 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ttmemory.benchmarks import session_memory
+from bench import BENCHMARKS_MD, ROOT, session_memory
 
 START = "<!-- ttmemory_bench:session-memory:start -->"
 END = "<!-- ttmemory_bench:session-memory:end -->"
@@ -38,9 +38,7 @@ class Command(BaseCommand):
             default="postgresql,sqlite",
             help="comma-separated: postgresql, sqlite (each runs in its own process)",
         )
-        parser.add_argument(
-            "--output", default="docs/benchmarks.md", help="markdown file to update"
-        )
+        parser.add_argument("--output", default=str(BENCHMARKS_MD), help="markdown file to update")
         parser.add_argument("--no-write", action="store_true", help="print only")
         parser.add_argument("--current", action="store_true", help=ARG_HIDDEN)
         parser.add_argument("--json", default="", help=ARG_HIDDEN)
@@ -93,7 +91,7 @@ class Command(BaseCommand):
             out = Path(tmp) / "result.json"
             command = [sys.executable, "-m", "django", "ttmemory_bench", "--current"]
             command += ["--runs", str(runs), "--json", str(out), *extra]
-            done = subprocess.run(command, env=env, check=False)
+            done = subprocess.run(command, env=env, cwd=ROOT, check=False)
             if done.returncode != 0:
                 raise CommandError(f"benchmark on {vendor} failed (exit {done.returncode})")
             result: dict[str, Any] = json.loads(out.read_text())
@@ -106,7 +104,7 @@ ARG_HIDDEN = "internal: measure the configured database only"
 def render(results: list[dict[str, Any]]) -> str:
     lines = [START, "## Session memory: ttmemory vs raw SQL", ""]
     lines.append(
-        "Command: `python manage.py ttmemory_bench` (medians; raw SQL = the same statements "
+        "Command: `python bench/manage.py ttmemory_bench` (medians; raw SQL = the same statements "
         "through psycopg / sqlite3 with plain-JSON content, same process, same run). "
         "ttmemory's side includes validation, token counting, AES-256-GCM and the ORM."
     )

@@ -17,7 +17,8 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ttmemory.management.commands import ttmemory_bench
+from bench import BENCHMARKS_MD, ROOT
+from bench.management.commands import ttmemory_bench
 
 START = "<!-- ttmemory_bench:recall:start -->"
 END = "<!-- ttmemory_bench:recall:end -->"
@@ -64,7 +65,7 @@ class Command(BaseCommand):
         parser.add_argument("--large-big", type=int, default=100_000, help="the large namespace")
         parser.add_argument("--large-dimensions", type=int, default=384)
         parser.add_argument("--large-queries", type=int, default=50)
-        parser.add_argument("--output", default="docs/benchmarks.md", help="file to update")
+        parser.add_argument("--output", default=str(BENCHMARKS_MD), help="file to update")
         parser.add_argument("--no-write", action="store_true", help="print only")
         parser.add_argument("--current", action="store_true", help=ARG_HIDDEN)
         parser.add_argument("--part", choices=["quality", "latency", "large"], help=ARG_HIDDEN)
@@ -104,7 +105,7 @@ class Command(BaseCommand):
         saved = Path(options["sentence_results"])
         python = options["sentence_python"]
         if not python:
-            from ttmemory.benchmarks.recall import sentence_embedder_config
+            from bench.recall import sentence_embedder_config
 
             python = sys.executable if sentence_embedder_config() else ""
         if python:
@@ -145,15 +146,15 @@ class Command(BaseCommand):
             for name in ("namespaces", "per_namespace", "big", "dimensions", "queries"):
                 command += [f"--large-{name.replace('_', '-')}", str(options[f"large_{name}"])]
             command += extra or []
-            done = subprocess.run(command, env=env, check=False)
+            done = subprocess.run(command, env=env, cwd=ROOT, check=False)
             if done.returncode != 0:
                 raise CommandError(f"{part} on {vendor} failed (exit {done.returncode})")
             result: dict[str, Any] = json.loads(out.read_text())
             return result
 
     def _run_part(self, options: dict[str, Any]) -> None:
-        from ttmemory.benchmarks import evalset
-        from ttmemory.benchmarks import recall as bench
+        from bench import evalset
+        from bench import recall as bench
 
         if options["migrate"]:
             call_command("migrate", verbosity=0)
@@ -212,7 +213,7 @@ def _ms(value: float) -> str:
 def render(results: dict[str, Any]) -> str:
     lines = [START, "## Long-term recall: quality and latency", ""]
     lines.append(
-        "Command: `python manage.py ttmemory_bench_recall` (see bench/README.md; the real "
+        "Command: `python bench/manage.py ttmemory_bench_recall` (see bench/README.md; the real "
         "embedder's quality run needs `--sentence-python` pointing at an environment with "
         "sentence-transformers, or reuses bench/eval_results.json)."
     )

@@ -12,6 +12,8 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession
 from ttmemory.results import PromptContext
+from ttmemory.selectors.facts import fact_recall, profile_get
+from ttmemory.selectors.sessions import context_window, message_recent
 from ttmemory.validation import clean_count
 
 CUT_MARK = "…[cut]"
@@ -43,8 +45,6 @@ def prompt_build(
     variables. Memories that do not fit are dropped from the least relevant; the window gets
     the remaining budget (``context_window`` rules).
     """
-    from ttmemory.selectors import context_window, fact_recall, message_recent, profile_get
-
     max_tokens = clean_count(max_tokens, field="max_tokens")
     memories = clean_count(memories, field="memories")
     if query is not None and not isinstance(query, str):

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management import call_command
 
-from ttmemory.management.commands.ttmemory_bench import END, START, render, write_section
+from bench.management.commands.ttmemory_bench import END, START, render, write_section
 from ttmemory.models import MemorySession
 
 

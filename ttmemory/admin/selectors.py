@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from ttmemory import blind
+from ttmemory.longterm import blind
 from ttmemory.models import AuditEntry, Fact, FactTerm, MemorySession, Message, Profile, Snapshot
 from ttmemory.validation import clean_identifier
 

@@ -1,38 +1,52 @@
-"""Background jobs, run by Celery tasks (``ttmemory.tasks``) or inline: they take ids only."""
+"""Bodies of the background jobs, registered by name in ``ttmemory.jobs``: they take ids only.
+
+``ttmemory.tasks`` runs them in Celery; without Celery they run inline after commit. Each one
+is idempotent (learned-up-to and summarised-up-to marks, fact upserts), so a re-run adds nothing.
+"""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.db.models import F
+from django.utils import timezone
+
+from ttmemory import jobs
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
+from ttmemory.longterm.embedding import embed_texts
+from ttmemory.models import Fact, MemorySession
+from ttmemory.services.facts import facts_prune_expired, facts_touch_recalled
+from ttmemory.services.idempotency import idempotency_prune
+from ttmemory.services.learning import session_learn, session_summarise
+from ttmemory.services.learnjobs import learn_job_run
 
 
+@jobs.job("learn")
 def job_learn(session_id: int, upto_seq: int) -> dict[str, Any]:
-    from ttmemory.services.learning import session_learn
-
+    """Extract facts from a session's messages up to ``upto_seq``."""
     changes = session_learn(session_id=session_id, upto_seq=upto_seq)
     return {"changes": [change.action for change in changes]}
 
 
+@jobs.job("learn_job")
 def job_learn_job(job_id: str) -> dict[str, Any]:
-    from ttmemory.services.learnjobs import learn_job_run
-
+    """Run a learn job queued through the API (``LearnJob``)."""
     job = learn_job_run(job_id=job_id)
     return {"status": job.status if job is not None else "gone"}
 
 
+@jobs.job("summarise")
 def job_summarise(session_id: int) -> dict[str, Any]:
-    from ttmemory.services.learning import session_summarise
-
+    """Trim a session over ``SUMMARISE_AT_TOKENS`` and merge what left into its summary."""
     return {"summarised": session_summarise(session_id=session_id)}
 
 
+@jobs.job("embed")
 def job_embed(fact_id: int) -> dict[str, Any]:
     """Embed one fact stored without a vector (the embedder was down when it was remembered)."""
-    from ttmemory.backends.embedders import get_embedder
-    from ttmemory.embedding import embed_texts
-    from ttmemory.models import Fact
-
     fact = Fact.objects.filter(pk=fact_id).first()
     if fact is None:
         return {"embedded": False}
@@ -48,25 +62,21 @@ def job_embed(fact_id: int) -> dict[str, Any]:
     return {"embedded": True}
 
 
+@jobs.job("recall_touch")
+def job_recall_touch(counts: list[tuple[int, int]]) -> dict[str, Any]:
+    """Write recall statistics counted by ``fact_recall`` (``ttmemory.jobs.recall_counts``)."""
+    return {"updated": facts_touch_recalled(counts=counts)}
+
+
+@jobs.job("prune_expired")
 def job_prune_expired() -> dict[str, Any]:
     """Expired facts, and Idempotency-Key records older than ``API_IDEMPOTENCY_SECONDS``."""
-    from ttmemory.services.facts import facts_prune_expired
-    from ttmemory.services.idempotency import idempotency_prune
-
     return {"pruned": facts_prune_expired(), "idempotency_records": idempotency_prune()}
 
 
+@jobs.job("learn_idle")
 def job_learn_idle(limit: int = 500) -> dict[str, Any]:
     """Queue learning for sessions idle for ``LEARN_IDLE_SECONDS`` with unlearned messages."""
-    from datetime import timedelta
-
-    from django.db.models import F
-    from django.utils import timezone
-
-    from ttmemory import scheduling
-    from ttmemory.conf import app_settings
-    from ttmemory.models import MemorySession
-
     idle = float(app_settings.LEARN_IDLE_SECONDS)
     if idle <= 0:
         return {"queued": 0}
@@ -77,5 +87,5 @@ def job_learn_idle(limit: int = 500) -> dict[str, Any]:
         .values_list("pk", "last_seq")[:limit]
     )
     for session_id, last_seq in due:
-        scheduling.schedule("learn", session_id, last_seq)
+        jobs.schedule("learn", session_id, last_seq)
     return {"queued": len(due)}

@@ -31,12 +31,13 @@ from django.db import connection
 from django.test.utils import override_settings
 from django.utils import timezone
 
-from ttmemory import blind, recall, selectors, services
+from bench import evalset as evalset_module
+from ttmemory import selectors, services
 from ttmemory.backends import load_backend
 from ttmemory.backends.embedders import Embedder, get_embedder
-from ttmemory.benchmarks import evalset as evalset_module
-from ttmemory.embedding import embed_texts, reset_health
 from ttmemory.exceptions import EmbeddingError
+from ttmemory.longterm import blind, recall
+from ttmemory.longterm.embedding import embed_texts, reset_health
 from ttmemory.models import Fact, FactTerm
 
 PREFIX = "bench-recall-"
@@ -814,7 +815,7 @@ class LargeLoader:
 
 def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
     """Load ``plan`` with COPY, build the HNSW index, measure; PostgreSQL only."""
-    from ttmemory.vector_index import ensure_hnsw_index, index_name
+    from ttmemory.longterm.vector_index import ensure_hnsw_index, index_name
 
     if connection.vendor != "postgresql":
         raise RuntimeError("the large benchmark needs PostgreSQL with pgvector")

@@ -11,8 +11,8 @@ from django.db.models import Count, Q, QuerySet
 
 from ttmemory.backends.embedders import Embedder, get_embedder
 from ttmemory.exceptions import EmbeddingError
+from ttmemory.longterm.vector_index import ensure_hnsw_index
 from ttmemory.models import Fact
-from ttmemory.vector_index import ensure_hnsw_index
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,1 @@
+"""Integrations: wire formats and agent frameworks on top of the public API."""

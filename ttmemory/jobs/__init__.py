@@ -1,0 +1,76 @@
+"""Background jobs by name: services enqueue them, ``ttmemory.tasks`` runs them in Celery.
+
+A job body registers with ``@job("learn")`` (the bodies live in ``ttmemory.services.background``,
+which takes ids only). ``schedule("learn", session_id, upto_seq)`` runs it after the current
+transaction commits: through the dispatcher that ``ttmemory.tasks`` installs when Celery is
+present, else inline in this process. This package imports nothing from the layers above it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.db import transaction
+
+logger = logging.getLogger(__name__)
+
+JobBody = Callable[..., dict[str, Any]]
+Dispatcher = Callable[[str, tuple[Any, ...]], None]
+
+_registry: dict[str, JobBody] = {}
+_dispatcher: Dispatcher | None = None
+
+
+def job(name: str) -> Callable[[JobBody], JobBody]:
+    """Register the decorated function as the body of background job ``name``."""
+
+    def register(body: JobBody) -> JobBody:
+        if _registry.get(name, body) is not body:
+            raise ValueError(f"background job {name!r} is registered twice")
+        _registry[name] = body
+        return body
+
+    return register
+
+
+def registered() -> frozenset[str]:
+    """Names of every registered job."""
+    return frozenset(_registry)
+
+
+def run(name: str, *args: Any) -> dict[str, Any]:
+    """Run job ``name`` here and now (what a Celery task and inline dispatch both call)."""
+    try:
+        body = _registry[name]
+    except KeyError:
+        raise LookupError(
+            f"no background job named {name!r} (registered: {', '.join(sorted(_registry))})"
+        ) from None
+    return body(*args)
+
+
+def get_dispatcher() -> Dispatcher | None:
+    return _dispatcher
+
+
+def set_dispatcher(dispatcher: Dispatcher | None) -> None:
+    """Route scheduled jobs through ``dispatcher`` (``ttmemory.tasks`` sends Celery tasks)."""
+    global _dispatcher
+    _dispatcher = dispatcher
+
+
+def schedule(name: str, *args: Any) -> None:
+    """Run job ``name`` with ``args`` (ids, JSON-safe) after the transaction commits."""
+    transaction.on_commit(lambda: _dispatch(name, args))
+
+
+def _dispatch(name: str, args: tuple[Any, ...]) -> None:
+    try:
+        if _dispatcher is not None:
+            _dispatcher(name, args)
+        else:
+            run(name, *args)
+    except Exception:  # queueing must never fail the write that triggered it
+        logger.exception("ttmemory could not queue %s%r", name, args)

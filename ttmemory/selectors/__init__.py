@@ -1,0 +1,32 @@
+"""Selectors: every read ttmemory makes. Keyword-only, typed, never a write (not even a counter)."""
+
+from ttmemory.selectors.facts import fact_list, fact_recall, facts_orphaned_by, profile_get
+from ttmemory.selectors.namespaces import ledger_totals, namespace_export
+from ttmemory.selectors.prompt import prompt_build
+from ttmemory.selectors.sessions import (
+    SUMMARY_PREFIX,
+    context_window,
+    message_page,
+    message_recent,
+    session_get,
+    session_list,
+)
+from ttmemory.selectors.snapshots import snapshot_diff, snapshot_list
+
+__all__ = [
+    "SUMMARY_PREFIX",
+    "context_window",
+    "fact_list",
+    "fact_recall",
+    "facts_orphaned_by",
+    "ledger_totals",
+    "message_page",
+    "message_recent",
+    "namespace_export",
+    "profile_get",
+    "prompt_build",
+    "session_get",
+    "session_list",
+    "snapshot_diff",
+    "snapshot_list",
+]

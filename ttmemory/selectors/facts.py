@@ -1,0 +1,108 @@
+"""Long-term memory reads: hybrid recall, fact lists, profiles. Recall counts go to a job."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.utils import timezone
+
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import MemoryValidationError
+from ttmemory.jobs import recall_counts
+from ttmemory.longterm import blind, recall
+from ttmemory.longterm.embedding import embed_texts
+from ttmemory.models import Fact, MemorySession, Profile
+from ttmemory.results import RecallResult
+from ttmemory.validation import clean_count, clean_identifier, clean_kind, clean_metadata
+
+
+def facts_orphaned_by(*, session: MemorySession, removed_seqs: Sequence[int]) -> list[Fact]:
+    """Current facts whose only source messages are ``removed_seqs`` of ``session``.
+
+    What a rollback that removes those messages ends (``facts_supersede_sources``); previews
+    show it without changing anything.
+    """
+    removed = set(removed_seqs)
+    if not removed:
+        return []
+    candidates = list(Fact.objects.current().filter(source_session=session))
+    return [f for f in candidates if f.source_seqs and set(f.source_seqs) <= removed]
+
+
+def fact_recall(
+    *,
+    namespace: str,
+    query: str,
+    k: int = 5,
+    kinds: Iterable[str] | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> RecallResult:
+    """The ``k`` current facts of ``namespace`` best matching ``query``, best first.
+
+    Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
+    in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
+    ``metadata`` (key equality) filter; superseded, ended and expired facts never come back.
+    Each hit's ``recall_count`` and ``last_recalled_at`` are counted and written in the
+    background (``ttmemory.jobs.recall_counts``): this function itself writes nothing.
+    """
+    namespace = clean_identifier(namespace, field="namespace")
+    if not isinstance(query, str) or not query.strip():
+        raise MemoryValidationError("query", "must be a non-empty string")
+    k = clean_count(k, field="k", minimum=1)
+    kinds = [clean_kind(kind, field="kinds") for kind in kinds] if kinds else None
+    metadata = clean_metadata(metadata) if metadata else None
+    facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
+    pool = max(50, k * 10)
+    stats = recall.namespace_stats(namespace)
+    terms = blind.query_terms(query)
+    keyword = recall.keyword_scores(
+        namespace, query, pool, kinds=kinds, metadata=metadata, stats=stats, terms=terms
+    )
+    vectors, reason = embed_texts([query])
+    vector: dict[int, float] = {}
+    if vectors is not None:
+        approximate = stats[0] > int(app_settings.RECALL_EXACT_LIMIT)
+        vector = recall.vector_scores(
+            facts, vectors[0], get_embedder().model, pool, approximate=approximate
+        )
+    if vectors is None:
+        mode, scores = "keyword", keyword
+    elif not keyword and not terms:
+        mode, scores = "vector", vector
+    else:
+        mode = "hybrid"
+        weight = recall.vector_weight()
+        scores = recall.blend(keyword, vector, vector_weight=weight)
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
+    by_id = Fact.objects.in_bulk([fact_id for fact_id, _ in best])
+    hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
+    recall_counts.count_recalled(fact.pk for fact, _ in hits)
+    return RecallResult(hits=hits, mode=mode, fallback_reason=reason)
+
+
+def fact_list(
+    *,
+    namespace: str,
+    kinds: Iterable[str] | None = None,
+    include_superseded: bool = False,
+) -> list[Fact]:
+    """Facts of ``namespace``, newest first; current ones only unless ``include_superseded``."""
+    namespace = clean_identifier(namespace, field="namespace")
+    queryset = Fact.objects.filter(namespace=namespace)
+    if not include_superseded:
+        queryset = queryset.current()
+    if kinds:
+        queryset = queryset.filter(kind__in=list(kinds))
+    return list(queryset.order_by("-created_at", "-pk").defer("embedding"))
+
+
+def profile_get(*, namespace: str, kind: str | None = None) -> dict[str, Any]:
+    """One profile's data (``kind``), or ``{kind: data}`` of all unexpired profiles."""
+    namespace = clean_identifier(namespace, field="namespace")
+    queryset = Profile.objects.filter(namespace=namespace).exclude(expires_at__lte=timezone.now())
+    if kind is not None:
+        profile = queryset.filter(kind=kind).first()
+        return dict(profile.data) if profile else {}
+    return {p.kind: dict(p.data) for p in queryset.order_by("kind")}
