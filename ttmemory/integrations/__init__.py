@@ -1,1 +1,1 @@
-"""Integrations: wire formats and agent frameworks on top of the public API."""
+"""Bridges to the world outside Django: wire formats of model vendors, later agent frameworks."""
