@@ -1,23 +1,48 @@
-"""The public API in one import: ``from ttmemory import memory``."""
+"""The public face in one import: ``from ttmemory import memory``.
 
+Re-exports only: writes from ``ttmemory.services``, reads from ``ttmemory.selectors``, their
+result types and the errors they raise. Every function is keyword-only.
+"""
+
+from ttmemory.exceptions import (
+    DecryptionError,
+    EmbeddingError,
+    EncryptionKeyError,
+    LLMError,
+    LockTimeout,
+    MemoryValidationError,
+    SnapshotIntegrityError,
+    TTMemoryError,
+)
+from ttmemory.results import (
+    ErasureReceipt,
+    FactChange,
+    PromptContext,
+    RecallResult,
+    RollbackResult,
+    SnapshotDiff,
+    TrimResult,
+)
 from ttmemory.selectors import (
     context_window,
     fact_list,
     fact_recall,
+    ledger_totals,
     message_page,
     message_recent,
     namespace_export,
     profile_get,
+    prompt_build,
     session_get,
     session_list,
     snapshot_diff,
     snapshot_list,
 )
-from ttmemory.selectors.prompt import prompt_build
 from ttmemory.services import (
     fact_forget,
     fact_remember,
     fact_supersede,
+    facts_learn,
     facts_prune_expired,
     message_add,
     message_add_many,
@@ -34,13 +59,30 @@ from ttmemory.services import (
 )
 
 __all__ = [
+    "DecryptionError",
+    "EmbeddingError",
+    "EncryptionKeyError",
+    "ErasureReceipt",
+    "FactChange",
+    "LLMError",
+    "LockTimeout",
+    "MemoryValidationError",
+    "PromptContext",
+    "RecallResult",
+    "RollbackResult",
+    "SnapshotDiff",
+    "SnapshotIntegrityError",
+    "TTMemoryError",
+    "TrimResult",
     "context_window",
     "fact_forget",
     "fact_list",
     "fact_recall",
     "fact_remember",
     "fact_supersede",
+    "facts_learn",
     "facts_prune_expired",
+    "ledger_totals",
     "message_add",
     "message_add_many",
     "message_page",

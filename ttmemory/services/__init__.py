@@ -8,6 +8,7 @@ from ttmemory.services.facts import (
     facts_prune_expired,
     profile_update,
 )
+from ttmemory.services.learning import facts_learn
 from ttmemory.services.namespaces import namespace_erase, session_state_update
 from ttmemory.services.sessions import (
     message_add,
@@ -27,6 +28,7 @@ __all__ = [
     "fact_forget",
     "fact_remember",
     "fact_supersede",
+    "facts_learn",
     "facts_prune_expired",
     "message_add",
     "message_add_many",
