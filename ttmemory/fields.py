@@ -7,6 +7,7 @@ import re
 from functools import cached_property
 from typing import Any
 
+from django import forms
 from django.core.exceptions import FieldError, ImproperlyConfigured
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -109,8 +110,6 @@ class EncryptedTextField(_EncryptedField):
         return data.decode("utf-8")
 
     def formfield(self, **kwargs: Any) -> Any:
-        from django import forms
-
         return super().formfield(
             **{"form_class": forms.CharField, "widget": forms.Textarea, **kwargs}
         )
@@ -138,8 +137,6 @@ class EncryptedJSONField(_EncryptedField):
         return _fast_loads(data)
 
     def formfield(self, **kwargs: Any) -> Any:
-        from django import forms
-
         return super().formfield(**{"form_class": forms.JSONField, **kwargs})
 
 

@@ -5,6 +5,7 @@ Both produce ``Candidate`` decisions; ``services.learning`` applies them.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -80,8 +81,6 @@ def extraction_messages(
     new_messages: list[dict[str, Any]], existing: list[tuple[int, str]]
 ) -> list[dict[str, Any]]:
     """The chat request for the LLM extractor (untrusted text is passed as JSON data)."""
-    import json
-
     lines = [
         {"role": m.get("role"), "content": m.get("content")}
         for m in new_messages
@@ -136,8 +135,6 @@ SUMMARY_SYSTEM_PROMPT = (
 def summary_messages(
     previous: str, new_messages: list[dict[str, Any]], *, max_words: int
 ) -> list[dict[str, Any]]:
-    import json
-
     lines = [
         {"role": m.get("role"), "content": m.get("content")}
         for m in new_messages

@@ -22,6 +22,8 @@ from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
 from ttmemory.models import Fact, FactTerm
 
@@ -156,9 +158,6 @@ def vector_scores(
 
 def vector_weight() -> float:
     """The blend weight in force: ``RECALL_VECTOR_WEIGHT``, else the embedder's own default."""
-    from ttmemory.backends.embedders import get_embedder
-    from ttmemory.conf import app_settings
-
     configured = app_settings.RECALL_VECTOR_WEIGHT
     return float(get_embedder().recall_vector_weight if configured is None else configured)
 
