@@ -6,31 +6,37 @@ from typing import Any
 
 from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryAPIView
+from ttmemory.api.base import MemoryViewSet
 from ttmemory.api.permissions import CanErase
 from ttmemory.selectors import ledger_totals, namespace_export
 from ttmemory.services import namespace_erase
 
 
-class NamespaceView(MemoryAPIView):
+class NamespaceViewSet(MemoryViewSet):
+    """The caller's namespace as one resource (no id): ``namespace/``, ``namespace/export/``
+    and ``namespace/erase/``, bound in ``urls.py``."""
+
     serializer_class = s.NamespaceSerializer
 
+    def get_permissions(self) -> list[BasePermission]:
+        extra = [CanErase()] if self.action == "erase" else []
+        return super().get_permissions() + extra
+
     @extend_schema(
+        operation_id="namespace_get",
         summary="The namespace this caller acts on",
         examples=[OpenApiExample("Namespace", value={"namespace": "user-42"}, response_only=True)],
     )
-    def get(self, request: Request) -> Response:
-        return Response({"namespace": self.namespace})
-
-
-class ExportView(MemoryAPIView):
-    serializer_class = s.NamespaceSerializer
+    def retrieve(self, request: Request) -> Response:
+        return Response(s.NamespaceSerializer({"namespace": self.namespace}).data)
 
     @extend_schema(
+        operation_id="export_get",
         summary="Export everything the namespace owns, decrypted (sessions, facts, profiles)",
         responses={200: dict[str, Any]},
         examples=[
@@ -41,7 +47,7 @@ class ExportView(MemoryAPIView):
             )
         ],
     )
-    def get(self, request: Request) -> Response:
+    def export(self, request: Request) -> Response:
         data = namespace_export(namespace=self.namespace)
         self.audit(
             "export",
@@ -52,14 +58,11 @@ class ExportView(MemoryAPIView):
             headers={"Content-Disposition": 'attachment; filename="ttmemory-export.json"'},
         )
 
-
-class EraseView(MemoryAPIView):
-    serializer_class = s.ReceiptSerializer
-    extra_permissions = (CanErase,)
-
     @extend_schema(
+        operation_id="erase_post",
         summary="Erase everything the namespace owns (type the namespace to confirm)",
         request=s.EraseRequestSerializer,
+        responses=s.ReceiptSerializer,
         examples=[
             OpenApiExample("Erase", value={"confirm": "user-42"}),
             OpenApiExample(
@@ -75,28 +78,23 @@ class EraseView(MemoryAPIView):
             ),
         ],
     )
-    def post(self, request: Request) -> Response:
+    def erase(self, request: Request) -> Response:
         data = self.valid_body(s.EraseRequestSerializer)
         if data["confirm"] != self.namespace:
             return Response({"confirm": ["must be exactly the namespace being erased"]}, status=400)
         with transaction.atomic():  # the erase and its audit entry commit together
             receipt = namespace_erase(namespace=self.namespace)
             self.audit("erase", details={"counts": receipt.counts, "via": "api"})
-        return Response(
-            {
-                "namespace": receipt.namespace,
-                "counts": receipt.counts,
-                "redis_keys": receipt.redis_keys,
-                "erased_at": receipt.erased_at,
-                "total": receipt.total,
-            }
-        )
+        return Response(s.ReceiptSerializer(receipt).data)
 
 
-class LedgerView(MemoryAPIView):
+class LedgerViewSet(MemoryViewSet):
+    """``ledger/``: the namespace's LLM and embedding costs, bound in ``urls.py``."""
+
     serializer_class = s.LedgerRowSerializer
 
     @extend_schema(
+        operation_id="ledger_get",
         summary="LLM and embedding token totals per day, purpose and model",
         parameters=[s.LedgerQuerySerializer],
         responses=s.LedgerRowSerializer(many=True),
@@ -120,9 +118,7 @@ class LedgerView(MemoryAPIView):
             )
         ],
     )
-    def get(self, request: Request) -> Response:
+    def list(self, request: Request) -> Response:
         query = self.valid_query(s.LedgerQuerySerializer)
         rows = ledger_totals(namespace=self.namespace, days=query["days"])
-        for row in rows:
-            row.pop("namespace", None)
-        return Response(rows)
+        return Response(s.LedgerRowSerializer(rows, many=True).data)
