@@ -153,7 +153,7 @@ class FactViewSet(
             ),
         ],
     )
-    @action(detail=False, methods=["post"], url_name="recall")
+    @action(detail=False, methods=["post"], url_name="recall", serializer_class=s.RecallSerializer)
     def recall(self, request: Request) -> Response:
         data = self.valid_body(s.RecallRequestSerializer)
         result = fact_recall(
@@ -175,7 +175,7 @@ class FactViewSet(
             OpenApiExample("Queued", value={**JOB_EXAMPLE, "status": "queued"}, response_only=True),
         ],
     )
-    @action(detail=False, methods=["post"], url_name="learn")
+    @action(detail=False, methods=["post"], url_name="learn", serializer_class=s.LearnJobSerializer)
     def learn(self, request: Request) -> Response:
         data = self.valid_body(s.LearnRequestSerializer)
         session = self.session_from_body(data["session"], field="session")
@@ -190,7 +190,7 @@ class FactViewSet(
 
 
 class LearnJobViewSet(mixins.RetrieveModelMixin, MemoryViewSet):
-    """``facts/learn/<job_id>/``: where a learning job stands."""
+    """Where a learning job stands."""
 
     serializer_class = s.LearnJobSerializer
     lookup_url_kwarg = "job_id"
@@ -214,8 +214,9 @@ PROFILE_KIND = OpenApiParameter(
 
 
 class ProfileViewSet(MemoryViewSet):
-    """Profiles are free-form JSON per kind: ``profile_get`` reads them whole (no model rows
-    to look up), so they are answered as the selector returns them."""
+    """Profiles: free-form JSON per kind; PATCH merges keys."""
+
+    # profile_get reads a profile whole (no model rows to look up): answered as it returns it.
 
     serializer_class = s.ProfileUpdateSerializer
     lookup_field = "kind"

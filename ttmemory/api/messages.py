@@ -32,7 +32,7 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 
 
 class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
-    """``sessions/<session_id>/messages/``: pages newest first, appends, one message by seq."""
+    """A session's messages: pages newest first, appends, one message by its seq."""
 
     serializer_class = s.MessageSerializer
     lookup_field = "seq"

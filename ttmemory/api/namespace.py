@@ -18,14 +18,19 @@ from ttmemory.services import namespace_erase
 
 
 class NamespaceViewSet(MemoryViewSet):
-    """The caller's namespace as one resource (no id): ``namespace/``, ``namespace/export/``
-    and ``namespace/erase/``, bound in ``urls.py``."""
+    """The namespace this caller acts on: who am I, export everything, erase everything."""
+
+    # One resource without an id: its routes are bound in urls.py, not by the router.
 
     serializer_class = s.NamespaceSerializer
 
     def get_permissions(self) -> list[BasePermission]:
-        extra = [CanErase()] if self.action == "erase" else []
-        return super().get_permissions() + extra
+        # By route, not by method: OPTIONS on namespace/erase/ is guarded as POST is.
+        erase = "erase" in self.action_map.values()
+        return super().get_permissions() + ([CanErase()] if erase else [])
+
+    def get_serializer_class(self) -> Any:
+        return s.ReceiptSerializer if "erase" in self.action_map.values() else s.NamespaceSerializer
 
     @extend_schema(
         operation_id="namespace_get",
@@ -89,7 +94,7 @@ class NamespaceViewSet(MemoryViewSet):
 
 
 class LedgerViewSet(MemoryViewSet):
-    """``ledger/``: the namespace's LLM and embedding costs, bound in ``urls.py``."""
+    """LLM and embedding token totals of the namespace per day, purpose and model."""
 
     serializer_class = s.LedgerRowSerializer
 

@@ -55,7 +55,8 @@ class SessionViewSet(
         return sessions_in(self.namespace).order_by("-updated_at", "-pk")
 
     def get_serializer_class(self) -> Any:
-        return s.SessionSerializer if self.action == "list" else s.SessionDetailSerializer
+        # The list route renders the short form; an @action may name its own serializer.
+        return s.SessionSerializer if not self.detail else super().get_serializer_class()
 
     @extend_schema(
         operation_id="session_list_get",
@@ -144,7 +145,7 @@ class SessionViewSet(
             OpenApiExample("Window", value={"messages": CHAT, "tokens": 61}, response_only=True)
         ],
     )
-    @action(detail=True, url_name="context")
+    @action(detail=True, url_name="context", serializer_class=s.ContextSerializer)
     def context(self, request: Request, session_id: int) -> Response:
         session = self.get_object()
         query = self.valid_query(s.ContextQuerySerializer)
@@ -172,7 +173,7 @@ class SessionViewSet(
             ),
         ],
     )
-    @action(detail=True, methods=["post"], url_name="prompt")
+    @action(detail=True, methods=["post"], url_name="prompt", serializer_class=s.PromptSerializer)
     def prompt(self, request: Request, session_id: int) -> Response:
         session = self.get_object()
         data = self.valid_body(s.PromptRequestSerializer)
@@ -191,7 +192,7 @@ class SessionViewSet(
         responses=s.TrimSerializer,
         examples=[OpenApiExample("Trim", value={"max_tokens": 2000})],
     )
-    @action(detail=True, methods=["post"], url_name="trim")
+    @action(detail=True, methods=["post"], url_name="trim", serializer_class=s.TrimSerializer)
     def trim(self, request: Request, session_id: int) -> Response:
         session = self.get_object()
         data = self.valid_body(s.TrimRequestSerializer)
@@ -205,7 +206,7 @@ class SessionViewSet(
         responses=s.ClearSerializer,
         examples=[OpenApiExample("Cleared", value={"deleted": 3}, response_only=True)],
     )
-    @action(detail=True, methods=["post"], url_name="clear")
+    @action(detail=True, methods=["post"], url_name="clear", serializer_class=s.ClearSerializer)
     def clear(self, request: Request, session_id: int) -> Response:
         deleted = session_clear(session=self.get_object())
         return Response(s.ClearSerializer({"deleted": deleted}).data)
@@ -217,7 +218,13 @@ class SessionViewSet(
         responses={200: s.RollbackSerializer, 409: None},
         examples=[OpenApiExample("Result", value=ROLLBACK_EXAMPLE, response_only=True)],
     )
-    @action(detail=True, methods=["post"], url_name="undo", permission_classes=[CanRollback])
+    @action(
+        detail=True,
+        methods=["post"],
+        url_name="undo",
+        permission_classes=[CanRollback],
+        serializer_class=s.RollbackSerializer,
+    )
     def undo(self, request: Request, session_id: int) -> Response:
         session = self.get_object()
         # Newest first, payloads deferred; retention keeps at most MAX_SNAPSHOTS_PER_SESSION.

@@ -23,7 +23,7 @@ from ttmemory.services import snapshot_create, snapshot_rollback_detailed
 
 
 class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
-    """``sessions/<session_id>/snapshots/``: newest first; ``diff`` previews a rollback."""
+    """A session's snapshots, newest first; diff previews a rollback, rollback applies it."""
 
     serializer_class = s.SnapshotSerializer
     lookup_url_kwarg = "snapshot_id"
@@ -87,7 +87,7 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
             )
         ],
     )
-    @action(detail=True, url_name="snapshot-diff")
+    @action(detail=True, url_name="snapshot-diff", serializer_class=s.SnapshotDiffSerializer)
     def diff(self, request: Request, session_id: int, snapshot_id: int) -> Response:
         snapshot = self.get_object()
         diff = snapshot_diff(session=snapshot.session, snapshot=snapshot)
@@ -108,6 +108,7 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         methods=["post"],
         url_name="snapshot-rollback",
         permission_classes=[CanRollback],
+        serializer_class=s.RollbackSerializer,
     )
     def rollback(self, request: Request, session_id: int, snapshot_id: int) -> Response:
         snapshot = self.get_object()
