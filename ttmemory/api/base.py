@@ -1,19 +1,21 @@
-"""The base view every endpoint shares: authentication, namespace, limits, errors."""
+"""The base viewset every endpoint shares: authentication, namespace, limits, errors."""
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import json
-import re
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
+from django.utils.functional import cached_property
 from drf_spectacular.openapi import AutoSchema
-from rest_framework import generics
+from rest_framework import viewsets
 from rest_framework.authentication import BaseAuthentication
+from rest_framework.generics import get_object_or_404
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import BasePermission
@@ -28,7 +30,7 @@ from ttmemory.api.permissions import HasNamespace
 from ttmemory.api.serializers import MAX_ID
 from ttmemory.api.throttling import WriteRateThrottle
 from ttmemory.exceptions import MemoryValidationError
-from ttmemory.models import ApiKey, Fact, MemorySession, Snapshot
+from ttmemory.models import ApiKey, MemorySession
 from ttmemory.services.audit import audit_record
 
 
@@ -67,14 +69,20 @@ WRITE_ERROR_ANSWERS = {
 }
 
 
-class MemoryAutoSchema(AutoSchema):
-    """Operation ids from the view name (``SnapshotRollbackView`` POST is
-    snapshot_rollback_post), and the error answers every view can give documented."""
+OPERATION_DESCRIPTION = (
+    "Authenticated by API key, session or token; every object lookup is within the caller's\n"
+    "namespace, so another namespace's ids answer 404 exactly like ids that do not exist."
+)
 
-    def get_operation_id(self) -> str:
-        name = type(self.view).__name__.removesuffix("View")
-        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-        return f"{snake}_{self.method.lower()}"
+
+class MemoryAutoSchema(AutoSchema):
+    """Documents the error answers every view can give. Operation ids are set per operation
+    (``extend_schema(operation_id=...)``), kept from the first version of the API."""
+
+    def get_description(self) -> str:  # type: ignore[override]  # drf-spectacular's signature
+        # Viewset docstrings are written for readers of the code; an operation without its own
+        # description says what holds for all of them.
+        return OPERATION_DESCRIPTION
 
     def _get_response_bodies(self, direction: Any = "response") -> Any:
         responses = super()._get_response_bodies(direction)
@@ -97,11 +105,16 @@ class MemoryAutoSchema(AutoSchema):
         return responses
 
 
-class MemoryAPIView(generics.GenericAPIView[Any]):
-    """Authenticated by API key, session or token; every object lookup is within the caller's
-    namespace, so another namespace's ids answer 404 exactly like ids that do not exist."""
+class MemoryViewSet(viewsets.GenericViewSet[Any]):
+    """Authenticated by API key, session or token; ``get_queryset()`` of every viewset is
+    filtered by the caller's namespace, so ``get_object()`` answers 404 for another
+    namespace's ids exactly as for ids that do not exist.
 
-    extra_permissions: tuple[type[BasePermission], ...] = ()
+    ``permission_classes`` adds guards to the namespace check (per viewset or per
+    ``@action``); parsers, throttles and authenticators are read at request time.
+    """
+
+    permission_classes: Any = ()
     schema = MemoryAutoSchema()  # documented whatever the project's DEFAULT_SCHEMA_CLASS
 
     def get_authenticators(self) -> list[BaseAuthentication]:
@@ -110,7 +123,7 @@ class MemoryAPIView(generics.GenericAPIView[Any]):
         return [ApiKeyAuthentication(), *(cls() for cls in defaults)]
 
     def get_permissions(self) -> list[BasePermission]:
-        return [HasNamespace()] + [cls() for cls in self.extra_permissions]
+        return [HasNamespace()] + [cls() for cls in self.permission_classes]
 
     def get_parsers(self) -> list[BaseParser]:
         return [BoundedJSONParser()]
@@ -132,6 +145,16 @@ class MemoryAPIView(generics.GenericAPIView[Any]):
         namespace: str = self.request.namespace  # type: ignore[attr-defined]
         return namespace
 
+    def filter_queryset(self, queryset: Any) -> Any:
+        # Filter backends read a list's query string; get_object() must not apply them (a
+        # superseded fact is still found by id).
+        return super().filter_queryset(queryset) if self.action == "list" else queryset
+
+    def get_object(self) -> Any:
+        for value in self.kwargs.values():  # the object's id and its parent session's
+            _check_id(value)
+        return super().get_object()
+
     def valid_query(self, serializer_class: type[Serializer[Any]]) -> dict[str, Any]:
         serializer = serializer_class(data=self.request.query_params)
         serializer.is_valid(raise_exception=True)
@@ -142,36 +165,13 @@ class MemoryAPIView(generics.GenericAPIView[Any]):
         serializer.is_valid(raise_exception=True)
         return dict(serializer.validated_data)
 
-    def get_memory_session(self, session_id: int) -> MemorySession:
-        _check_id(session_id)
-        session = MemorySession.objects.filter(namespace=self.namespace, pk=session_id).first()
-        if session is None:
-            raise Http404
-        return session
-
     def session_from_body(self, session_id: int, *, field: str) -> MemorySession:
         """A session named in a request body: 400 naming ``field`` when it is not the
         caller's (the same answer for another namespace's id and for no id at all)."""
         try:
-            return self.get_memory_session(session_id)
+            return session_of(self.namespace, session_id)
         except Http404:
             raise MemoryValidationError(field, "no such session") from None
-
-    def get_snapshot(self, session: MemorySession, snapshot_id: int) -> Snapshot:
-        _check_id(snapshot_id)
-        snapshot = Snapshot.objects.filter(
-            namespace=self.namespace, session=session, pk=snapshot_id
-        ).first()
-        if snapshot is None:
-            raise Http404
-        return snapshot
-
-    def get_fact(self, fact_id: int) -> Fact:
-        _check_id(fact_id)
-        fact = Fact.objects.filter(namespace=self.namespace, pk=fact_id).defer("embedding").first()
-        if fact is None:
-            raise Http404
-        return fact
 
     def audit(self, action: str, **fields: Any) -> None:
         user = self.request.user
@@ -189,7 +189,26 @@ class MemoryAPIView(generics.GenericAPIView[Any]):
         return hashlib.sha256(f"{self.request.path}\n{body}".encode()).hexdigest()
 
 
-def _check_id(value: int) -> None:
+class SessionChildViewSet(MemoryViewSet):
+    """A resource nested under ``sessions/<int:session_id>/`` (messages, snapshots): its
+    queryset is the caller's namespace and that session; ``session`` is the parent."""
+
+    @cached_property
+    def session(self) -> MemorySession:
+        return session_of(self.namespace, self.kwargs["session_id"])
+
+
+def sessions_in(namespace: str) -> QuerySet[MemorySession]:
+    """The queryset of every session lookup: ``SessionViewSet``, nested parents, bodies."""
+    return MemorySession.objects.for_namespace(namespace)
+
+
+def session_of(namespace: str, session_id: int) -> MemorySession:
+    _check_id(session_id)
+    return get_object_or_404(sessions_in(namespace), pk=session_id)
+
+
+def _check_id(value: Any) -> None:
     # A path id beyond the bigint range is simply not found (PostgreSQL would refuse it).
-    if not 0 < value <= MAX_ID:
+    if isinstance(value, int) and not 0 < value <= MAX_ID:
         raise Http404

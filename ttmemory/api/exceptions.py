@@ -7,6 +7,7 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404
 from rest_framework import status
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -17,14 +18,17 @@ from ttmemory.services.idempotency import IdempotencyKeyReusedError
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus ttmemory's own errors.
 
-    MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist -> 404; a reused
+    MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist and Http404 -> 404
+    ``{"detail": "Not found."}``; a reused
     Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
     and can be retried); a snapshot failing its checksum -> 409.
     """
     if isinstance(exc, MemoryValidationError):
         return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
-    if isinstance(exc, ObjectDoesNotExist):
-        exc = Http404()
+    if isinstance(exc, ObjectDoesNotExist | Http404):
+        # One body for every 404: DRF would pass on get_object_or_404's "No MemorySession
+        # matches the given query.", which names what was looked for.
+        exc = NotFound()
     if isinstance(exc, IdempotencyKeyReusedError):
         return Response(
             {"Idempotency-Key": [str(exc)]}, status=status.HTTP_422_UNPROCESSABLE_ENTITY

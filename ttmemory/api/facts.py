@@ -1,77 +1,66 @@
-"""Long-term memory over HTTP: facts, recall, learning jobs, profiles."""
+"""Long-term memory over HTTP: facts (recall, learn and supersede are actions), learning
+jobs, profiles."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.http import Http404
 from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import mixins, status
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryAPIView, MemoryPagination
+from ttmemory.api.base import MemoryPagination, MemoryViewSet
+from ttmemory.api.examples import FACT_EXAMPLE, JOB_EXAMPLE
+from ttmemory.api.filters import FactFilter
 from ttmemory.models import Fact, LearnJob
 from ttmemory.selectors import fact_recall, profile_get
 from ttmemory.services import fact_forget, fact_remember, fact_supersede, profile_update
-from ttmemory.services.facts import clean_kind
 from ttmemory.services.learnjobs import learn_job_create
+from ttmemory.validation import clean_kind
 
-FACT_EXAMPLE = {
-    "id": 31,
-    "kind": "preference",
-    "text": "Prefers a window seat",
-    "metadata": {"source": "chat"},
-    "source": {"session": 7, "seqs": [1]},
-    "valid_from": "2026-11-30T09:00:00Z",
-    "valid_to": None,
-    "superseded_by": None,
-    "expires_at": None,
-    "recall_count": 2,
-    "created_at": "2026-11-30T09:00:00Z",
-    "updated_at": "2026-11-30T09:00:00Z",
-}
-JOB_EXAMPLE = {
-    "id": "0f8c3c1e-3a52-4a8e-9d53-7f4c8f1d2a10",
-    "status": "done",
-    "session": 7,
-    "upto_seq": 12,
-    "changes": {"ADD": 2, "SUPERSEDE": 1},
-    "fact_ids": [31, 32, 33],
-    "error": "",
-    "created_at": "2026-11-30T09:02:00Z",
-    "finished_at": "2026-11-30T09:02:01Z",
-}
+FACTS_DESCRIPTION = "Current facts (all versions with ``include_superseded``), newest first."
 
 
-class FactListView(MemoryAPIView):
+class FactViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    MemoryViewSet,
+):
     """Current facts (all versions with ``include_superseded``), newest first."""
 
     serializer_class = s.FactSerializer
     pagination_class = MemoryPagination
+    filter_backends = [FactFilter]
+    lookup_url_kwarg = "fact_id"
+    lookup_value_converter = "int"
 
     def get_queryset(self) -> Any:
-        query = self.valid_query(s.FactListQuerySerializer)
-        queryset = Fact.objects.filter(namespace=self.namespace).defer("embedding")
-        if not query["include_superseded"]:
-            queryset = queryset.current()
-        if query.get("kind"):
-            queryset = queryset.filter(kind__in=[clean_kind(k) for k in query["kind"]])
-        return queryset.order_by("-created_at", "-pk")
+        return (
+            Fact.objects.for_namespace(self.namespace)
+            .defer("embedding")
+            .order_by("-created_at", "-pk")
+        )
 
     @extend_schema(
+        operation_id="fact_list_get",
+        description=FACTS_DESCRIPTION,
         summary="List facts",
         responses=s.FactSerializer(many=True),
         parameters=[s.FactListQuerySerializer],
         examples=[OpenApiExample("Fact", value=FACT_EXAMPLE, response_only=True)],
     )
-    def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(s.FactSerializer(page, many=True).data)
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
 
     @extend_schema(
+        operation_id="fact_list_post",
+        description=FACTS_DESCRIPTION,
         summary="Remember a fact (an upsert: the same text is one fact)",
         request=s.FactCreateSerializer,
         responses={201: s.FactSerializer},
@@ -88,7 +77,7 @@ class FactListView(MemoryAPIView):
             OpenApiExample("Remembered", value=FACT_EXAMPLE, response_only=True),
         ],
     )
-    def post(self, request: Request) -> Response:
+    def create(self, request: Request) -> Response:
         data = self.valid_body(s.FactCreateSerializer)
         source = None
         if data.get("source"):
@@ -104,35 +93,33 @@ class FactListView(MemoryAPIView):
         )
         return Response(s.FactSerializer(fact).data, status=status.HTTP_201_CREATED)
 
-
-class FactDetailView(MemoryAPIView):
-    serializer_class = s.FactSerializer
-
     @extend_schema(
+        operation_id="fact_detail_get",
         summary="Get a fact (any version; follow superseded_by for the newer one)",
         examples=[OpenApiExample("Fact", value=FACT_EXAMPLE, response_only=True)],
     )
-    def get(self, request: Request, fact_id: int) -> Response:
-        return Response(s.FactSerializer(self.get_fact(fact_id)).data)
-
-    @extend_schema(summary="Forget a fact for good", responses={204: None})
-    def delete(self, request: Request, fact_id: int) -> Response:
-        fact = self.get_fact(fact_id)
-        fact_forget(namespace=self.namespace, fact_id=fact.pk)
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class FactSupersedeView(MemoryAPIView):
-    serializer_class = s.FactSerializer
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(
+        operation_id="fact_detail_delete", summary="Forget a fact for good", responses={204: None}
+    )
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().destroy(request, *args, **kwargs)
+
+    def perform_destroy(self, instance: Fact) -> None:
+        fact_forget(namespace=self.namespace, fact_id=instance.pk)
+
+    @extend_schema(
+        operation_id="fact_supersede_post",
         summary="Correct a fact: a new version supersedes it (the old one is kept, ended)",
         request=s.FactSupersedeSerializer,
         responses={201: s.FactSerializer, 409: None},
         examples=[OpenApiExample("Correct", value={"text": "Prefers an aisle seat"})],
     )
-    def post(self, request: Request, fact_id: int) -> Response:
-        fact = self.get_fact(fact_id)
+    @action(detail=True, methods=["post"], url_name="fact-supersede")
+    def supersede(self, request: Request, fact_id: int) -> Response:
+        fact = self.get_object()
         data = self.valid_body(s.FactSupersedeSerializer)
         if fact.superseded_by_id is not None or fact.valid_to is not None:
             return Response(
@@ -148,13 +135,11 @@ class FactSupersedeView(MemoryAPIView):
         )
         return Response(s.FactSerializer(new).data, status=status.HTTP_201_CREATED)
 
-
-class RecallView(MemoryAPIView):
-    serializer_class = s.RecallSerializer
-
     @extend_schema(
+        operation_id="recall_post",
         summary="Recall facts by meaning and keyword (hybrid; keyword-only if the embedder fails)",
         request=s.RecallRequestSerializer,
+        responses=s.RecallSerializer,
         examples=[
             OpenApiExample("Recall", value={"query": "where should I seat them?", "k": 5}),
             OpenApiExample(
@@ -168,7 +153,8 @@ class RecallView(MemoryAPIView):
             ),
         ],
     )
-    def post(self, request: Request) -> Response:
+    @action(detail=False, methods=["post"], url_name="recall", serializer_class=s.RecallSerializer)
+    def recall(self, request: Request) -> Response:
         data = self.valid_body(s.RecallRequestSerializer)
         result = fact_recall(
             namespace=self.namespace,
@@ -177,22 +163,10 @@ class RecallView(MemoryAPIView):
             kinds=data.get("kinds") or None,
             metadata=data.get("metadata") or None,
         )
-        return Response(
-            {
-                "mode": result.mode,
-                "fallback_reason": result.fallback_reason,
-                "hits": [
-                    {"fact": s.FactSerializer(fact).data, "score": round(score, 6)}
-                    for fact, score in result.hits
-                ],
-            }
-        )
-
-
-class LearnView(MemoryAPIView):
-    serializer_class = s.LearnJobSerializer
+        return Response(s.RecallSerializer(result).data)
 
     @extend_schema(
+        operation_id="learn_post",
         summary="Learn facts from a session's new messages, in the background (202)",
         request=s.LearnRequestSerializer,
         responses={202: s.LearnJobSerializer},
@@ -201,7 +175,8 @@ class LearnView(MemoryAPIView):
             OpenApiExample("Queued", value={**JOB_EXAMPLE, "status": "queued"}, response_only=True),
         ],
     )
-    def post(self, request: Request) -> Response:
+    @action(detail=False, methods=["post"], url_name="learn", serializer_class=s.LearnJobSerializer)
+    def learn(self, request: Request) -> Response:
         data = self.valid_body(s.LearnRequestSerializer)
         session = self.session_from_body(data["session"], field="session")
         job = learn_job_create(session=session)
@@ -214,18 +189,23 @@ class LearnView(MemoryAPIView):
         )
 
 
-class LearnJobView(MemoryAPIView):
+class LearnJobViewSet(mixins.RetrieveModelMixin, MemoryViewSet):
+    """Where a learning job stands."""
+
     serializer_class = s.LearnJobSerializer
+    lookup_url_kwarg = "job_id"
+    lookup_value_converter = "uuid"
+
+    def get_queryset(self) -> Any:
+        return LearnJob.objects.filter(namespace=self.namespace)
 
     @extend_schema(
+        operation_id="learn_job_get",
         summary="Status of a learning job",
         examples=[OpenApiExample("Done", value=JOB_EXAMPLE, response_only=True)],
     )
-    def get(self, request: Request, job_id: Any) -> Response:
-        job = LearnJob.objects.filter(namespace=self.namespace, pk=job_id).first()
-        if job is None:
-            raise Http404
-        return Response(s.LearnJobSerializer(job).data)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
 
 
 PROFILE_KIND = OpenApiParameter(
@@ -233,42 +213,47 @@ PROFILE_KIND = OpenApiParameter(
 )
 
 
-class ProfileListView(MemoryAPIView):
+class ProfileViewSet(MemoryViewSet):
+    """Profiles: free-form JSON per kind; PATCH merges keys."""
+
+    # profile_get reads a profile whole (no model rows to look up): answered as it returns it.
+
     serializer_class = s.ProfileUpdateSerializer
+    lookup_field = "kind"
+    lookup_value_converter = "str"
 
     @extend_schema(
+        operation_id="profile_list_get",
         summary="All profiles of the namespace, by kind",
-        responses={200: dict[str, Any]},
+        responses={200: OpenApiTypes.OBJECT},
         examples=[
             OpenApiExample(
                 "Profiles", value={"user": {"name": "Ada", "city": "Lisbon"}}, response_only=True
             )
         ],
     )
-    def get(self, request: Request) -> Response:
+    def list(self, request: Request) -> Response:
         return Response(profile_get(namespace=self.namespace))
 
-
-class ProfileDetailView(MemoryAPIView):
-    serializer_class = s.ProfileUpdateSerializer
-
     @extend_schema(
+        operation_id="profile_detail_get",
         summary="One profile's data ({} when none)",
         parameters=[PROFILE_KIND],
         responses={200: dict[str, Any]},
         examples=[OpenApiExample("Profile", value={"name": "Ada"}, response_only=True)],
     )
-    def get(self, request: Request, kind: str) -> Response:
+    def retrieve(self, request: Request, kind: str) -> Response:
         return Response(profile_get(namespace=self.namespace, kind=clean_kind(kind)))
 
     @extend_schema(
+        operation_id="profile_detail_patch",
         summary="Merge keys into a profile (a null value removes one)",
         parameters=[PROFILE_KIND],
         request=s.ProfileUpdateSerializer,
         responses={200: dict[str, Any]},
         examples=[OpenApiExample("Update", value={"data": {"city": "Porto", "old": None}})],
     )
-    def patch(self, request: Request, kind: str) -> Response:
+    def partial_update(self, request: Request, kind: str) -> Response:
         data = self.valid_body(s.ProfileUpdateSerializer)
         profile = profile_update(
             namespace=self.namespace,

@@ -6,31 +6,42 @@ from typing import Any
 
 from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryAPIView
+from ttmemory.api.base import MemoryViewSet
 from ttmemory.api.permissions import CanErase
 from ttmemory.selectors import ledger_totals, namespace_export
 from ttmemory.services import namespace_erase
 
 
-class NamespaceView(MemoryAPIView):
+class NamespaceViewSet(MemoryViewSet):
+    """The namespace this caller acts on: who am I, export everything, erase everything."""
+
+    # One resource without an id: its routes are bound in urls.py, not by the router.
+
     serializer_class = s.NamespaceSerializer
 
+    def get_permissions(self) -> list[BasePermission]:
+        # By route, not by method: OPTIONS on namespace/erase/ is guarded as POST is.
+        erase = "erase" in self.action_map.values()
+        return super().get_permissions() + ([CanErase()] if erase else [])
+
+    def get_serializer_class(self) -> Any:
+        return s.ReceiptSerializer if "erase" in self.action_map.values() else s.NamespaceSerializer
+
     @extend_schema(
+        operation_id="namespace_get",
         summary="The namespace this caller acts on",
         examples=[OpenApiExample("Namespace", value={"namespace": "user-42"}, response_only=True)],
     )
-    def get(self, request: Request) -> Response:
-        return Response({"namespace": self.namespace})
-
-
-class ExportView(MemoryAPIView):
-    serializer_class = s.NamespaceSerializer
+    def retrieve(self, request: Request) -> Response:
+        return Response(s.NamespaceSerializer({"namespace": self.namespace}).data)
 
     @extend_schema(
+        operation_id="export_get",
         summary="Export everything the namespace owns, decrypted (sessions, facts, profiles)",
         responses={200: dict[str, Any]},
         examples=[
@@ -41,7 +52,7 @@ class ExportView(MemoryAPIView):
             )
         ],
     )
-    def get(self, request: Request) -> Response:
+    def export(self, request: Request) -> Response:
         data = namespace_export(namespace=self.namespace)
         self.audit(
             "export",
@@ -52,14 +63,11 @@ class ExportView(MemoryAPIView):
             headers={"Content-Disposition": 'attachment; filename="ttmemory-export.json"'},
         )
 
-
-class EraseView(MemoryAPIView):
-    serializer_class = s.ReceiptSerializer
-    extra_permissions = (CanErase,)
-
     @extend_schema(
+        operation_id="erase_post",
         summary="Erase everything the namespace owns (type the namespace to confirm)",
         request=s.EraseRequestSerializer,
+        responses=s.ReceiptSerializer,
         examples=[
             OpenApiExample("Erase", value={"confirm": "user-42"}),
             OpenApiExample(
@@ -75,28 +83,23 @@ class EraseView(MemoryAPIView):
             ),
         ],
     )
-    def post(self, request: Request) -> Response:
+    def erase(self, request: Request) -> Response:
         data = self.valid_body(s.EraseRequestSerializer)
         if data["confirm"] != self.namespace:
             return Response({"confirm": ["must be exactly the namespace being erased"]}, status=400)
         with transaction.atomic():  # the erase and its audit entry commit together
             receipt = namespace_erase(namespace=self.namespace)
             self.audit("erase", details={"counts": receipt.counts, "via": "api"})
-        return Response(
-            {
-                "namespace": receipt.namespace,
-                "counts": receipt.counts,
-                "redis_keys": receipt.redis_keys,
-                "erased_at": receipt.erased_at,
-                "total": receipt.total,
-            }
-        )
+        return Response(s.ReceiptSerializer(receipt).data)
 
 
-class LedgerView(MemoryAPIView):
+class LedgerViewSet(MemoryViewSet):
+    """LLM and embedding token totals of the namespace per day, purpose and model."""
+
     serializer_class = s.LedgerRowSerializer
 
     @extend_schema(
+        operation_id="ledger_get",
         summary="LLM and embedding token totals per day, purpose and model",
         parameters=[s.LedgerQuerySerializer],
         responses=s.LedgerRowSerializer(many=True),
@@ -120,9 +123,7 @@ class LedgerView(MemoryAPIView):
             )
         ],
     )
-    def get(self, request: Request) -> Response:
+    def list(self, request: Request) -> Response:
         query = self.valid_query(s.LedgerQuerySerializer)
         rows = ledger_totals(namespace=self.namespace, days=query["days"])
-        for row in rows:
-            row.pop("namespace", None)
-        return Response(rows)
+        return Response(s.LedgerRowSerializer(rows, many=True).data)

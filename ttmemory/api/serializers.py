@@ -1,11 +1,13 @@
 """Request and response shapes. Requests are checked here for types and ranges; the services
-check meaning (message structure, kinds, identifiers) and their errors name the field too."""
+check meaning (message structure, kinds, identifiers) and their errors name the field too.
+Responses are rendered by these serializers from what the services and selectors return
+(models, result dataclasses, mappings); only the message page renders values directly."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from ttmemory.models import Fact, LearnJob, MemorySession, Message, Snapshot
@@ -89,6 +91,7 @@ class MessagePageQuerySerializer(serializers.Serializer[Any]):
     archived = serializers.BooleanField(default=False, help_text="Include trimmed messages.")
 
 
+@extend_schema_serializer(many=False)  # one page object, though it answers a list route
 class MessagePageSerializer(serializers.Serializer[Any]):
     results = MessageSerializer(many=True)
     next = serializers.CharField(allow_null=True, help_text="URL of the older page, or null.")
@@ -149,8 +152,13 @@ class SnapshotCreateSerializer(serializers.Serializer[Any]):
 
 
 class SeqMessageSerializer(serializers.Serializer[Any]):
+    # Renders a (seq, message) pair, as SnapshotDiff holds them.
     seq = serializers.IntegerField()
     message = serializers.DictField()
+
+    def to_representation(self, instance: Any) -> Any:
+        seq, message = instance
+        return super().to_representation({"seq": seq, "message": message})
 
 
 class SourceSerializer(serializers.Serializer[Any]):
@@ -246,8 +254,13 @@ class RecallRequestSerializer(serializers.Serializer[Any]):
 
 
 class RecallHitSerializer(serializers.Serializer[Any]):
+    # Renders a (fact, score) hit of RecallResult; scores to six decimals.
     fact = FactSerializer()
     score = serializers.FloatField()
+
+    def to_representation(self, instance: Any) -> Any:
+        fact, score = instance
+        return super().to_representation({"fact": fact, "score": round(score, 6)})
 
 
 class RecallSerializer(serializers.Serializer[Any]):

@@ -1,141 +1,76 @@
-"""Sessions, messages, context windows, prompts, trim, clear: session memory over HTTP."""
+"""Sessions over HTTP: open, list, read, update state, delete; context, prompt, trim, clear
+and undo are actions on one session."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from django.http import Http404
-from django.utils import timezone
+from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import mixins, status
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.utils.urls import replace_query_param
 
 from ttmemory import conversation
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryAPIView, MemoryPagination
+from ttmemory.api.base import MemoryPagination, MemoryViewSet, sessions_in
+from ttmemory.api.examples import CHAT, ROLLBACK_EXAMPLE, SESSION_EXAMPLE
+from ttmemory.api.filters import SessionKeyFilter
+from ttmemory.api.permissions import CanRollback
+from ttmemory.api.snapshots import rollback_answer
 from ttmemory.conf import app_settings
-from ttmemory.models import MemorySession, Message
-from ttmemory.selectors import context_window, message_page
-from ttmemory.selectors.prompt import prompt_build
+from ttmemory.models import SnapshotKind
+from ttmemory.selectors import context_window, prompt_build, snapshot_list
 from ttmemory.services import (
-    message_add,
-    message_add_many,
     session_clear,
     session_delete,
     session_open,
     session_state_update,
     session_trim,
+    snapshot_rollback_detailed,
 )
-from ttmemory.services.idempotency import idempotent_call
-from ttmemory.validation import clean_identifier
 
-IDEMPOTENCY_HEADER = OpenApiParameter(
-    "Idempotency-Key",
-    str,
-    OpenApiParameter.HEADER,
-    required=False,
-    description="Any unique string; a retried request with the same key and body is answered "
-    "with the first response (header `Idempotent-Replayed: true`) and adds nothing.",
+SESSIONS_DESCRIPTION = (
+    "The caller's sessions, most recently active first; POST opens (gets or creates) one."
 )
-CHAT = [
-    {"role": "user", "content": "What's the weather in Lisbon?"},
-    {
-        "role": "assistant",
-        "content": None,
-        "tool_calls": [
-            {
-                "id": "call_1",
-                "type": "function",
-                "function": {"name": "weather", "arguments": '{"city": "Lisbon"}'},
-            }
-        ],
-    },
-    {"role": "tool", "tool_call_id": "call_1", "content": "21°C, sunny"},
-]
-SESSION_EXAMPLE = {
-    "id": 7,
-    "key": "support-chat-42",
-    "metadata": {"channel": "web"},
-    "message_count": 3,
-    "token_count": 61,
-    "last_seq": 3,
-    "created_at": "2026-11-30T09:00:00Z",
-    "updated_at": "2026-11-30T09:01:12Z",
-}
 
 
-def _message_rows(messages: list[Message]) -> list[dict[str, Any]]:
-    return _render_page(
-        [
-            {
-                "seq": m.seq,
-                "role": m.role,
-                "tokens": m.token_count,
-                "archived": m.archived_at is not None,
-                "created_at": m.created_at,
-                "message": m.data,
-            }
-            for m in messages
-        ]
-    )
-
-
-def _render_page(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    # The shape of MessageSerializer, without a serializer per row: pages are the hot read.
-    for item in items:
-        item["created_at"] = _iso(item["created_at"])
-    return items
-
-
-def _session_counters(session: MemorySession) -> dict[str, Any]:
-    # SessionSerializer's shape, built directly: it is part of every append's answer.
-    return {
-        "id": session.pk,
-        "key": session.key,
-        "metadata": session.metadata,
-        "message_count": session.message_count,
-        "token_count": session.token_count,
-        "last_seq": session.last_seq,
-        "created_at": _iso(session.created_at),
-        "updated_at": _iso(session.updated_at),
-    }
-
-
-def _iso(value: dt.datetime) -> str:
-    """As DRF's DateTimeField renders it: the current time zone, ISO 8601, "Z" for UTC."""
-    text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
-    return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-
-class SessionListView(MemoryAPIView):
+class SessionViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    MemoryViewSet,
+):
     """The caller's sessions, most recently active first; POST opens (gets or creates) one."""
 
-    serializer_class = s.SessionSerializer
+    serializer_class = s.SessionDetailSerializer
     pagination_class = MemoryPagination
+    filter_backends = [SessionKeyFilter]
+    lookup_url_kwarg = "session_id"
+    lookup_value_converter = "int"
 
     def get_queryset(self) -> Any:
-        queryset = MemorySession.objects.for_namespace(self.namespace).order_by(
-            "-updated_at", "-pk"
-        )
-        key = self.request.query_params.get("key")
-        if key is not None:
-            queryset = queryset.filter(key=clean_identifier(key, field="key"))
-        return queryset
+        return sessions_in(self.namespace).order_by("-updated_at", "-pk")
+
+    def get_serializer_class(self) -> Any:
+        # The list route renders the short form; an @action may name its own serializer.
+        return s.SessionSerializer if not self.detail else super().get_serializer_class()
 
     @extend_schema(
+        operation_id="session_list_get",
+        description=SESSIONS_DESCRIPTION,
         summary="List sessions",
         responses=s.SessionSerializer(many=True),
         parameters=[OpenApiParameter("key", str, description="Only the session with this key.")],
         examples=[OpenApiExample("A page", value=SESSION_EXAMPLE, response_only=True)],
     )
-    def get(self, request: Request) -> Response:
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(s.SessionSerializer(page, many=True).data)
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
 
     @extend_schema(
+        operation_id="session_list_post",
+        description=SESSIONS_DESCRIPTION,
         summary="Open a session (get or create by key)",
         request=s.SessionOpenSerializer,
         responses={200: s.SessionSerializer, 201: s.SessionSerializer},
@@ -146,22 +81,21 @@ class SessionListView(MemoryAPIView):
             OpenApiExample("Opened", value=SESSION_EXAMPLE, response_only=True),
         ],
     )
-    def post(self, request: Request) -> Response:
+    def create(self, request: Request) -> Response:
         data = self.valid_body(s.SessionOpenSerializer)
-        existed = MemorySession.objects.filter(namespace=self.namespace, key=data["key"]).exists()
-        session = session_open(
-            namespace=self.namespace, key=data["key"], metadata=data.get("metadata")
+        session, created = session_open(
+            namespace=self.namespace,
+            key=data["key"],
+            metadata=data.get("metadata"),
+            with_created=True,
         )
         return Response(
             s.SessionSerializer(session).data,
-            status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
-
-class SessionDetailView(MemoryAPIView):
-    serializer_class = s.SessionDetailSerializer
-
     @extend_schema(
+        operation_id="session_detail_get",
         summary="Get a session",
         examples=[
             OpenApiExample(
@@ -171,174 +105,58 @@ class SessionDetailView(MemoryAPIView):
             )
         ],
     )
-    def get(self, request: Request, session_id: int) -> Response:
-        return Response(s.SessionDetailSerializer(self.get_memory_session(session_id)).data)
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(
+        operation_id="session_detail_patch",
         summary="Update session state variables",
         request=s.SessionUpdateSerializer,
         examples=[OpenApiExample("Set a variable", value={"state": {"order_id": "A-1043"}})],
     )
-    def patch(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
+    def partial_update(self, request: Request, session_id: int) -> Response:
+        session = self.get_object()
         data = self.valid_body(s.SessionUpdateSerializer)
         session_state_update(session=session, values=data["state"])
         return Response(s.SessionDetailSerializer(session).data)
 
     @extend_schema(
-        summary="Delete a session with its messages and snapshots", responses={204: None}
+        operation_id="session_detail_delete",
+        summary="Delete a session with its messages and snapshots",
+        responses={204: None},
     )
-    def delete(self, request: Request, session_id: int) -> Response:
-        session_delete(session=self.get_memory_session(session_id))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().destroy(request, *args, **kwargs)
 
-
-class MessageListView(MemoryAPIView):
-    serializer_class = s.MessageSerializer
+    def perform_destroy(self, instance: Any) -> None:
+        session_delete(session=instance)
 
     @extend_schema(
-        summary="Read messages, newest page first (chronological within a page)",
-        parameters=[s.MessagePageQuerySerializer],
-        responses=s.MessagePageSerializer,
-        examples=[
-            OpenApiExample(
-                "Page",
-                value={
-                    "results": [
-                        {
-                            "seq": 3,
-                            "role": "tool",
-                            "tokens": 12,
-                            "archived": False,
-                            "created_at": "2026-11-30T09:01:12Z",
-                            "message": CHAT[2],
-                        }
-                    ],
-                    "next": "https://example.com/api/memory/sessions/7/messages/?before=3&limit=1",
-                },
-                response_only=True,
-            )
-        ],
-    )
-    def get(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        query = self.valid_query(s.MessagePageQuerySerializer)
-        rows = message_page(
-            session=session,
-            limit=query["limit"],
-            before_seq=query.get("before"),
-            include_archived=query["archived"],
-        )
-        next_url = None
-        if len(rows) == query["limit"] and rows[0]["seq"] > 1:
-            url = request.build_absolute_uri()
-            next_url = replace_query_param(url, "before", rows[0]["seq"])
-        return Response({"results": _render_page(rows), "next": next_url})
-
-    @extend_schema(
-        summary="Append one message or several (in one transaction)",
-        request=s.MessageAppendSerializer,
-        parameters=[IDEMPOTENCY_HEADER],
-        responses={201: s.MessagesAddedSerializer, 422: None},
-        examples=[
-            OpenApiExample("One message", value={"message": CHAT[0]}),
-            OpenApiExample("A tool call with its result", value={"messages": CHAT[1:]}),
-        ],
-    )
-    def post(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        data = self.valid_body(s.MessageAppendSerializer)
-        messages = data["messages"] if "messages" in data else [data["message"]]
-        limit = int(app_settings.API_MAX_BATCH)
-        if len(messages) > limit:
-            return Response(
-                {"messages": [f"at most {limit} messages per request"]},
-                status=status.HTTP_400_BAD_REQUEST,
-            )
-
-        def append() -> tuple[int, dict[str, Any]]:
-            if "message" in data:  # errors then name "message.role", as the body does
-                rows = [message_add(session=session, message=data["message"])]
-            else:
-                rows = message_add_many(session=session, messages=messages)
-            return status.HTTP_201_CREATED, {
-                "messages": _message_rows(rows),
-                "session": _session_counters(session),
-            }
-
-        key = request.headers.get("Idempotency-Key")
-        if key is None:
-            code, body = append()
-            return Response(body, status=code)
-        code, body, replayed = idempotent_call(
-            namespace=self.namespace,
-            scope=f"messages:{session.pk}",
-            key=key,
-            fingerprint=self.fingerprint(),
-            call=append,
-        )
-        headers = {"Idempotent-Replayed": "true"} if replayed else {}
-        return Response(body, status=code, headers=headers)
-
-
-class MessageDetailView(MemoryAPIView):
-    serializer_class = s.MessageSerializer
-
-    @extend_schema(
-        summary="Get one message by seq",
-        examples=[
-            OpenApiExample(
-                "Message",
-                value={
-                    "seq": 1,
-                    "role": "user",
-                    "tokens": 14,
-                    "archived": False,
-                    "created_at": "2026-11-30T09:00:00Z",
-                    "message": CHAT[0],
-                },
-                response_only=True,
-            )
-        ],
-    )
-    def get(self, request: Request, session_id: int, seq: int) -> Response:
-        session = self.get_memory_session(session_id)
-        message = None
-        if 0 < seq <= s.MAX_ID:
-            message = Message.objects.filter(session=session, seq=seq).first()
-        if message is None:
-            raise Http404
-        return Response(s.MessageSerializer(message).data)
-
-
-class ContextView(MemoryAPIView):
-    serializer_class = s.ContextSerializer
-
-    @extend_schema(
+        operation_id="context_get",
         summary="The context window for a token budget, ready to send to a model",
         description="The rolling summary and system messages first, then whole tool groups "
         "(a call with all its results), newest first, in chronological order. Repaired for "
         "the model: orphan tool results are dropped and unanswered calls get an "
         "'interrupted' result; the stored history is not changed.",
         parameters=[s.ContextQuerySerializer],
+        responses=s.ContextSerializer,
         examples=[
             OpenApiExample("Window", value={"messages": CHAT, "tokens": 61}, response_only=True)
         ],
     )
-    def get(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
+    @action(detail=True, url_name="context", serializer_class=s.ContextSerializer)
+    def context(self, request: Request, session_id: int) -> Response:
+        session = self.get_object()
         query = self.valid_query(s.ContextQuerySerializer)
         messages = context_window(session=session, max_tokens=query["max_tokens"])
         tokens = conversation.count_messages_tokens(messages, encoding=app_settings.TOKENIZER)
-        return Response({"messages": messages, "tokens": tokens})
-
-
-class PromptView(MemoryAPIView):
-    serializer_class = s.PromptSerializer
+        return Response(s.ContextSerializer({"messages": messages, "tokens": tokens}).data)
 
     @extend_schema(
+        operation_id="prompt_post",
         summary="Build the prompt for the next turn: profile, recalled facts, state, window",
         request=s.PromptRequestSerializer,
+        responses=s.PromptSerializer,
         examples=[
             OpenApiExample("Build", value={"query": "Where do I live?", "max_tokens": 4000}),
             OpenApiExample(
@@ -354,8 +172,9 @@ class PromptView(MemoryAPIView):
             ),
         ],
     )
-    def post(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
+    @action(detail=True, methods=["post"], url_name="prompt", serializer_class=s.PromptSerializer)
+    def prompt(self, request: Request, session_id: int) -> Response:
+        session = self.get_object()
         data = self.valid_body(s.PromptRequestSerializer)
         built = prompt_build(
             session=session,
@@ -363,49 +182,76 @@ class PromptView(MemoryAPIView):
             max_tokens=data["max_tokens"],
             memories=data["memories"],
         )
-        return Response(
-            {
-                "system": built.system,
-                "messages": built.messages,
-                "tokens": built.tokens,
-                "total": built.total,
-                "recall_mode": built.recall_mode,
-            }
-        )
-
-
-class TrimView(MemoryAPIView):
-    serializer_class = s.TrimSerializer
+        return Response(s.PromptSerializer(built).data)
 
     @extend_schema(
+        operation_id="trim_post",
         summary="Trim the session to a token budget (archive or delete what falls out)",
         request=s.TrimRequestSerializer,
+        responses=s.TrimSerializer,
         examples=[OpenApiExample("Trim", value={"max_tokens": 2000})],
     )
-    def post(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
+    @action(detail=True, methods=["post"], url_name="trim", serializer_class=s.TrimSerializer)
+    def trim(self, request: Request, session_id: int) -> Response:
+        session = self.get_object()
         data = self.valid_body(s.TrimRequestSerializer)
         result = session_trim(session=session, max_tokens=data["max_tokens"])
-        return Response(
-            {
-                "removed": result.removed,
-                "removed_tokens": result.removed_tokens,
-                "kept": result.kept,
-                "kept_tokens": result.kept_tokens,
-                "mode": result.mode,
-                "removed_seqs": list(result.removed_seqs),
-            }
-        )
-
-
-class ClearView(MemoryAPIView):
-    serializer_class = s.ClearSerializer
+        return Response(s.TrimSerializer(result).data)
 
     @extend_schema(
+        operation_id="clear_post",
         summary="Delete every message of the session (seqs are not reused)",
         request=None,
+        responses=s.ClearSerializer,
         examples=[OpenApiExample("Cleared", value={"deleted": 3}, response_only=True)],
     )
-    def post(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        return Response({"deleted": session_clear(session=session)})
+    @action(detail=True, methods=["post"], url_name="clear", serializer_class=s.ClearSerializer)
+    def clear(self, request: Request, session_id: int) -> Response:
+        deleted = session_clear(session=self.get_object())
+        return Response(s.ClearSerializer({"deleted": deleted}).data)
+
+    @extend_schema(
+        operation_id="undo_post",
+        summary="Undo the last rollback (roll back to the newest safety snapshot)",
+        request=None,
+        responses={200: s.RollbackSerializer, 409: None},
+        examples=[OpenApiExample("Result", value=ROLLBACK_EXAMPLE, response_only=True)],
+    )
+    @action(
+        detail=True,
+        methods=["post"],
+        url_name="undo",
+        permission_classes=[CanRollback],
+        serializer_class=s.RollbackSerializer,
+    )
+    def undo(self, request: Request, session_id: int) -> Response:
+        session = self.get_object()
+        # Newest first, payloads deferred; retention keeps at most MAX_SNAPSHOTS_PER_SESSION.
+        safety = next(
+            (snap for snap in snapshot_list(session=session) if snap.kind == SnapshotKind.SAFETY),
+            None,
+        )
+        if safety is None:
+            return Response(
+                {"detail": "This session has no rollback to undo."},
+                status=status.HTTP_409_CONFLICT,
+            )
+        user = request.user if getattr(request.user, "pk", None) else None
+        with transaction.atomic():  # the undo and its audit entry commit together
+            result = snapshot_rollback_detailed(
+                session=session,
+                snapshot=safety,
+                safe=True,
+                created_by=user,  # type: ignore[arg-type]
+            )
+            self.audit(
+                "undo",
+                object_type="session",
+                object_id=session.pk,
+                details={
+                    "snapshot": safety.pk,
+                    "safety_snapshot": result.safety.pk if result.safety else None,
+                    "via": "api",
+                },
+            )
+        return Response(rollback_answer(request, session, result))

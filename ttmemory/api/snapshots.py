@@ -1,4 +1,4 @@
-"""Snapshots over HTTP: take, list, preview a rollback, roll back safely, undo."""
+"""A session's snapshots over HTTP: take, list, get, preview a rollback, roll back safely."""
 
 from __future__ import annotations
 
@@ -7,79 +7,71 @@ from typing import Any
 from django.db import transaction
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
-from rest_framework import status
+from rest_framework import mixins, status
+from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryAPIView
+from ttmemory.api.base import SessionChildViewSet
+from ttmemory.api.examples import ROLLBACK_EXAMPLE, SNAPSHOT_EXAMPLE
 from ttmemory.api.permissions import CanRollback
-from ttmemory.models import MemorySession, Snapshot, SnapshotKind
+from ttmemory.models import MemorySession, Snapshot
 from ttmemory.results import RollbackResult
-from ttmemory.selectors import snapshot_diff, snapshot_list
+from ttmemory.selectors import session_get, snapshot_diff, snapshot_list
 from ttmemory.services import snapshot_create, snapshot_rollback_detailed
 
-SNAPSHOT_EXAMPLE = {
-    "id": 12,
-    "label": "before refund answer",
-    "kind": "manual",
-    "message_count": 3,
-    "token_count": 61,
-    "upto_seq": 3,
-    "created_at": "2026-11-30T09:01:13Z",
-}
-ROLLBACK_EXAMPLE = {
-    "safety_snapshot": {**SNAPSHOT_EXAMPLE, "id": 13, "label": "", "kind": "safety"},
-    "removed_seqs": [4, 5],
-    "restored_seqs": [],
-    "facts_superseded": [31],
-    "session": {"id": 7, "key": "support-chat-42", "message_count": 3, "last_seq": 5},
-    "undo": "https://example.com/api/memory/sessions/7/snapshots/13/rollback/",
-}
 
+class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
+    """A session's snapshots, newest first; diff previews a rollback, rollback applies it."""
 
-class SnapshotListView(MemoryAPIView):
     serializer_class = s.SnapshotSerializer
+    lookup_url_kwarg = "snapshot_id"
+    lookup_value_converter = "int"
+
+    def get_queryset(self) -> Any:
+        return (
+            Snapshot.objects.for_namespace(self.namespace)
+            .filter(session_id=self.kwargs["session_id"])
+            .select_related("session")
+            .defer("payload")  # rendering and rollback never need it here
+        )
 
     @extend_schema(
+        operation_id="snapshot_list_get",
         summary="List snapshots, newest first",
         responses=s.SnapshotSerializer(many=True),
         examples=[OpenApiExample("Snapshots", value=[SNAPSHOT_EXAMPLE], response_only=True)],
     )
-    def get(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        return Response(s.SnapshotSerializer(snapshot_list(session=session), many=True).data)
+    def list(self, request: Request, session_id: int) -> Response:
+        snapshots = snapshot_list(session=self.session)
+        return Response(s.SnapshotSerializer(snapshots, many=True).data)
 
     @extend_schema(
+        operation_id="snapshot_list_post",
         summary="Take a snapshot of the session",
         request=s.SnapshotCreateSerializer,
         responses={201: s.SnapshotSerializer},
         examples=[OpenApiExample("Take", value={"label": "before refund answer"})],
     )
-    def post(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
+    def create(self, request: Request, session_id: int) -> Response:
+        session = self.session
         data = self.valid_body(s.SnapshotCreateSerializer)
         snapshot = snapshot_create(session=session, label=data["label"])
         return Response(s.SnapshotSerializer(snapshot).data, status=status.HTTP_201_CREATED)
 
-
-class SnapshotDetailView(MemoryAPIView):
-    serializer_class = s.SnapshotSerializer
-
     @extend_schema(
+        operation_id="snapshot_detail_get",
         summary="Get a snapshot",
         examples=[OpenApiExample("Snapshot", value=SNAPSHOT_EXAMPLE, response_only=True)],
     )
-    def get(self, request: Request, session_id: int, snapshot_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        return Response(s.SnapshotSerializer(self.get_snapshot(session, snapshot_id)).data)
-
-
-class SnapshotDiffView(MemoryAPIView):
-    serializer_class = s.SnapshotDiffSerializer
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(
+        operation_id="snapshot_diff_get",
         summary="Preview a rollback: messages removed and restored, facts superseded",
+        responses=s.SnapshotDiffSerializer,
         examples=[
             OpenApiExample(
                 "Preview",
@@ -95,48 +87,14 @@ class SnapshotDiffView(MemoryAPIView):
             )
         ],
     )
-    def get(self, request: Request, session_id: int, snapshot_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        diff = snapshot_diff(session=session, snapshot=self.get_snapshot(session, snapshot_id))
-        return Response(
-            {
-                "remove": [{"seq": seq, "message": m} for seq, m in diff.remove],
-                "restore": [{"seq": seq, "message": m} for seq, m in diff.restore],
-                "tokens_removed": diff.tokens_removed,
-                "tokens_restored": diff.tokens_restored,
-                "summary_changes": diff.summary_changes,
-                "facts_superseded": s.FactSerializer(diff.facts_superseded, many=True).data,
-            }
-        )
-
-
-def _rollback_body(
-    request: Request, session: MemorySession, result: RollbackResult
-) -> dict[str, Any]:
-    session.refresh_from_db()
-    undo = None
-    if result.safety is not None:
-        undo = request.build_absolute_uri(
-            reverse(
-                "ttmemory-api:snapshot-rollback",
-                kwargs={"session_id": session.pk, "snapshot_id": result.safety.pk},
-            )
-        )
-    return {
-        "safety_snapshot": s.SnapshotSerializer(result.safety).data if result.safety else None,
-        "removed_seqs": list(result.removed_seqs),
-        "restored_seqs": list(result.restored_seqs),
-        "facts_superseded": [fact.pk for fact in result.superseded_facts],
-        "session": s.SessionDetailSerializer(session).data,
-        "undo": undo,
-    }
-
-
-class SnapshotRollbackView(MemoryAPIView):
-    serializer_class = s.RollbackSerializer
-    extra_permissions = (CanRollback,)
+    @action(detail=True, url_name="snapshot-diff", serializer_class=s.SnapshotDiffSerializer)
+    def diff(self, request: Request, session_id: int, snapshot_id: int) -> Response:
+        snapshot = self.get_object()
+        diff = snapshot_diff(session=snapshot.session, snapshot=snapshot)
+        return Response(s.SnapshotDiffSerializer(diff).data)
 
     @extend_schema(
+        operation_id="snapshot_rollback_post",
         summary="Roll the session back to a snapshot (safe by default: undoable)",
         request=s.RollbackRequestSerializer,
         responses={200: s.RollbackSerializer, 409: None},
@@ -145,9 +103,16 @@ class SnapshotRollbackView(MemoryAPIView):
             OpenApiExample("Result", value=ROLLBACK_EXAMPLE, response_only=True),
         ],
     )
-    def post(self, request: Request, session_id: int, snapshot_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        snapshot = self.get_snapshot(session, snapshot_id)
+    @action(
+        detail=True,
+        methods=["post"],
+        url_name="snapshot-rollback",
+        permission_classes=[CanRollback],
+        serializer_class=s.RollbackSerializer,
+    )
+    def rollback(self, request: Request, session_id: int, snapshot_id: int) -> Response:
+        snapshot = self.get_object()
+        session = snapshot.session
         data = self.valid_body(s.RollbackRequestSerializer)
         user = request.user if getattr(request.user, "pk", None) else None
         with transaction.atomic():  # the rollback and its audit entry commit together
@@ -169,47 +134,28 @@ class SnapshotRollbackView(MemoryAPIView):
                     "via": "api",
                 },
             )
-        return Response(_rollback_body(request, session, result))
+        return Response(rollback_answer(request, session, result))
 
 
-class UndoView(MemoryAPIView):
-    serializer_class = s.RollbackSerializer
-    extra_permissions = (CanRollback,)
-
-    @extend_schema(
-        summary="Undo the last rollback (roll back to the newest safety snapshot)",
-        request=None,
-        responses={200: s.RollbackSerializer, 409: None},
-        examples=[OpenApiExample("Result", value=ROLLBACK_EXAMPLE, response_only=True)],
-    )
-    def post(self, request: Request, session_id: int) -> Response:
-        session = self.get_memory_session(session_id)
-        safety = (
-            Snapshot.objects.filter(session=session, kind=SnapshotKind.SAFETY)
-            .order_by("-created_at", "-pk")
-            .first()
+def rollback_answer(
+    request: Request, session: MemorySession, result: RollbackResult
+) -> dict[str, Any]:
+    """The body of a rollback or an undo: what changed, the session now, the undo URL."""
+    session = session_get(namespace=session.namespace, key=session.key) or session  # re-read
+    undo = None
+    if result.safety is not None:
+        undo = request.build_absolute_uri(
+            reverse(
+                "ttmemory-api:snapshot-rollback",
+                kwargs={"session_id": session.pk, "snapshot_id": result.safety.pk},
+            )
         )
-        if safety is None:
-            return Response(
-                {"detail": "This session has no rollback to undo."},
-                status=status.HTTP_409_CONFLICT,
-            )
-        user = request.user if getattr(request.user, "pk", None) else None
-        with transaction.atomic():  # the undo and its audit entry commit together
-            result = snapshot_rollback_detailed(
-                session=session,
-                snapshot=safety,
-                safe=True,
-                created_by=user,  # type: ignore[arg-type]
-            )
-            self.audit(
-                "undo",
-                object_type="session",
-                object_id=session.pk,
-                details={
-                    "snapshot": safety.pk,
-                    "safety_snapshot": result.safety.pk if result.safety else None,
-                    "via": "api",
-                },
-            )
-        return Response(_rollback_body(request, session, result))
+    answer = {
+        "safety_snapshot": result.safety,
+        "removed_seqs": result.removed_seqs,
+        "restored_seqs": result.restored_seqs,
+        "facts_superseded": [fact.pk for fact in result.superseded_facts],
+        "session": session,
+        "undo": undo,
+    }
+    return dict(s.RollbackSerializer(answer).data)

@@ -10,9 +10,22 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import Resolver404, path, re_path, resolve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from ttmemory.api import facts, namespace, sessions, snapshots
+from ttmemory.api.facts import FactViewSet, LearnJobViewSet, ProfileViewSet
+from ttmemory.api.messages import MessageViewSet
+from ttmemory.api.namespace import LedgerViewSet, NamespaceViewSet
+from ttmemory.api.routers import MemoryRouter
+from ttmemory.api.sessions import SessionViewSet
+from ttmemory.api.snapshots import SnapshotViewSet
 
 app_name = "ttmemory-api"
+
+router = MemoryRouter()
+router.register("sessions", SessionViewSet, basename="session")
+router.register("sessions/<int:session_id>/messages", MessageViewSet, basename="message")
+router.register("sessions/<int:session_id>/snapshots", SnapshotViewSet, basename="snapshot")
+router.register("facts", FactViewSet, basename="fact")
+router.register("facts/learn", LearnJobViewSet, basename="learn-job")
+router.register("profile", ProfileViewSet, basename="profile")
 
 
 def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
@@ -27,57 +40,12 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
 
 
 urlpatterns = [
-    path("sessions/", sessions.SessionListView.as_view(), name="session-list"),
-    path("sessions/<int:session_id>/", sessions.SessionDetailView.as_view(), name="session"),
-    path(
-        "sessions/<int:session_id>/messages/",
-        sessions.MessageListView.as_view(),
-        name="message-list",
-    ),
-    path(
-        "sessions/<int:session_id>/messages/<int:seq>/",
-        sessions.MessageDetailView.as_view(),
-        name="message",
-    ),
-    path("sessions/<int:session_id>/context/", sessions.ContextView.as_view(), name="context"),
-    path("sessions/<int:session_id>/prompt/", sessions.PromptView.as_view(), name="prompt"),
-    path("sessions/<int:session_id>/trim/", sessions.TrimView.as_view(), name="trim"),
-    path("sessions/<int:session_id>/clear/", sessions.ClearView.as_view(), name="clear"),
-    path("sessions/<int:session_id>/undo/", snapshots.UndoView.as_view(), name="undo"),
-    path(
-        "sessions/<int:session_id>/snapshots/",
-        snapshots.SnapshotListView.as_view(),
-        name="snapshot-list",
-    ),
-    path(
-        "sessions/<int:session_id>/snapshots/<int:snapshot_id>/",
-        snapshots.SnapshotDetailView.as_view(),
-        name="snapshot",
-    ),
-    path(
-        "sessions/<int:session_id>/snapshots/<int:snapshot_id>/diff/",
-        snapshots.SnapshotDiffView.as_view(),
-        name="snapshot-diff",
-    ),
-    path(
-        "sessions/<int:session_id>/snapshots/<int:snapshot_id>/rollback/",
-        snapshots.SnapshotRollbackView.as_view(),
-        name="snapshot-rollback",
-    ),
-    path("facts/", facts.FactListView.as_view(), name="fact-list"),
-    path("facts/recall/", facts.RecallView.as_view(), name="recall"),
-    path("facts/learn/", facts.LearnView.as_view(), name="learn"),
-    path("facts/learn/<uuid:job_id>/", facts.LearnJobView.as_view(), name="learn-job"),
-    path("facts/<int:fact_id>/", facts.FactDetailView.as_view(), name="fact"),
-    path(
-        "facts/<int:fact_id>/supersede/", facts.FactSupersedeView.as_view(), name="fact-supersede"
-    ),
-    path("profile/", facts.ProfileListView.as_view(), name="profile-list"),
-    path("profile/<str:kind>/", facts.ProfileDetailView.as_view(), name="profile"),
-    path("namespace/", namespace.NamespaceView.as_view(), name="namespace"),
-    path("namespace/export/", namespace.ExportView.as_view(), name="export"),
-    path("namespace/erase/", namespace.EraseView.as_view(), name="erase"),
-    path("ledger/", namespace.LedgerView.as_view(), name="ledger"),
+    *router.urls,
+    # The namespace is one resource without an id: bound by hand, under its historic names.
+    path("namespace/", NamespaceViewSet.as_view({"get": "retrieve"}), name="namespace"),
+    path("namespace/export/", NamespaceViewSet.as_view({"get": "export"}), name="export"),
+    path("namespace/erase/", NamespaceViewSet.as_view({"post": "erase"}), name="erase"),
+    path("ledger/", LedgerViewSet.as_view({"get": "list"}), name="ledger"),
     path("schema/", SpectacularAPIView.as_view(urlconf=None), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="ttmemory-api:schema"), name="docs"),
     # Anything else under the mount point (e.g. /sessions/abc/) is a JSON 404, not an HTML page.

