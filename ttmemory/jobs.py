@@ -67,7 +67,7 @@ def job_learn_idle(limit: int = 500) -> dict[str, Any]:
     from ttmemory.conf import app_settings
     from ttmemory.models import MemorySession
 
-    idle = float(app_settings.LEARN_IDLE_SECONDS)
+    idle = app_settings.LEARN_IDLE_SECONDS
     if idle <= 0:
         return {"queued": 0}
     cutoff = timezone.now() - timedelta(seconds=idle)

@@ -249,7 +249,7 @@ class MessageListView(MemoryAPIView):
         session = self.get_memory_session(session_id)
         data = self.valid_body(s.MessageAppendSerializer)
         messages = data["messages"] if "messages" in data else [data["message"]]
-        limit = int(app_settings.API_MAX_BATCH)
+        limit = app_settings.API_MAX_BATCH
         if len(messages) > limit:
             return Response(
                 {"messages": [f"at most {limit} messages per request"]},

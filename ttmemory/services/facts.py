@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ttmemory import blind, events, scheduling
 from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
 from ttmemory.embedding import embed_texts
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import Fact, FactTerm, MemorySession, Profile
@@ -262,12 +263,11 @@ def facts_touch_recalled(*, fact_ids: Sequence[int]) -> None:
     does not wait for fsync.
     """
     global _touch_flushed_at
-    from ttmemory.conf import app_settings
 
     with _touch_lock:
         for fact_id in fact_ids:
             _touch_buffer[fact_id] = _touch_buffer.get(fact_id, 0) + 1
-        due = time.monotonic() - _touch_flushed_at >= float(app_settings.RECALL_TOUCH_SECONDS)
+        due = time.monotonic() - _touch_flushed_at >= app_settings.RECALL_TOUCH_SECONDS
     if due:
         flush_recall_touches()
 
