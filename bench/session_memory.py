@@ -416,7 +416,7 @@ def _lock_rows(raw: RawStore, session: MemorySession, runs: int) -> list[Row]:
     from ttmemory.backends.locks import get_lock
 
     lock = get_lock()
-    timeout = float(app_settings.LOCK_TIMEOUT)
+    timeout = app_settings.LOCK_TIMEOUT
 
     def ours() -> None:
         with lock.locked(session.pk, timeout=timeout):

@@ -13,7 +13,9 @@ from ttmemory.crypto import parse_key
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_production_refuses_to_start_without_an_encryption_key(tmp_path: Path) -> None:
+def test_production_without_an_encryption_key_fails_its_checks_not_its_import(
+    tmp_path: Path,
+) -> None:
     settings = tmp_path / "prod_settings.py"
     settings.write_text(
         "DEBUG = False\nSECRET_KEY = 'x'\nINSTALLED_APPS = ['django.contrib.contenttypes', "
@@ -22,17 +24,26 @@ def test_production_refuses_to_start_without_an_encryption_key(tmp_path: Path) -
     env = {k: v for k, v in os.environ.items() if k != "TTMEMORY_ENCRYPTION_KEYS"}
     env.update(DJANGO_SETTINGS_MODULE="prod_settings", PYTHONPATH=f"{tmp_path}:{ROOT}")
 
-    done = subprocess.run(
-        [sys.executable, "-c", "import django; django.setup()"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    def run(code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", f"import django; django.setup(); {code}"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
-    assert done.returncode != 0
-    assert "ImproperlyConfigured" in done.stderr
-    assert "ENCRYPTION_KEYS" in done.stderr
+    # ready() raises nothing a system check reports; the check (run by runserver, migrate and
+    # check --deploy) stops the deployment with the id and the fix.
+    assert run("pass").returncode == 0
+    checked = run("from django.core.management import call_command; call_command('check')")
+    assert checked.returncode != 0
+    assert "SystemCheckError" in checked.stderr and "ttmemory.E001" in checked.stderr
+    assert "ENCRYPTION_KEYS" in checked.stderr
+    # Code that runs anyway (no checks) fails loudly at the first encryption, never silently.
+    used = run("from ttmemory.crypto import get_keyring; get_keyring().encrypt(b'x', b'a')")
+    assert used.returncode != 0
+    assert "ImproperlyConfigured" in used.stderr and "ENCRYPTION_KEYS" in used.stderr
 
 
 def test_the_demo_generates_one_local_key_and_reuses_it(tmp_path: Path, monkeypatch) -> None:

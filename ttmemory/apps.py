@@ -12,11 +12,9 @@ class TTMemoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from django.conf import settings
-        from django.core.exceptions import ImproperlyConfigured
-
+        # Configuration problems (a missing encryption key included) are system checks, which
+        # stop runserver, migrate and check --deploy; ready() raises none of them.
         from ttmemory import checks
-        from ttmemory.conf import app_settings
 
         checks.register()
         import ttmemory.services.background
@@ -33,6 +31,3 @@ class TTMemoryConfig(AppConfig):
             pass
         else:
             import ttmemory.api.schema  # noqa: F401
-        if not settings.DEBUG and not app_settings.ENCRYPTION_KEYS:
-            # Production refuses to start rather than run without encryption at rest.
-            raise ImproperlyConfigured(f"ttmemory: {checks.KEY_HINT}")

@@ -1,22 +1,54 @@
-"""System checks: ttmemory.E001-E099 stop start-up, ttmemory.W001-W099 warn."""
+"""System checks: ttmemory.E001-E099 stop start-up, ttmemory.W001-W099 warn.
+
+Settings are checked by the rules declared with them in ``ttmemory.conf`` (one place); this
+module turns a broken rule into an error with a hint, and loads each backend family once to
+prove it can be built. DRF is imported only when ``rest_framework`` is installed.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections
+from django.utils.module_loading import import_string
 
-from ttmemory.conf import DEFAULTS, VALID_TRIM_MODES, app_settings
+from ttmemory import conversation
+from ttmemory.backends import load_backend
+from ttmemory.backends.embedders import Embedder
+from ttmemory.backends.events import EventObserver
+from ttmemory.backends.llm import LLM
+from ttmemory.backends.locks import SessionLock
+from ttmemory.conf import DEFAULTS, SETTINGS, InvalidSetting, app_settings
 from ttmemory.crypto import Keyring
 from ttmemory.exceptions import EncryptionKeyError
+from ttmemory.longterm.blind import parse_blind_key
 
 KEY_HINT = (
     "Set TTMEMORY['ENCRYPTION_KEYS'] = ['k1:<base64 of 32 random bytes>'] or the "
     "TTMEMORY_ENCRYPTION_KEYS environment variable; print one with: "
     "python -c 'from ttmemory.crypto import generate_key; print(generate_key())'"
 )
+BLIND_KEY_HINT = (
+    "Set TTMEMORY['BLIND_INDEX_KEY'] (or TTMEMORY_BLIND_INDEX_KEY) to base64 of 32 random "
+    "bytes, different from the encryption keys: python -c 'import base64, os; "
+    "print(base64.urlsafe_b64encode(os.urandom(32)).decode())'"
+)
+BACKEND_HINT = "TTMEMORY[{name!r}] = {{'BACKEND': 'dotted.path.Class', 'OPTIONS': {{...}}}}"
+# Backend families holding one backend: (setting, base class, check id).
+BACKEND_FAMILIES: tuple[tuple[str, type, str], ...] = (
+    ("EMBEDDER", Embedder, "ttmemory.E030"),
+    ("LOCK", SessionLock, "ttmemory.E030"),
+    ("LLM", LLM, "ttmemory.E031"),
+)
+
+
+def _setting_error(name: str, problem: InvalidSetting) -> checks.Error:
+    hint = problem.hint or f"Fix or remove TTMEMORY[{name!r}]; the default is {DEFAULTS[name]!r}."
+    return checks.Error(f"TTMEMORY[{name!r}] {problem.problem}.", hint=hint, id=problem.check_id)
 
 
 def check_settings_shape(**kwargs: Any) -> list[checks.CheckMessage]:
@@ -43,6 +75,15 @@ def check_settings_shape(**kwargs: Any) -> list[checks.CheckMessage]:
 
 
 def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
+    problem = app_settings.problem("ENCRYPTION_KEYS")
+    if problem is not None:
+        return [
+            checks.Error(
+                f"TTMEMORY['ENCRYPTION_KEYS'] {problem.problem}.",
+                hint=KEY_HINT,
+                id=problem.check_id,
+            )
+        ]
     entries = app_settings.ENCRYPTION_KEYS
     if not entries:
         return [
@@ -50,18 +91,8 @@ def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
                 "No ttmemory encryption key is configured.", hint=KEY_HINT, id="ttmemory.E001"
             )
         ]
-    if isinstance(entries, str):
-        entries = [entries]
-    if not isinstance(entries, list | tuple):
-        return [
-            checks.Error(
-                "TTMEMORY['ENCRYPTION_KEYS'] must be a list of strings.",
-                hint=KEY_HINT,
-                id="ttmemory.E002",
-            )
-        ]
     try:
-        Keyring.from_entries(list(entries))
+        Keyring.from_entries(entries)
     except EncryptionKeyError as exc:
         return [
             checks.Error(
@@ -72,93 +103,143 @@ def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
 
 
 def check_blind_index_key(**kwargs: Any) -> list[checks.CheckMessage]:
-    from ttmemory.longterm.blind import parse_blind_key
-
-    hint = (
-        "Set TTMEMORY['BLIND_INDEX_KEY'] (or TTMEMORY_BLIND_INDEX_KEY) to base64 of 32 random "
-        "bytes, different from the encryption keys: python -c 'import base64, os; "
-        "print(base64.urlsafe_b64encode(os.urandom(32)).decode())'"
-    )
+    problem = app_settings.problem("BLIND_INDEX_KEY")
+    if problem is not None:
+        return [
+            checks.Error(
+                f"TTMEMORY['BLIND_INDEX_KEY'] {problem.problem}.",
+                hint=BLIND_KEY_HINT,
+                id=problem.check_id,
+            )
+        ]
     value = app_settings.BLIND_INDEX_KEY
     if not value:
         return [
             checks.Error(
-                "No ttmemory blind index key is configured.", hint=hint, id="ttmemory.E003"
+                "No ttmemory blind index key is configured.",
+                hint=BLIND_KEY_HINT,
+                id="ttmemory.E003",
             )
         ]
     try:
         parse_blind_key(value)
     except ValueError as exc:
-        return [checks.Error(f"TTMEMORY['BLIND_INDEX_KEY'] {exc}.", hint=hint, id="ttmemory.E004")]
+        return [
+            checks.Error(
+                f"TTMEMORY['BLIND_INDEX_KEY'] {exc}.", hint=BLIND_KEY_HINT, id="ttmemory.E004"
+            )
+        ]
     return []
 
 
+def _load_problem(name: str, config: Any, base: type) -> str | None:
+    """Why ``config`` cannot be built as a ``base`` backend, or None (the backend is closed)."""
+    try:
+        load_backend(name, config, base=base).close()
+    except ImproperlyConfigured as exc:
+        return str(exc)
+    except Exception as exc:  # a constructor's own failure is reported, never raised by check
+        return f"TTMEMORY[{name!r}]: {config.get('BACKEND')!r} failed: {type(exc).__name__}: {exc}"
+    return None
+
+
 def check_backends(**kwargs: Any) -> list[checks.CheckMessage]:
-    from django.core.exceptions import ImproperlyConfigured
-
-    from ttmemory.backends import load_backend
-    from ttmemory.backends.embedders import Embedder
-    from ttmemory.backends.locks import SessionLock
-
+    """Every single-backend family (EMBEDDER, LOCK: E030; LLM: E031) can be built."""
     errors: list[checks.CheckMessage] = []
-    for name, base in (("EMBEDDER", Embedder), ("LOCK", SessionLock)):
-        config = getattr(app_settings, name)
-        if config is None:
-            continue
-        try:
-            backend = load_backend(name, config, base=base)
-            backend.close()
-        except ImproperlyConfigured as exc:
+    for name, base, check_id in BACKEND_FAMILIES:
+        problem = app_settings.problem(name)
+        if problem is not None:
             errors.append(
                 checks.Error(
-                    str(exc),
-                    hint=f"TTMEMORY[{name!r}] = "
-                    "{'BACKEND': 'dotted.path.Class', 'OPTIONS': {...}}",
-                    id="ttmemory.E030",
+                    f"TTMEMORY[{name!r}] {problem.problem}.",
+                    hint=BACKEND_HINT.format(name=name),
+                    id=check_id,
                 )
             )
+            continue
+        config = getattr(app_settings, name)
+        if config is None:  # LOCK: the database's default; LLM: offline rules
+            continue
+        message = _load_problem(name, config, base)
+        if message is not None:
+            errors.append(checks.Error(message, hint=BACKEND_HINT.format(name=name), id=check_id))
     return errors
 
 
-def check_options(**kwargs: Any) -> list[checks.CheckMessage]:
+def check_event_observers(**kwargs: Any) -> list[checks.CheckMessage]:
+    """Every entry of EVENT_OBSERVERS can be built (E032)."""
+    hint = "TTMEMORY['EVENT_OBSERVERS'] = [{'BACKEND': 'dotted.path.Class', 'OPTIONS': {...}}]"
+    problem = app_settings.problem("EVENT_OBSERVERS")
+    if problem is not None:
+        return [
+            checks.Error(
+                f"TTMEMORY['EVENT_OBSERVERS'] {problem.problem}.", hint=hint, id=problem.check_id
+            )
+        ]
     errors: list[checks.CheckMessage] = []
-    from ttmemory import conversation
+    for config in app_settings.EVENT_OBSERVERS:
+        message = _load_problem("EVENT_OBSERVERS", config, EventObserver)
+        if message is not None:
+            errors.append(checks.Error(message, hint=hint, id="ttmemory.E032"))
+    return errors
 
-    tokenizer = app_settings.TOKENIZER
-    if tokenizer not in conversation.supported_encodings():
+
+def check_namespace_resolver(**kwargs: Any) -> list[checks.CheckMessage]:
+    """API_NAMESPACE_RESOLVER imports as a callable (E033); only with the REST API installed."""
+    if not apps.is_installed("rest_framework"):
+        return []  # no API, no resolver: and importing the default would import DRF
+    hint = (
+        "TTMEMORY['API_NAMESPACE_RESOLVER'] = 'myproject.memory.namespace_for' (a callable "
+        "taking the request, returning a namespace or None); the default is "
+        f"{DEFAULTS['API_NAMESPACE_RESOLVER']!r}."
+    )
+    problem = app_settings.problem("API_NAMESPACE_RESOLVER")
+    if problem is not None:
+        return [_setting_error("API_NAMESPACE_RESOLVER", problem)]
+    resolver = app_settings.API_NAMESPACE_RESOLVER
+    if isinstance(resolver, str):
+        try:
+            resolver = import_string(resolver)
+        except ImportError as exc:
+            return [
+                checks.Error(
+                    f"TTMEMORY['API_NAMESPACE_RESOLVER']: cannot import {resolver!r}: {exc}.",
+                    hint=hint,
+                    id="ttmemory.E033",
+                )
+            ]
+    if not callable(resolver):
+        return [
+            checks.Error(
+                f"TTMEMORY['API_NAMESPACE_RESOLVER'] is {resolver!r}, which is not callable.",
+                hint=hint,
+                id="ttmemory.E033",
+            )
+        ]
+    return []
+
+
+def check_options(**kwargs: Any) -> list[checks.CheckMessage]:
+    """Every other setting keeps its rule: numbers, durations, fractions, choices, rates."""
+    errors: list[checks.CheckMessage] = []
+    problem = app_settings.problem("TOKENIZER")
+    if problem is not None:
+        errors.append(_setting_error("TOKENIZER", problem))
+    elif app_settings.TOKENIZER not in conversation.supported_encodings():
         errors.append(
             checks.Error(
-                f"TTMEMORY['TOKENIZER'] is {tokenizer!r}, which this install cannot count with.",
+                f"TTMEMORY['TOKENIZER'] is {app_settings.TOKENIZER!r}, which this install cannot "
+                "count with.",
                 hint=f"Use one of: {', '.join(sorted(conversation.supported_encodings()))}.",
                 id="ttmemory.E020",
             )
         )
-    for name in ("MAX_MESSAGE_BYTES", "MAX_NAMESPACE_LENGTH", "BATCH_SIZE"):
-        value = getattr(app_settings, name)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            errors.append(
-                checks.Error(
-                    f"TTMEMORY[{name!r}] must be a positive integer, not {value!r}.",
-                    hint=f"The default is {DEFAULTS[name]!r}.",
-                    id="ttmemory.E021",
-                )
-            )
-    if app_settings.MAX_NAMESPACE_LENGTH > 255:
-        errors.append(
-            checks.Error(
-                "TTMEMORY['MAX_NAMESPACE_LENGTH'] cannot exceed 255, the column width.",
-                hint="Use 255 or less.",
-                id="ttmemory.E022",
-            )
-        )
-    if app_settings.TRIM_MODE not in VALID_TRIM_MODES:
-        errors.append(
-            checks.Error(
-                f"TTMEMORY['TRIM_MODE'] is {app_settings.TRIM_MODE!r}.",
-                hint=f"Use one of: {', '.join(VALID_TRIM_MODES)}.",
-                id="ttmemory.E023",
-            )
-        )
+    for name, spec in SETTINGS.items():
+        if spec.strict or name == "TOKENIZER":  # keys and backends: the checks above
+            continue
+        problem = app_settings.problem(name)
+        if problem is not None:
+            errors.append(_setting_error(name, problem))
     return errors
 
 
@@ -188,6 +269,8 @@ def register() -> None:
         check_encryption_keys,
         check_blind_index_key,
         check_backends,
+        check_event_observers,
+        check_namespace_resolver,
         check_options,
     ):
         checks.register(check, "ttmemory")

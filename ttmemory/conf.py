@@ -1,110 +1,367 @@
-"""Settings: one ``TTMEMORY`` dict, read lazily through ``app_settings``, reset on change."""
+"""Settings: one ``TTMEMORY`` dict, read through typed accessors on ``app_settings``.
+
+Every key is declared once on ``AppSettings`` with its default and the rule that coerces and
+checks a value; the accessor returns the rule's type (``app_settings.LOCK_TIMEOUT`` is a
+float). ``ttmemory.checks`` reports every value that breaks its rule. Reading such a value when
+code runs logs the problem and uses the default, so a bad number never crashes a write; a bad
+key or backend (no safe default exists) raises ``ImproperlyConfigured``.
+
+This module imports nothing from ttmemory: each cache built from these settings (keyring, blind
+key, backends, observers, resolver) connects its own ``setting_changed`` receiver and resets
+lazily, so the order receivers run in does not matter.
+"""
 
 from __future__ import annotations
 
+import logging
+import math
 import os
-from typing import Any
+import re
+from collections.abc import Callable
+from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-DEFAULTS: dict[str, Any] = {
-    # Encryption keyring: a list of "key_id:base64(32 bytes)" strings, the first encrypts and all
-    # decrypt. When unset, the TTMEMORY_ENCRYPTION_KEYS environment variable (comma-separated)
-    # is read.
-    "ENCRYPTION_KEYS": None,
-    # Tokenizer used for budgets: "o200k_base" (GPT-4o/4.1/o-series/GPT-5), "cl100k_base"
-    # (GPT-4/3.5) or "heuristic" (bytes/4, no dependency).
-    "TOKENIZER": "o200k_base",
-    # Largest message accepted, as compact UTF-8 JSON.
-    "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
-    # Longest namespace and session key.
-    "MAX_NAMESPACE_LENGTH": 255,
-    # What session_trim does with messages outside the budget: "archive" keeps them out of every
-    # read (exports still see them), "delete" removes them.
-    "TRIM_MODE": "archive",
-    # Rows per batch for long-running commands (key rotation, re-embedding).
-    "BATCH_SIZE": 500,
-    # Session lock backend, {"BACKEND": ..., "OPTIONS": {...}}. None: PostgresAdvisoryLock on
-    # PostgreSQL, DatabaseLeaseLock elsewhere; RedisLock for Redis (falls back to those).
-    "LOCK": None,
-    # Seconds a writer waits for a session's lock before LockTimeout.
-    "LOCK_TIMEOUT": 10.0,
-    # Seconds a lease (Redis key or lease row) lives without renewal; a dead holder's lease
-    # is taken over after this.
-    "LOCK_LEASE": 30.0,
-    # Snapshots kept per session (oldest removed first; the newest safety snapshot never).
-    "MAX_SNAPSHOTS_PER_SESSION": 20,
-    # Take an automatic snapshot every N appended messages (0: never).
-    "AUTO_SNAPSHOT_EVERY": 0,
-    # Key of the blind keyword index ("base64 of 32 bytes"), separate from the encryption keys.
-    # When unset, TTMEMORY_BLIND_INDEX_KEY is read.
-    "BLIND_INDEX_KEY": None,
-    # Embedder backend, {"BACKEND": ..., "OPTIONS": {...}}.
-    "EMBEDDER": {
-        "BACKEND": "ttmemory.backends.embedders.HashEmbedder",
-        "OPTIONS": {"dimensions": 384},
-    },
-    # Seconds recall skips a failing embedder before trying it again (circuit breaker).
-    "EMBEDDER_BREAKER_SECONDS": 30.0,
-    # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    # None: the embedder's own (0.8 for sentence embedders, 0.3 for the lexical HashEmbedder),
-    # tuned on the evaluation set in docs/benchmarks.md.
-    "RECALL_VECTOR_WEIGHT": None,
-    # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
-    # often per process, off the hot path (0: write on every recall).
-    "RECALL_TOUCH_SECONDS": 2.0,
-    # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
-    "RECALL_EXACT_LIMIT": 20000,
-    # Characters of each recalled memory shown by prompt_build before it is cut.
-    "PROMPT_MEMORY_CHARS": 128,
-    # Where content-free events go after commit: a list of {"BACKEND": ..., "OPTIONS": {...}}.
-    "EVENT_OBSERVERS": [{"BACKEND": "ttmemory.backends.events.SignalObserver"}],
-    # LLM for extraction and summaries, {"BACKEND": ..., "OPTIONS": {...}}; None: offline rules.
-    "LLM": None,
-    # Queue fact extraction every N appended messages of a session (0: never automatically).
-    "LEARN_EVERY": 0,
-    # The periodic task ttmemory.learn_idle queues extraction for sessions with unlearned
-    # messages and no activity for this many seconds (0: off).
-    "LEARN_IDLE_SECONDS": 0,
-    # Queue summarisation when a session's live tokens exceed this (0: never automatically);
-    # the session is trimmed to SUMMARY_KEEP_TOKENS and what left is merged into the summary.
-    "SUMMARISE_AT_TOKENS": 0,
-    "SUMMARY_KEEP_TOKENS": 2000,
-    # Token budget of the rolling summary itself.
-    "SUMMARY_MAX_TOKENS": 400,
-    # Tokens a namespace may spend on LLM calls per UTC day (0: no limit); extraction is
-    # skipped (and the skip recorded) once it is spent.
-    "DAILY_TOKEN_BUDGET": 0,
-    # Admin console: show message and fact content masked until a staff member with the
-    # reveal permission reveals it, giving a reason (recorded in the audit log).
-    "ADMIN_MASK_CONTENT": True,
-    # Seconds a reveal lasts for the staff member who asked for it.
-    "ADMIN_REVEAL_SECONDS": 15 * 60,
-    # REST API: who the caller's namespace is. A dotted path to a callable taking the request
-    # and returning a namespace (or None: no namespace, 403). Default: "user-<pk>" per user.
-    "API_NAMESPACE_RESOLVER": "ttmemory.api.namespaces.user_namespace",
-    # REST API: largest request body in bytes (413 above it).
-    "API_MAX_REQUEST_BYTES": 4 * 1024 * 1024,
-    # REST API: most messages in one append request.
-    "API_MAX_BATCH": 500,
-    # REST API: write throttle per caller (DRF rate syntax, e.g. "600/min"); None: no throttle.
-    "API_WRITE_RATE": "1200/min",
-    # REST API: seconds an Idempotency-Key is remembered.
-    "API_IDEMPOTENCY_SECONDS": 24 * 3600,
-}
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"
 ENV_BLIND_KEY = "TTMEMORY_BLIND_INDEX_KEY"
 VALID_TRIM_MODES = ("archive", "delete")
+TrimMode = Literal["archive", "delete"]
+# {"BACKEND": "dotted.Path", "OPTIONS": {...}}; its keys are checked by backends.load_backend.
+BackendConfig = dict[str, Any]
+NamespaceResolver = Callable[[Any], str | None]
+
+
+class InvalidSetting(ValueError):
+    """A value that breaks its setting's rule: the problem, the check id reporting it, a hint."""
+
+    def __init__(self, problem: str, *, check_id: str, hint: str = "") -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.check_id = check_id
+        self.hint = hint
+
+
+# Rules: each takes the configured value and returns it coerced, or raises InvalidSetting.
+
+
+def _number(value: Any) -> int | float | None:
+    """``value`` as a finite int or float (numeric strings too, as read from the environment)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    return None
+
+
+def integer(
+    *, minimum: int, maximum: int | None = None, why: str = "", meaning: str = ""
+) -> Callable[[Any], int]:
+    """A whole number from ``minimum`` (1: E021; 0, where 0 turns a feature off: E024).
+
+    Above ``maximum`` (``why`` says why it is the limit) is E022.
+    """
+    check_id = "ttmemory.E021" if minimum >= 1 else "ttmemory.E024"
+    wanted = "a positive whole number" if minimum == 1 else f"a whole number >= {minimum}"
+    if meaning:
+        wanted += f" ({meaning})"
+
+    def rule(value: Any) -> int:
+        number = _number(value)
+        if number is None or (isinstance(number, float) and not number.is_integer()):
+            raise InvalidSetting(f"must be {wanted}, not {value!r}", check_id=check_id)
+        number = int(number)
+        if number < minimum:
+            raise InvalidSetting(f"must be {wanted}, not {value!r}", check_id=check_id)
+        if maximum is not None and number > maximum:
+            raise InvalidSetting(
+                f"cannot exceed {maximum}{why}, not {value!r}", check_id="ttmemory.E022"
+            )
+        return number
+
+    return rule
+
+
+def seconds(*, positive: bool = False, meaning: str = "") -> Callable[[Any], float]:
+    """A duration in seconds: >= 0, or > 0 when ``positive`` (E025)."""
+    wanted = "a number of seconds " + ("> 0" if positive else ">= 0")
+    if meaning:
+        wanted += f" ({meaning})"
+
+    def rule(value: Any) -> float:
+        number = _number(value)
+        if number is None or number < 0 or (positive and number == 0):
+            raise InvalidSetting(f"must be {wanted}, not {value!r}", check_id="ttmemory.E025")
+        return float(number)
+
+    return rule
+
+
+def optional_fraction(value: Any) -> float | None:
+    """None, or a number from 0 to 1 (E026)."""
+    if value is None:
+        return None
+    number = _number(value)
+    if number is None or not 0 <= number <= 1:
+        raise InvalidSetting(
+            f"must be a fraction from 0 to 1, or None, not {value!r}", check_id="ttmemory.E026"
+        )
+    return float(number)
+
+
+def boolean(value: Any) -> bool:
+    """True or False (E027); other truthy values are refused rather than guessed."""
+    if not isinstance(value, bool):
+        raise InvalidSetting(f"must be True or False, not {value!r}", check_id="ttmemory.E027")
+    return value
+
+
+def trim_mode(value: Any) -> TrimMode:
+    """One of VALID_TRIM_MODES (E023)."""
+    if value not in VALID_TRIM_MODES:
+        raise InvalidSetting(
+            f"is {value!r}; use one of: {', '.join(VALID_TRIM_MODES)}", check_id="ttmemory.E023"
+        )
+    return cast(TrimMode, value)
+
+
+def encoding_name(value: Any) -> str:
+    """A tokenizer name (E020; which names this install supports is checked by ttmemory.checks)."""
+    if not isinstance(value, str) or not value:
+        raise InvalidSetting(
+            f"must be a tokenizer name such as 'o200k_base', not {value!r}",
+            check_id="ttmemory.E020",
+        )
+    return value
+
+
+# DRF's rate syntax, as SimpleRateThrottle.parse_rate reads it: "<count>/<s|m|h|d...>".
+_RATE = re.compile(r"\s*\d+\s*/[smhd]\w*")
+
+
+def optional_rate(value: Any) -> str | None:
+    """None (no throttle) or a DRF rate such as "600/min" (E028)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _RATE.fullmatch(value):
+        raise InvalidSetting(
+            f"must be a rate such as '600/min' (requests per s, m, h or d) or None, not {value!r}",
+            check_id="ttmemory.E028",
+        )
+    return value
+
+
+def key_list(value: Any) -> list[str]:
+    """Encryption key entries: a list of strings, or one string (E002; the format: crypto)."""
+    if value is None or value == "":
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple) and all(isinstance(entry, str) for entry in value):
+        return list(value)
+    raise InvalidSetting(f"must be a list of strings, not {value!r}", check_id="ttmemory.E002")
+
+
+def optional_text(check_id: str) -> Callable[[Any], str | None]:
+    """None, or a string (its format is checked where it is used)."""
+
+    def rule(value: Any) -> str | None:
+        if value is None or value == "":
+            return None
+        if not isinstance(value, str):
+            raise InvalidSetting(f"must be a string, not {value!r}", check_id=check_id)
+        return value
+
+    return rule
+
+
+def backend(check_id: str) -> Callable[[Any], BackendConfig]:
+    """``{"BACKEND": ..., "OPTIONS": {...}}``; its keys are checked by the backend loader."""
+
+    def rule(value: Any) -> BackendConfig:
+        if not isinstance(value, dict):
+            raise InvalidSetting(
+                f"must be a dict {{'BACKEND': 'dotted.Path', 'OPTIONS': {{...}}}}, not {value!r}",
+                check_id=check_id,
+            )
+        return value
+
+    return rule
+
+
+def optional_backend(check_id: str) -> Callable[[Any], BackendConfig | None]:
+    """None, or a backend dict."""
+    required = backend(check_id)
+
+    def rule(value: Any) -> BackendConfig | None:
+        return None if value is None else required(value)
+
+    return rule
+
+
+def backend_list(value: Any) -> list[BackendConfig]:
+    """A list of backend dicts; None is the empty list (E032)."""
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple) or not all(isinstance(c, dict) for c in value):
+        raise InvalidSetting(
+            f"must be a list of {{'BACKEND': ..., 'OPTIONS': {{...}}}} dicts, not {value!r}",
+            check_id="ttmemory.E032",
+        )
+    return list(value)
+
+
+def resolver(value: Any) -> str | NamespaceResolver:
+    """A dotted path to a callable, or the callable itself (E033)."""
+    if (isinstance(value, str) and value) or callable(value):
+        return cast("str | NamespaceResolver", value)
+    raise InvalidSetting(
+        f"must be a dotted path to a callable taking the request, not {value!r}",
+        check_id="ttmemory.E033",
+    )
+
+
+class Setting(Generic[T]):
+    """One key of ``TTMEMORY``: its default and the rule that coerces and checks a value.
+
+    ``strict``: no safe default exists (keys, backends), so a bad value raises
+    ImproperlyConfigured when read instead of falling back.
+    """
+
+    name: str
+
+    def __init__(self, default: Any, rule: Callable[[Any], T], *, strict: bool = False) -> None:
+        self.default = default
+        self.rule = rule
+        self.strict = strict
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Setting[T]: ...
+
+    @overload
+    def __get__(self, instance: AppSettings, owner: type | None = None) -> T: ...
+
+    def __get__(self, instance: AppSettings | None, owner: type | None = None) -> Setting[T] | T:
+        if instance is None:
+            return self
+        return instance.value(self)
 
 
 class AppSettings:
-    """``settings.TTMEMORY`` merged over ``DEFAULTS``, cached until the setting changes."""
+    """``settings.TTMEMORY`` merged over the defaults, parsed once until the setting changes."""
+
+    # Encryption keyring: a list of "key_id:base64(32 bytes)" strings, the first encrypts and all
+    # decrypt. When unset, the TTMEMORY_ENCRYPTION_KEYS environment variable (comma-separated)
+    # is read.
+    ENCRYPTION_KEYS = Setting(None, key_list, strict=True)
+    # Tokenizer used for budgets: "o200k_base" (GPT-4o/4.1/o-series/GPT-5), "cl100k_base"
+    # (GPT-4/3.5) or "heuristic" (bytes/4, no dependency).
+    TOKENIZER = Setting("o200k_base", encoding_name)
+    # Largest message accepted, as compact UTF-8 JSON.
+    MAX_MESSAGE_BYTES = Setting(2 * 1024 * 1024, integer(minimum=1))
+    # Longest namespace and session key.
+    MAX_NAMESPACE_LENGTH = Setting(255, integer(minimum=1, maximum=255, why=", the column width"))
+    # What session_trim does with messages outside the budget: "archive" keeps them out of every
+    # read (exports still see them), "delete" removes them.
+    TRIM_MODE = Setting("archive", trim_mode)
+    # Rows per batch for long-running commands (key rotation, re-embedding).
+    BATCH_SIZE = Setting(500, integer(minimum=1))
+    # Session lock backend, {"BACKEND": ..., "OPTIONS": {...}}. None: PostgresAdvisoryLock on
+    # PostgreSQL, DatabaseLeaseLock elsewhere; RedisLock for Redis (falls back to those).
+    LOCK = Setting(None, optional_backend("ttmemory.E030"), strict=True)
+    # Seconds a writer waits for a session's lock before LockTimeout (0: try once).
+    LOCK_TIMEOUT = Setting(10.0, seconds())
+    # Seconds a lease (Redis key or lease row) lives without renewal; a dead holder's lease
+    # is taken over after this.
+    LOCK_LEASE = Setting(30.0, seconds(positive=True))
+    # Snapshots kept per session (oldest removed first; the newest safety snapshot never).
+    MAX_SNAPSHOTS_PER_SESSION = Setting(20, integer(minimum=0))
+    # Take an automatic snapshot every N appended messages (0: never).
+    AUTO_SNAPSHOT_EVERY = Setting(0, integer(minimum=0, meaning="0: never"))
+    # Key of the blind keyword index ("base64 of 32 bytes"), separate from the encryption keys.
+    # When unset, TTMEMORY_BLIND_INDEX_KEY is read.
+    BLIND_INDEX_KEY = Setting(None, optional_text("ttmemory.E004"), strict=True)
+    # Embedder backend, {"BACKEND": ..., "OPTIONS": {...}}.
+    EMBEDDER = Setting(
+        {"BACKEND": "ttmemory.backends.embedders.HashEmbedder", "OPTIONS": {"dimensions": 384}},
+        backend("ttmemory.E030"),
+        strict=True,
+    )
+    # Seconds recall skips a failing embedder before trying it again (circuit breaker).
+    EMBEDDER_BREAKER_SECONDS = Setting(30.0, seconds())
+    # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
+    # None: the embedder's own (0.8 for sentence embedders, 0.3 for the lexical HashEmbedder),
+    # tuned on the evaluation set in docs/benchmarks.md.
+    RECALL_VECTOR_WEIGHT = Setting(None, optional_fraction)
+    # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
+    # often per process, off the hot path (0: write on every recall).
+    RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))
+    # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
+    RECALL_EXACT_LIMIT = Setting(20000, integer(minimum=0))
+    # Characters of each recalled memory shown by prompt_build before it is cut.
+    PROMPT_MEMORY_CHARS = Setting(128, integer(minimum=1))
+    # Where content-free events go after commit: a list of {"BACKEND": ..., "OPTIONS": {...}}.
+    EVENT_OBSERVERS = Setting(
+        [{"BACKEND": "ttmemory.backends.events.SignalObserver"}], backend_list, strict=True
+    )
+    # LLM for extraction and summaries, {"BACKEND": ..., "OPTIONS": {...}}; None: offline rules.
+    LLM = Setting(None, optional_backend("ttmemory.E031"), strict=True)
+    # Queue fact extraction every N appended messages of a session (0: never automatically).
+    LEARN_EVERY = Setting(0, integer(minimum=0, meaning="0: never"))
+    # The periodic task ttmemory.learn_idle queues extraction for sessions with unlearned
+    # messages and no activity for this many seconds (0: off).
+    LEARN_IDLE_SECONDS = Setting(0, seconds(meaning="0: off"))
+    # Queue summarisation when a session's live tokens exceed this (0: never automatically);
+    # the session is trimmed to SUMMARY_KEEP_TOKENS and what left is merged into the summary.
+    SUMMARISE_AT_TOKENS = Setting(0, integer(minimum=0, meaning="0: never"))
+    SUMMARY_KEEP_TOKENS = Setting(2000, integer(minimum=0))
+    # Token budget of the rolling summary itself.
+    SUMMARY_MAX_TOKENS = Setting(400, integer(minimum=1))
+    # Tokens a namespace may spend on LLM calls per UTC day (0: no limit); extraction is
+    # skipped (and the skip recorded) once it is spent.
+    DAILY_TOKEN_BUDGET = Setting(0, integer(minimum=0, meaning="0: no limit"))
+    # Admin console: show message and fact content masked until a staff member with the
+    # reveal permission reveals it, giving a reason (recorded in the audit log).
+    ADMIN_MASK_CONTENT = Setting(True, boolean)
+    # Seconds a reveal lasts for the staff member who asked for it.
+    ADMIN_REVEAL_SECONDS = Setting(15 * 60, integer(minimum=1))
+    # REST API: who the caller's namespace is. A dotted path to a callable taking the request
+    # and returning a namespace (or None: no namespace, 403). Default: "user-<pk>" per user.
+    API_NAMESPACE_RESOLVER = Setting(
+        "ttmemory.api.namespaces.user_namespace", resolver, strict=True
+    )
+    # REST API: largest request body in bytes (413 above it).
+    API_MAX_REQUEST_BYTES = Setting(4 * 1024 * 1024, integer(minimum=1))
+    # REST API: most messages in one append request.
+    API_MAX_BATCH = Setting(500, integer(minimum=1))
+    # REST API: write throttle per caller (DRF rate syntax, e.g. "600/min"); None: no throttle.
+    API_WRITE_RATE = Setting("1200/min", optional_rate)
+    # REST API: seconds an Idempotency-Key is remembered.
+    API_IDEMPOTENCY_SECONDS = Setting(24 * 3600, seconds(positive=True))
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] | None = None
+        self._values: dict[str, Any] = {}
 
     @property
     def user_settings(self) -> dict[str, Any]:
@@ -126,29 +383,65 @@ class AppSettings:
             self._cache = merged
         return self._cache
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name not in DEFAULTS:
-            raise AttributeError(f"Invalid ttmemory setting: {name!r}")
+    def raw(self, name: str) -> Any:
+        """The configured value of ``name`` as written (default and environment applied)."""
         return self._merged()[name]
 
-    def reload(self) -> None:
+    def problem(self, name: str) -> InvalidSetting | None:
+        """What is wrong with the configured value of ``name``, or None (for system checks)."""
+        try:
+            SETTINGS[name].rule(self.raw(name))
+        except InvalidSetting as exc:
+            return exc
+        return None
+
+    def value(self, spec: Setting[T]) -> T:
+        """``spec``'s value, coerced; a bad one falls back to the default (or raises if strict)."""
+        values = self._values
+        if spec.name in values:
+            return cast(T, values[spec.name])
+        try:
+            parsed = spec.rule(self.raw(spec.name))
+        except InvalidSetting as exc:
+            message = f"TTMEMORY[{spec.name!r}] {exc.problem}"
+            if spec.strict:
+                raise ImproperlyConfigured(message) from exc
+            # Logged once per settings change; the system check reports it as an error too.
+            logger.error("%s; using the default, %r (%s)", message, spec.default, exc.check_id)
+            parsed = spec.rule(spec.default)
+        values[spec.name] = parsed
+        return parsed
+
+    def clear(self) -> None:
+        """Forget the merged and parsed settings (they are read again on next use)."""
         self._cache = None
-        from ttmemory import crypto, events
-        from ttmemory.backends import embedders, llm, locks
-        from ttmemory.longterm import blind
+        self._values = {}
 
-        crypto.reset_keyring()
-        blind.reset_blind_key()
-        locks.reset_lock()
-        embedders.reset_embedder()
-        llm.reset_llm()
-        events.reset_observers()
+    def reload(self) -> None:
+        """Re-read ``TTMEMORY`` and the environment, and reset every cache built from them.
 
+        Sends ``setting_changed`` for TTMEMORY, exactly as ``override_settings`` does, so the
+        keyring, blind key, backends and observers reset through their own receivers.
+        """
+        setting_changed.send(
+            sender=AppSettings,
+            setting="TTMEMORY",
+            value=getattr(settings, "TTMEMORY", None),
+            enter=False,
+        )
+
+
+SETTINGS: dict[str, Setting[Any]] = {
+    name: spec for name, spec in vars(AppSettings).items() if isinstance(spec, Setting)
+}
+DEFAULTS: dict[str, Any] = {name: spec.default for name, spec in SETTINGS.items()}
 
 app_settings = AppSettings()
 
 
+# Connected here, at import, before any module that builds a cache from these settings (they
+# all import this one), so it runs first; the caches reset lazily, so it need not.
 @receiver(setting_changed)
 def _reload_settings(*, setting: str, **kwargs: Any) -> None:
     if setting == "TTMEMORY":
-        app_settings.reload()
+        app_settings.clear()

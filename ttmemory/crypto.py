@@ -16,11 +16,15 @@ import os
 import re
 import secrets
 from dataclasses import dataclass, field
+from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
+from ttmemory.conf import app_settings
 from ttmemory.exceptions import DecryptionError, EncryptionKeyError
 
 FORMAT_VERSION = 1
@@ -136,8 +140,6 @@ def get_keyring() -> Keyring:
     """The keyring built from ``TTMEMORY["ENCRYPTION_KEYS"]``; ImproperlyConfigured if unusable."""
     global _keyring
     if _keyring is None:
-        from ttmemory.conf import app_settings
-
         entries = app_settings.ENCRYPTION_KEYS
         if not entries:
             raise ImproperlyConfigured(
@@ -146,10 +148,8 @@ def get_keyring() -> Keyring:
                 "Generate one with: python -c "
                 "'from ttmemory.crypto import generate_key; print(generate_key())'"
             )
-        if isinstance(entries, str):
-            entries = [entries]
         try:
-            _keyring = Keyring.from_entries(list(entries))
+            _keyring = Keyring.from_entries(entries)
         except EncryptionKeyError as exc:
             raise ImproperlyConfigured(f"TTMEMORY['ENCRYPTION_KEYS']: {exc}") from exc
     return _keyring
@@ -158,3 +158,9 @@ def get_keyring() -> Keyring:
 def reset_keyring() -> None:
     global _keyring
     _keyring = None
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":
+        reset_keyring()

@@ -8,11 +8,14 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.signals import setting_changed
 from django.db import transaction
+from django.dispatch import receiver
 from django.utils import timezone
 
 from ttmemory.backends import load_backend
 from ttmemory.backends.events.base import Event, EventObserver
+from ttmemory.conf import app_settings
 
 logger = logging.getLogger(__name__)
 
@@ -33,13 +36,11 @@ _guard = threading.Lock()
 def get_observers() -> list[EventObserver]:
     global _observers
     if _observers is None:
-        from ttmemory.conf import app_settings
-
         with _guard:
             if _observers is None:
                 _observers = [
                     load_backend("EVENT_OBSERVERS", config, base=EventObserver)
-                    for config in app_settings.EVENT_OBSERVERS or []
+                    for config in app_settings.EVENT_OBSERVERS
                 ]
     return _observers
 
@@ -50,6 +51,12 @@ def reset_observers() -> None:
         for observer in _observers or []:
             observer.close()
         _observers = None
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":
+        reset_observers()
 
 
 def emit(

@@ -24,12 +24,12 @@ MASK = "\u2022\u2022\u2022"
 
 def reveal_seconds() -> int:
     """How long a reveal lasts in the staff member's session (``ADMIN_REVEAL_SECONDS``)."""
-    return int(app_settings.ADMIN_REVEAL_SECONDS)
+    return app_settings.ADMIN_REVEAL_SECONDS
 
 
 def masking_enabled() -> bool:
     """Whether the console masks content (``TTMEMORY["ADMIN_MASK_CONTENT"]``)."""
-    return bool(app_settings.ADMIN_MASK_CONTENT)
+    return app_settings.ADMIN_MASK_CONTENT
 
 
 def can_reveal(request: HttpRequest) -> bool:

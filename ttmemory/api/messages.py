@@ -97,7 +97,7 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         session = self.session
         data = self.valid_body(s.MessageAppendSerializer)
         messages = data["messages"] if "messages" in data else [data["message"]]
-        limit = int(app_settings.API_MAX_BATCH)
+        limit = app_settings.API_MAX_BATCH
         if len(messages) > limit:
             return Response(
                 {"messages": [f"at most {limit} messages per request"]},

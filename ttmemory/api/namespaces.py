@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils.module_loading import import_string
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
@@ -25,12 +28,31 @@ def user_namespace(request: Request) -> str | None:
     return f"user-{user.pk}"
 
 
+_resolver_cache: Callable[[Request], str | None] | None = None
+
+
 def _resolver() -> Callable[[Request], str | None]:
-    path = app_settings.API_NAMESPACE_RESOLVER
-    resolver: Callable[[Request], str | None] = (
-        import_string(path) if isinstance(path, str) else path
-    )
-    return resolver
+    """``API_NAMESPACE_RESOLVER``, imported once per settings change."""
+    global _resolver_cache
+    if _resolver_cache is None:
+        configured = app_settings.API_NAMESPACE_RESOLVER
+        if not isinstance(configured, str):
+            _resolver_cache = configured
+            return configured
+        try:
+            _resolver_cache = import_string(configured)
+        except ImportError as exc:
+            raise ImproperlyConfigured(
+                f"TTMEMORY['API_NAMESPACE_RESOLVER']: cannot import {configured!r}: {exc}"
+            ) from exc
+    return _resolver_cache
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    global _resolver_cache
+    if setting == "TTMEMORY":
+        _resolver_cache = None
 
 
 def resolve_namespace(request: Request) -> str:

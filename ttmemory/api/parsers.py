@@ -45,7 +45,7 @@ class BoundedJSONParser(JSONParser):
         media_type: str | None = None,
         parser_context: Mapping[str, Any] | None = None,
     ) -> Any:
-        limit = int(app_settings.API_MAX_REQUEST_BYTES)
+        limit = app_settings.API_MAX_REQUEST_BYTES
         body = stream.read(limit + 1) if stream is not None else b""
         if len(body) > limit:
             raise RequestTooLarge(f"Request body is larger than {limit} bytes.")

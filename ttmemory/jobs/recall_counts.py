@@ -28,7 +28,7 @@ def count_recalled(fact_ids: Iterable[int]) -> None:
     with _lock:
         for fact_id in fact_ids:
             _buffer[fact_id] = _buffer.get(fact_id, 0) + 1
-        due = time.monotonic() - _flushed_at >= float(app_settings.RECALL_TOUCH_SECONDS)
+        due = time.monotonic() - _flushed_at >= app_settings.RECALL_TOUCH_SECONDS
     if due:
         flush(inline=False)
 

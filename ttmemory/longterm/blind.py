@@ -9,9 +9,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections import Counter
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
+from ttmemory.conf import app_settings
 from ttmemory.crypto import decode_key_material
 from ttmemory.text import normalise_terms, normalise_text
 
@@ -34,8 +38,6 @@ def parse_blind_key(value: object) -> bytes:
 def blind_key() -> bytes:
     global _key
     if _key is None:
-        from ttmemory.conf import app_settings
-
         value = app_settings.BLIND_INDEX_KEY
         if not value:
             raise ImproperlyConfigured(
@@ -52,6 +54,12 @@ def blind_key() -> bytes:
 def reset_blind_key() -> None:
     global _key
     _key = None
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":
+        reset_blind_key()
 
 
 def term_hash(term: str) -> int:

@@ -7,6 +7,10 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
@@ -55,7 +59,7 @@ def embed_texts(texts: Sequence[str]) -> tuple[list[list[float]] | None, str]:
             first = health.open_until <= now
             health.failures += 1
             health.last_error = f"{type(exc).__name__}: {exc}"
-            health.open_until = time.monotonic() + float(app_settings.EMBEDDER_BREAKER_SECONDS)
+            health.open_until = time.monotonic() + app_settings.EMBEDDER_BREAKER_SECONDS
         if first:
             logger.warning("ttmemory embedder failed (%s); recall uses keywords", health.last_error)
         return None, f"embedder failed: {health.last_error}"
@@ -66,3 +70,11 @@ def reset_health() -> None:
         health.calls = health.failures = health.skipped = 0
         health.open_until = 0.0
         health.last_error = ""
+
+
+@receiver(setting_changed)
+def _close_breaker_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    # A new embedder (or breaker period) is tried at once, not after the old one's failure.
+    if setting == "TTMEMORY":
+        with _lock:
+            health.open_until = 0.0

@@ -63,7 +63,7 @@ def fact_recall(
     vectors, reason = embed_texts([query])
     vector: dict[int, float] = {}
     if vectors is not None:
-        approximate = stats[0] > int(app_settings.RECALL_EXACT_LIMIT)
+        approximate = stats[0] > app_settings.RECALL_EXACT_LIMIT
         vector = recall.vector_scores(
             facts, vectors[0], get_embedder().model, pool, approximate=approximate
         )

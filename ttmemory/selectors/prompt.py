@@ -50,7 +50,7 @@ def prompt_build(
     if query is not None and not isinstance(query, str):
         raise MemoryValidationError("query", "must be a string")
     encoding = app_settings.TOKENIZER
-    limit = int(app_settings.PROMPT_MEMORY_CHARS)
+    limit = app_settings.PROMPT_MEMORY_CHARS
 
     profile_lines = [
         f"{key}: {quote(value)}"

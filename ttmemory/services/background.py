@@ -77,7 +77,7 @@ def job_prune_expired() -> dict[str, Any]:
 @jobs.job("learn_idle")
 def job_learn_idle(limit: int = 500) -> dict[str, Any]:
     """Queue learning for sessions idle for ``LEARN_IDLE_SECONDS`` with unlearned messages."""
-    idle = float(app_settings.LEARN_IDLE_SECONDS)
+    idle = app_settings.LEARN_IDLE_SECONDS
     if idle <= 0:
         return {"queued": 0}
     cutoff = timezone.now() - timedelta(seconds=idle)

@@ -69,7 +69,7 @@ def idempotent_call(
 def _replay(
     namespace: str, scope: str, key: str, fingerprint: str
 ) -> tuple[int, dict[str, Any], bool] | None:
-    cutoff = timezone.now() - dt.timedelta(seconds=float(app_settings.API_IDEMPOTENCY_SECONDS))
+    cutoff = timezone.now() - dt.timedelta(seconds=app_settings.API_IDEMPOTENCY_SECONDS)
     record = IdempotencyRecord.objects.filter(
         namespace=namespace, scope=scope, key=key, created_at__gt=cutoff
     ).first()
@@ -90,5 +90,5 @@ def _replay(
 def idempotency_prune(*, now: dt.datetime | None = None) -> int:
     """Delete records older than ``API_IDEMPOTENCY_SECONDS``; returns how many."""
     now = now or timezone.now()
-    cutoff = now - dt.timedelta(seconds=float(app_settings.API_IDEMPOTENCY_SECONDS))
+    cutoff = now - dt.timedelta(seconds=app_settings.API_IDEMPOTENCY_SECONDS)
     return IdempotencyRecord.objects.filter(created_at__lte=cutoff).delete()[0]

@@ -227,7 +227,7 @@ def session_summarise(*, session_id: int) -> bool:
     session = MemorySession.objects.filter(pk=session_id).first()
     if session is None:
         return False
-    keep = int(app_settings.SUMMARY_KEEP_TOKENS)
+    keep = app_settings.SUMMARY_KEEP_TOKENS
     if session.token_count > keep:
         session_trim(session=session, max_tokens=keep, archive=True)
     session.refresh_from_db()
@@ -263,7 +263,7 @@ def session_summarise(*, session_id: int) -> bool:
 
 
 def _summarise(namespace: str, previous: str, new_messages: list[dict[str, Any]]) -> str:
-    limit = int(app_settings.SUMMARY_MAX_TOKENS)
+    limit = app_settings.SUMMARY_MAX_TOKENS
     encoding = app_settings.TOKENIZER
     llm = get_llm()
     if llm is None:

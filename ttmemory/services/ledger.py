@@ -7,6 +7,7 @@ import datetime as dt
 from django.db.models import Sum
 from django.utils import timezone
 
+from ttmemory.conf import app_settings
 from ttmemory.models import LedgerEntry, LedgerStatus
 
 
@@ -44,9 +45,7 @@ def tokens_spent_today(*, namespace: str, now: dt.datetime | None = None) -> int
 
 def budget_left(*, namespace: str) -> int | None:
     """Tokens ``namespace`` may still spend today, or None when there is no budget."""
-    from ttmemory.conf import app_settings
-
-    budget = int(app_settings.DAILY_TOKEN_BUDGET)
+    budget = app_settings.DAILY_TOKEN_BUDGET
     if budget <= 0:
         return None
     return max(0, budget - tokens_spent_today(namespace=namespace))

@@ -127,7 +127,7 @@ def _append(
                 for index, (clean, token_count) in enumerate(prepared)
             ]
             insert_messages(rows)
-        every = int(app_settings.AUTO_SNAPSHOT_EVERY)
+        every = app_settings.AUTO_SNAPSHOT_EVERY
         if every > 0 and last_seq // every > (first_seq - 1) // every:
             _auto_snapshot(session)
         events.emit(
@@ -222,10 +222,10 @@ def _append_one_postgres(
 
 def _schedule_after_append(session: MemorySession, *, first_seq: int, last_seq: int) -> None:
     """Queue learning / summarising when their triggers are crossed (after commit)."""
-    learn_every = int(app_settings.LEARN_EVERY)
+    learn_every = app_settings.LEARN_EVERY
     if learn_every > 0 and last_seq // learn_every > (first_seq - 1) // learn_every:
         jobs.schedule("learn", session.pk, last_seq)
-    threshold = int(app_settings.SUMMARISE_AT_TOKENS)
+    threshold = app_settings.SUMMARISE_AT_TOKENS
     if threshold > 0 and session.token_count > threshold:
         jobs.schedule("summarise", session.pk)
 
@@ -277,7 +277,7 @@ def session_trim(
     queued, which deletes it afterwards in delete mode. ``archive=True`` forces archiving.
     """
     max_tokens = clean_count(max_tokens, field="max_tokens")
-    summarising = int(app_settings.SUMMARISE_AT_TOKENS) > 0
+    summarising = app_settings.SUMMARISE_AT_TOKENS > 0
     mode = "archive" if archive or summarising else app_settings.TRIM_MODE
     now = timezone.now()
     with session_lock(session):

@@ -226,7 +226,7 @@ def apply_retention_locked(session: MemorySession, *, protect: set[int]) -> int:
 
     Returns how many were deleted. Call holding the session lock.
     """
-    limit = int(app_settings.MAX_SNAPSHOTS_PER_SESSION)
+    limit = app_settings.MAX_SNAPSHOTS_PER_SESSION
     ordered = list(
         Snapshot.objects.filter(session=session).newest_first().values_list("pk", flat=True)
     )

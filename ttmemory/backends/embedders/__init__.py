@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from ttmemory.backends import load_backend
 from ttmemory.backends.embedders.base import Embedder
@@ -12,6 +16,7 @@ from ttmemory.backends.embedders.hashing import HashEmbedder
 # sentence_transformers (and torch) on its first embed.
 from ttmemory.backends.embedders.openai import OpenAIEmbedder
 from ttmemory.backends.embedders.sentence_transformers import SentenceTransformerEmbedder
+from ttmemory.conf import app_settings
 
 __all__ = [
     "Embedder",
@@ -30,8 +35,6 @@ def get_embedder() -> Embedder:
     """The configured embedder (one instance per process)."""
     global _embedder
     if _embedder is None:
-        from ttmemory.conf import app_settings
-
         with _guard:
             if _embedder is None:
                 _embedder = load_backend("EMBEDDER", app_settings.EMBEDDER, base=Embedder)
@@ -44,3 +47,9 @@ def reset_embedder() -> None:
         if _embedder is not None:
             _embedder.close()
         _embedder = None
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":
+        reset_embedder()

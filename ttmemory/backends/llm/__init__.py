@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from ttmemory.backends import load_backend
 from ttmemory.backends.llm.base import LLM, LLMResponse
@@ -10,6 +14,7 @@ from ttmemory.backends.llm.local import ScriptedLLM
 
 # Standard library only: importing it costs nothing when another backend is configured.
 from ttmemory.backends.llm.openai import OpenAIChatLLM
+from ttmemory.conf import app_settings
 
 __all__ = ["LLM", "LLMResponse", "OpenAIChatLLM", "ScriptedLLM", "get_llm", "reset_llm"]
 
@@ -22,8 +27,6 @@ def get_llm() -> LLM | None:
     """The configured LLM (one instance per process), or None when ``LLM`` is unset."""
     global _llm, _loaded
     if not _loaded:
-        from ttmemory.conf import app_settings
-
         with _guard:
             if not _loaded:
                 config = app_settings.LLM
@@ -38,3 +41,9 @@ def reset_llm() -> None:
         if _llm is not None:
             _llm.close()
         _llm, _loaded = None, False
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":
+        reset_llm()

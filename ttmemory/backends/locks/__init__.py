@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from django.core.signals import setting_changed
 from django.db import connection
+from django.dispatch import receiver
 
 from ttmemory.backends import load_backend
 from ttmemory.backends.locks.base import LockStats, SessionLock
@@ -16,6 +18,7 @@ from ttmemory.backends.locks.database import (
     PostgresAdvisoryLock,
 )
 from ttmemory.backends.locks.redis import RedisLock
+from ttmemory.conf import app_settings
 
 if TYPE_CHECKING:
     from ttmemory.models import MemorySession
@@ -47,8 +50,6 @@ def get_lock() -> SessionLock:
     """The configured ``TTMEMORY["LOCK"]`` backend (one instance per process)."""
     global _lock
     if _lock is None:
-        from ttmemory.conf import app_settings
-
         with _guard:
             if _lock is None:
                 config = app_settings.LOCK or default_lock_config()
@@ -64,8 +65,12 @@ def reset_lock() -> None:
         _lock = None
 
 
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":
+        reset_lock()
+
+
 def session_lock(session: MemorySession) -> AbstractContextManager[None]:
     """Hold ``session``'s lock and an open transaction for the body (see ``SessionLock``)."""
-    from ttmemory.conf import app_settings
-
-    return get_lock().locked(session.pk, timeout=float(app_settings.LOCK_TIMEOUT))
+    return get_lock().locked(session.pk, timeout=app_settings.LOCK_TIMEOUT)

@@ -13,6 +13,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from ttmemory.backends.locks.base import SessionLock
+from ttmemory.conf import app_settings
 from ttmemory.exceptions import LockTimeout
 
 # First half of PostgreSQL's two-integer advisory lock key: "ttme" as an int, so our locks
@@ -101,9 +102,7 @@ class DatabaseLeaseLock(SessionLock):
     @contextmanager
     def lease(self, session_id: int, *, timeout: float) -> Iterator[None]:
         """Hold a lease row for a body that may span several transactions."""
-        from ttmemory.conf import app_settings
-
-        lease_seconds = float(app_settings.LOCK_LEASE)
+        lease_seconds = app_settings.LOCK_LEASE
         token = self._acquire(session_id, timeout=timeout, lease_seconds=lease_seconds)
         try:
             yield

@@ -20,6 +20,7 @@ from django.db import transaction
 from ttmemory.backends.locks.base import SessionLock
 from ttmemory.backends.locks.database import lock_timeout_message
 from ttmemory.backends.redis_client import close_quietly, fail_fast_client
+from ttmemory.conf import app_settings
 from ttmemory.exceptions import LockTimeout
 
 if TYPE_CHECKING:
@@ -320,9 +321,7 @@ class RedisLock(SessionLock):
         """
         from redis.exceptions import RedisClusterException, RedisError
 
-        from ttmemory.conf import app_settings
-
-        lease_seconds = self.lease if self.lease is not None else float(app_settings.LOCK_LEASE)
+        lease_seconds = self.lease if self.lease is not None else app_settings.LOCK_LEASE
         lease_ms = max(1, int(lease_seconds * 1000))
         key = self.key(session_id)
         token = secrets.token_hex(16)
