@@ -14,6 +14,8 @@ class TTMemoryConfig(AppConfig):
     def ready(self) -> None:
         # Configuration problems (a missing encryption key included) are system checks, which
         # stop runserver, migrate and check --deploy; ready() raises none of them.
+        # Imported here, not at module level: they load models, which Django allows only once
+        # the app registry is ready (the documented place for this wiring).
         from ttmemory import checks
 
         checks.register()

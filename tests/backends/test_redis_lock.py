@@ -28,7 +28,7 @@ from tests.backends.redis_servers import (
 from tests.conftest import user
 from ttmemory import memory
 from ttmemory.backends.locks import RedisLock, get_lock, reset_lock
-from ttmemory.backends.locks.redis import session_key
+from ttmemory.backends.redis_client import session_key
 from ttmemory.exceptions import LockTimeout
 from ttmemory.models import Message
 

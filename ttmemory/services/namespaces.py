@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ttmemory import events
-from ttmemory.backends.locks import session_lock
+from ttmemory.backends.locks import get_lock, session_lock
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import (
     Fact,
@@ -63,8 +63,6 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
 
 
 def _erase_redis_keys(session_ids: list[int]) -> int:
-    from ttmemory.backends.locks import get_lock
-
     lock = get_lock()
     erase = getattr(lock, "erase_sessions", None)
     if erase is None or not session_ids:

@@ -11,7 +11,7 @@ from typing import Any
 from django.core.exceptions import ImproperlyConfigured
 
 from ttmemory.backends.events.base import Event, EventObserver
-from ttmemory.backends.locks.redis import _check_positive, _check_url, redacted_url
+from ttmemory.backends.options import check_redis_url, check_seconds, redacted_url
 from ttmemory.backends.redis_client import close_quietly, fail_fast_client
 
 logger = logging.getLogger(__name__)
@@ -65,15 +65,15 @@ class RedisStreamObserver(EventObserver):
             raise ImproperlyConfigured(
                 "RedisStreamObserver needs the redis package: pip install 'ttmemory[redis]'"
             ) from exc
-        self.url = _check_url(url)
+        self.url = check_redis_url(url)
         if not isinstance(stream, str) or not stream:
             raise TypeError(f"stream must be a non-empty key name, not {stream!r}")
         self.stream = stream
         if isinstance(maxlen, bool) or not isinstance(maxlen, int) or maxlen < 0:
             raise TypeError(f"maxlen must be an integer >= 0 (0: no trimming), not {maxlen!r}")
         self.maxlen = maxlen
-        self.socket_timeout = _check_positive("socket_timeout", socket_timeout)
-        self.breaker_seconds = _check_positive("breaker_seconds", breaker_seconds, zero=True)
+        self.socket_timeout = check_seconds("socket_timeout", socket_timeout)
+        self.breaker_seconds = check_seconds("breaker_seconds", breaker_seconds, zero=True)
 
         self.sent = 0
         self.failed = 0
@@ -91,7 +91,7 @@ class RedisStreamObserver(EventObserver):
     def publish(self, event: Event) -> None:
         """Add ``event`` to the stream, or skip it while the breaker is open; never raises
         for Redis errors."""
-        from redis.exceptions import RedisError
+        from redis.exceptions import RedisError  # optional dependency
 
         probe = self._route()
         if probe is None:

@@ -17,10 +17,9 @@ from collections import deque
 from collections.abc import Iterable
 from http.client import HTTPException
 from typing import Any
-from urllib.parse import urlsplit
 
 from ttmemory.backends.events.base import Event, EventObserver
-from ttmemory.backends.locks.redis import _check_positive, redacted_url
+from ttmemory.backends.options import check_http_url, check_int, check_seconds, redacted_url
 
 logger = logging.getLogger(__name__)
 
@@ -129,14 +128,14 @@ class WebhookObserver(EventObserver):
         event_types: Iterable[str] | None = None,
         drain_timeout: float = 5.0,
     ) -> None:
-        self.url = _check_http_url(url)
+        self.url = check_http_url(url)
         self._secret = _resolve_secret(secret, secret_env)
-        self.timeout = _check_positive("timeout", timeout)
-        self.queue_size = _check_int("queue_size", queue_size, minimum=1)
-        self.max_retries = _check_int("max_retries", max_retries, minimum=0)
-        self.retry_backoff = _check_positive("retry_backoff", retry_backoff, zero=True)
+        self.timeout = check_seconds("timeout", timeout)
+        self.queue_size = check_int("queue_size", queue_size, minimum=1)
+        self.max_retries = check_int("max_retries", max_retries, minimum=0)
+        self.retry_backoff = check_seconds("retry_backoff", retry_backoff, zero=True)
         self.event_types = _check_event_types(event_types)
-        self.drain_timeout = _check_positive("drain_timeout", drain_timeout, zero=True)
+        self.drain_timeout = check_seconds("drain_timeout", drain_timeout, zero=True)
 
         self.sent = 0
         self.failed = 0
@@ -355,18 +354,6 @@ class WebhookObserver(EventObserver):
         self._full = False
 
 
-def _check_http_url(url: object) -> str:
-    if not isinstance(url, str) or not url:
-        raise TypeError(f"url must be an http:// or https:// URL, not {url!r}")
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        raise TypeError(f"url {redacted_url(url)!r} cannot be parsed: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise TypeError(f"url {redacted_url(url)!r} must be an http:// or https:// URL")
-    return url
-
-
 def _resolve_secret(secret: object, secret_env: object) -> bytes:
     # Error messages name the option, never the value.
     if secret is not None and secret_env is not None:
@@ -383,12 +370,6 @@ def _resolve_secret(secret: object, secret_env: object) -> bytes:
     if not isinstance(secret, str) or not secret:
         raise TypeError("secret must be a non-empty string")
     return secret.encode()
-
-
-def _check_int(name: str, value: object, *, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise TypeError(f"{name} must be an integer >= {minimum}, not {value!r}")
-    return value
 
 
 def _check_event_types(event_types: object) -> frozenset[str] | None:

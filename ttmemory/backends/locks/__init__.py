@@ -7,7 +7,6 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
 from django.core.signals import setting_changed
-from django.db import connection
 from django.dispatch import receiver
 
 from ttmemory.backends import load_backend
@@ -16,6 +15,7 @@ from ttmemory.backends.locks.database import (
     DatabaseLeaseLock,
     LocalLock,
     PostgresAdvisoryLock,
+    default_lock_config,
 )
 from ttmemory.backends.locks.redis import RedisLock
 from ttmemory.conf import app_settings
@@ -37,13 +37,6 @@ __all__ = [
 
 _lock: SessionLock | None = None
 _guard = threading.Lock()
-
-
-def default_lock_config() -> dict[str, object]:
-    """The default per database: advisory locks on PostgreSQL, the lease table elsewhere."""
-    if connection.vendor == "postgresql":
-        return {"BACKEND": "ttmemory.backends.locks.PostgresAdvisoryLock"}
-    return {"BACKEND": "ttmemory.backends.locks.DatabaseLeaseLock"}
 
 
 def get_lock() -> SessionLock:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from ttmemory.backends.locks.base import SessionLock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LockTimeout
+from ttmemory.models import SessionLease
 
 # First half of PostgreSQL's two-integer advisory lock key: "ttme" as an int, so our locks
 # never collide with an application's own single-key advisory locks.
@@ -111,8 +112,6 @@ class DatabaseLeaseLock(SessionLock):
 
     @contextmanager
     def _in_write_transaction(self, session_id: int, *, timeout: float) -> Iterator[None]:
-        from ttmemory.models import SessionLease
-
         deadline = time.monotonic() + timeout
         delay = self.poll_interval
         while True:
@@ -149,8 +148,6 @@ class DatabaseLeaseLock(SessionLock):
             yield
 
     def _acquire(self, session_id: int, *, timeout: float, lease_seconds: float) -> str:
-        from ttmemory.models import SessionLease
-
         token = secrets.token_hex(16)
         deadline = time.monotonic() + timeout
         delay = self.poll_interval
@@ -183,8 +180,6 @@ class DatabaseLeaseLock(SessionLock):
             delay = min(delay * 1.5, 0.25)
 
     def _release(self, session_id: int, token: str) -> None:
-        from ttmemory.models import SessionLease
-
         with transaction.atomic():
             SessionLease.objects.filter(session_id=session_id, token=token).delete()
 
@@ -223,8 +218,6 @@ _configured_busy_ms: dict[int, int] = {}
 
 
 def _lease_table() -> str:
-    from ttmemory.models import SessionLease
-
     return connection.ops.quote_name(SessionLease._meta.db_table)
 
 
@@ -249,3 +242,10 @@ class LocalLock(SessionLock):
                 yield
         finally:
             lock.release()
+
+
+def default_lock_config() -> dict[str, object]:
+    """The default per database: advisory locks on PostgreSQL, the lease table elsewhere."""
+    if connection.vendor == "postgresql":
+        return {"BACKEND": "ttmemory.backends.locks.PostgresAdvisoryLock"}
+    return {"BACKEND": "ttmemory.backends.locks.DatabaseLeaseLock"}

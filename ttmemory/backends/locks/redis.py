@@ -3,23 +3,34 @@
 from __future__ import annotations
 
 import logging
-import os
 import random
 import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
+from ttmemory.backends import load_backend
 from ttmemory.backends.locks.base import SessionLock
-from ttmemory.backends.locks.database import lock_timeout_message
-from ttmemory.backends.redis_client import close_quietly, fail_fast_client
+from ttmemory.backends.locks.database import default_lock_config, lock_timeout_message
+from ttmemory.backends.locks.renewal import Lease, Renewer
+from ttmemory.backends.options import (
+    check_bool,
+    check_key_prefix,
+    check_redis_url,
+    check_seconds,
+    redacted_url,
+)
+from ttmemory.backends.redis_client import (
+    close_quietly,
+    fail_fast_client,
+    session_key,
+    session_keys_pattern,
+)
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LockTimeout
 
@@ -52,107 +63,6 @@ POLL_START = 0.005
 POLL_CAP = 0.1
 # Smallest timeout handed to the fallback lock when Redis failed late in a wait.
 MIN_FALLBACK_TIMEOUT = 0.05
-
-
-def session_hash_tag(session_id: int) -> str:
-    """The Redis Cluster hash tag shared by every key of a session: ``{s<id>}``."""
-    return f"{{s{int(session_id)}}}"
-
-
-def session_key(session_id: int, name: str, *, key_prefix: str = "ttmemory") -> str:
-    """``<prefix>:{s<id>}:<name>``: any Redis key of a session, in the session's hash slot."""
-    return f"{key_prefix}:{session_hash_tag(session_id)}:{name}"
-
-
-def session_keys_pattern(session_id: int, *, key_prefix: str = "ttmemory") -> str:
-    """A ``SCAN MATCH`` pattern for every key of a session (braces are literal in patterns)."""
-    return f"{key_prefix}:{session_hash_tag(session_id)}:*"
-
-
-def redacted_url(url: str) -> str:
-    """``url`` with its password replaced by ``***``, for log lines and error messages."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable url>"
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
-
-
-@dataclass
-class _Lease:
-    key: str
-    token: str
-    lease_ms: int
-    session_id: int
-    next_renewal: float
-
-
-class _Renewer:
-    """One daemon thread per lock backend that extends the leases of every held lock."""
-
-    def __init__(self, owner: RedisLock) -> None:
-        self._owner = owner
-        self._cond = threading.Condition()
-        self._held: dict[str, _Lease] = {}
-        self._thread: threading.Thread | None = None
-        self._pid = os.getpid()
-        self._stopped = False
-
-    def add(self, lease: _Lease) -> None:
-        with self._cond:
-            if self._pid != os.getpid():  # forked: the parent's leases and thread are not ours
-                self._held.clear()
-                self._thread = None
-                self._pid = os.getpid()
-            self._stopped = False
-            self._held[lease.token] = lease
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="ttmemory-redis-lock-renewer", daemon=True
-                )
-                self._thread.start()
-            self._cond.notify()
-
-    def remove(self, token: str) -> None:
-        with self._cond:
-            self._held.pop(token, None)
-
-    def holds(self, token: str) -> bool:
-        with self._cond:
-            return token in self._held
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stopped = True
-            self._held.clear()
-            self._cond.notify()
-            thread = self._thread
-            self._thread = None
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=2)
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while True:
-                    if self._stopped:
-                        return
-                    now = time.monotonic()
-                    due = [lease for lease in self._held.values() if lease.next_renewal <= now]
-                    if due:
-                        break
-                    upcoming = [lease.next_renewal for lease in self._held.values()]
-                    self._cond.wait(timeout=min(upcoming) - now if upcoming else None)
-                for lease in due:
-                    lease.next_renewal = now + lease.lease_ms / 3000.0
-            for lease in due:
-                self._owner._renew(lease, still_held=self.holds)
 
 
 class RedisLock(SessionLock):
@@ -198,13 +108,13 @@ class RedisLock(SessionLock):
             raise ImproperlyConfigured(
                 "RedisLock needs the redis package: pip install 'ttmemory[redis]'"
             ) from exc
-        self.url = _check_url(url)
-        self.cluster = _check_bool("cluster", cluster)
-        self.key_prefix = _check_prefix(key_prefix)
-        self.lease = None if lease is None else _check_positive("lease", lease)
-        self.renew = _check_bool("renew", renew)
-        self.breaker_seconds = _check_positive("breaker_seconds", breaker_seconds, zero=True)
-        self.socket_timeout = _check_positive("socket_timeout", socket_timeout)
+        self.url = check_redis_url(url)
+        self.cluster = check_bool("cluster", cluster)
+        self.key_prefix = check_key_prefix(key_prefix)
+        self.lease = None if lease is None else check_seconds("lease", lease)
+        self.renew = check_bool("renew", renew)
+        self.breaker_seconds = check_seconds("breaker_seconds", breaker_seconds, zero=True)
+        self.socket_timeout = check_seconds("socket_timeout", socket_timeout)
         if fallback is not None and not isinstance(fallback, dict):
             raise TypeError(
                 f"fallback must be a lock backend config dict or None, not {fallback!r}"
@@ -223,7 +133,7 @@ class RedisLock(SessionLock):
         self._outage = False  # a warning was logged and "Redis is back" not yet
         self._retry_at = 0.0  # monotonic time before which Redis is not tried
         self._probing = False  # one caller is trying Redis again after the breaker period
-        self._renewer = _Renewer(self)
+        self._renewer = Renewer(lambda lease, still_held: self._renew(lease, still_held=still_held))
         if fallback is not None:
             self.fallback  # noqa: B018 - a bad explicit fallback fails at startup, not in an outage
 
@@ -237,9 +147,6 @@ class RedisLock(SessionLock):
     def fallback(self) -> SessionLock:
         """The lock used while Redis is unreachable (loaded on first use)."""
         if self._fallback is None:
-            from ttmemory.backends import load_backend
-            from ttmemory.backends.locks import default_lock_config
-
             config = self.fallback_config or default_lock_config()
             try:
                 lock = load_backend("LOCK", config, base=SessionLock)
@@ -313,13 +220,13 @@ class RedisLock(SessionLock):
 
     def _acquire(
         self, session_id: int, *, timeout: float, deadline: float, probe: bool
-    ) -> _Lease | None:
+    ) -> Lease | None:
         """Take the Redis lock, or return None when Redis failed (the fallback is used).
 
         ``probe``: this caller tries Redis again after the breaker period; its first answer
         from Redis closes the breaker.
         """
-        from redis.exceptions import RedisClusterException, RedisError
+        from redis.exceptions import RedisClusterException, RedisError  # optional dependency
 
         lease_seconds = self.lease if self.lease is not None else app_settings.LOCK_LEASE
         lease_ms = max(1, int(lease_seconds * 1000))
@@ -356,14 +263,14 @@ class RedisLock(SessionLock):
                     self._probing = False
             raise
         self._count("acquired")
-        lease = _Lease(key, token, lease_ms, session_id, time.monotonic() + lease_ms / 3000.0)
+        lease = Lease(key, token, lease_ms, session_id, time.monotonic() + lease_ms / 3000.0)
         if self.renew:
             self._renewer.add(lease)
         return lease
 
-    def _release(self, lease: _Lease) -> None:
+    def _release(self, lease: Lease) -> None:
         """Compare-and-delete the key; errors are logged, never raised (the lease expires)."""
-        from redis.exceptions import RedisClusterException, RedisError
+        from redis.exceptions import RedisClusterException, RedisError  # optional dependency
 
         self._renewer.remove(lease.token)
         script = self._release_script
@@ -387,8 +294,8 @@ class RedisLock(SessionLock):
         assert self._release_script is not None
         return bool(self._release_script(keys=[key], args=[token]))
 
-    def _renew(self, lease: _Lease, *, still_held: Callable[[str], bool]) -> None:
-        from redis.exceptions import RedisClusterException, RedisError
+    def _renew(self, lease: Lease, *, still_held: Callable[[str], bool]) -> None:
+        from redis.exceptions import RedisClusterException, RedisError  # optional dependency
 
         script = self._renew_script
         if script is None:
@@ -455,36 +362,3 @@ class RedisLock(SessionLock):
                 setattr(self.stats, name, getattr(self.stats, name) + 1)
             else:
                 self.stats.extra[name] = self.stats.extra.get(name, 0) + 1
-
-
-def _check_url(url: object) -> str:
-    if not isinstance(url, str) or not url:
-        raise TypeError(f"url must be a Redis URL such as 'redis://127.0.0.1:6379/0', not {url!r}")
-    if urlsplit(url).scheme not in ("redis", "rediss", "unix"):
-        raise TypeError(f"url {redacted_url(url)!r} must start with redis://, rediss:// or unix://")
-    return url
-
-
-def _check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {value!r}")
-    return value
-
-
-def _check_positive(name: str, value: object, *, zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{name} must be a number of seconds, not {value!r}")
-    if value < 0 or (value == 0 and not zero):
-        raise TypeError(f"{name} must be {'>= 0' if zero else '> 0'} seconds, not {value!r}")
-    return float(value)
-
-
-def _check_prefix(prefix: object) -> str:
-    if not isinstance(prefix, str) or not prefix:
-        raise TypeError(f"key_prefix must be a non-empty string, not {prefix!r}")
-    if "{" in prefix or "}" in prefix:
-        raise TypeError(
-            f"key_prefix {prefix!r} must not contain braces: they would replace the session's "
-            "hash tag and split its keys across Redis Cluster slots"
-        )
-    return prefix
