@@ -180,7 +180,6 @@ class FactViewSet(
         data = self.valid_body(s.LearnRequestSerializer)
         session = self.session_from_body(data["session"], field="session")
         job = learn_job_create(session=session)
-        job.refresh_from_db()  # inline (no broker): it may already be done
         location = reverse("ttmemory-api:learn-job", kwargs={"job_id": job.pk})
         return Response(
             s.LearnJobSerializer(job).data,

@@ -19,7 +19,8 @@ def learn_job_create(*, session: MemorySession) -> LearnJob:
     """Queue fact extraction for ``session`` up to its newest message; returns the job to poll.
 
     The job runs after commit (a Celery task, or inline without a broker). Messages already
-    learned are skipped, so asking twice learns once.
+    learned are skipped, so asking twice learns once. The job is returned as stored after the
+    commit: run inline, it is already done.
     """
     with transaction.atomic():
         last_seq = MemorySession.objects.filter(pk=session.pk).values_list("last_seq", flat=True)
@@ -27,7 +28,7 @@ def learn_job_create(*, session: MemorySession) -> LearnJob:
             namespace=session.namespace, session=session, upto_seq=last_seq.get()
         )
         jobs.schedule("learn_job", str(job.pk))
-    return job
+    return LearnJob.objects.filter(pk=job.pk).first() or job
 
 
 def learn_job_run(*, job_id: str) -> LearnJob | None:
