@@ -7,6 +7,7 @@ prove it can be built. DRF is imported only when ``rest_framework`` is installed
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 from django.apps import apps
@@ -243,6 +244,22 @@ def check_options(**kwargs: Any) -> list[checks.CheckMessage]:
     return errors
 
 
+def check_jobs(**kwargs: Any) -> list[checks.CheckMessage]:
+    """JOBS = "celery" without Celery installed (ttmemory.tasks checks the app itself: E035)."""
+    if app_settings.problem("JOBS") is not None or app_settings.JOBS != "celery":
+        return []
+    if importlib.util.find_spec("celery") is not None:
+        return []
+    return [
+        checks.Error(
+            "TTMEMORY['JOBS'] is 'celery' but Celery is not installed.",
+            hint="pip install 'ttmemory[celery]' (and a broker extra such as celery[redis]), "
+            "or set TTMEMORY['JOBS'] = 'inline'.",
+            id="ttmemory.E035",
+        )
+    ]
+
+
 def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     warnings: list[checks.CheckMessage] = []
     for alias in connections:
@@ -272,6 +289,7 @@ def register() -> None:
         check_event_observers,
         check_namespace_resolver,
         check_options,
+        check_jobs,
     ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)

@@ -32,6 +32,7 @@ T = TypeVar("T")
 ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"
 ENV_BLIND_KEY = "TTMEMORY_BLIND_INDEX_KEY"
 VALID_TRIM_MODES = ("archive", "delete")
+VALID_JOB_MODES = ("inline", "celery")
 TrimMode = Literal["archive", "delete"]
 # {"BACKEND": "dotted.Path", "OPTIONS": {...}}; its keys are checked by backends.load_backend.
 BackendConfig = dict[str, Any]
@@ -140,6 +141,17 @@ def trim_mode(value: Any) -> TrimMode:
             f"is {value!r}; use one of: {', '.join(VALID_TRIM_MODES)}", check_id="ttmemory.E023"
         )
     return cast(TrimMode, value)
+
+
+def job_mode(value: Any) -> str | None:
+    """None (choose: Celery when a Celery app with a broker is configured) or one of
+    VALID_JOB_MODES (E034)."""
+    if value is not None and value not in VALID_JOB_MODES:
+        raise InvalidSetting(
+            f"is {value!r}; use None (choose), {' or '.join(map(repr, VALID_JOB_MODES))}",
+            check_id="ttmemory.E034",
+        )
+    return cast("str | None", value)
 
 
 def encoding_name(value: Any) -> str:
@@ -326,6 +338,12 @@ class AppSettings:
     )
     # LLM for extraction and summaries, {"BACKEND": ..., "OPTIONS": {...}}; None: offline rules.
     LLM = Setting(None, optional_backend("ttmemory.E031"), strict=True)
+    # Where background jobs (learn, summarise, embed, ...) run: "inline" (in this process, after
+    # the transaction commits), "celery" (Celery tasks; `check` errors when no Celery app with a
+    # broker is configured), or None: Celery when a Celery app with a broker (or
+    # CELERY_TASK_ALWAYS_EAGER) is configured, else inline. Nothing is ever sent to Celery's
+    # default broker by accident.
+    JOBS = Setting(None, job_mode)
     # Queue fact extraction every N appended messages of a session (0: never automatically).
     LEARN_EVERY = Setting(0, integer(minimum=0, meaning="0: never"))
     # The periodic task ttmemory.learn_idle queues extraction for sessions with unlearned

@@ -7,13 +7,19 @@ Retries back off exponentially, bounded, on LLM and embedding failures only.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from celery import shared_task
+from celery import current_app, shared_task
+from django.core import checks
 
 from ttmemory import jobs
+from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError, LLMError
 from ttmemory.services import background  # noqa: F401  (registers the job bodies)
+
+logger = logging.getLogger(__name__)
+_warned_inline = False
 
 RETRY = {
     "acks_late": True,
@@ -72,8 +78,60 @@ TASKS = {
 }
 
 
+def celery_problem() -> str | None:
+    """Why the current Celery app cannot take ttmemory's jobs, or None when it can.
+
+    It can when it runs tasks eagerly or names a broker; an app nobody configured would send
+    them to Celery's default ``amqp://localhost``, where nothing may ever run them.
+    """
+    conf = current_app._get_current_object().conf
+    if conf.task_always_eager or conf.broker_url:
+        return None
+    return "the current Celery app has no broker_url (and task_always_eager is off)"
+
+
+def use_celery() -> bool:
+    """Whether jobs go to Celery: ``TTMEMORY["JOBS"]``, or when unset, a configured app."""
+    global _warned_inline
+    mode = app_settings.JOBS
+    if mode is not None:
+        return mode == "celery"
+    problem = celery_problem()
+    if problem is None:
+        return True
+    if not _warned_inline:
+        _warned_inline = True
+        logger.warning(
+            "ttmemory: %s, so background jobs run inline after commit; configure a Celery app "
+            "(CELERY_BROKER_URL) or set TTMEMORY['JOBS'] = 'inline' to say so",
+            problem,
+        )
+    return False
+
+
 def dispatch(job: str, args: tuple[Any, ...]) -> None:
-    TASKS[job].delay(*args)
+    if use_celery():
+        TASKS[job].delay(*args)
+    else:
+        jobs.run(job, *args)
+
+
+@checks.register("ttmemory")
+def check_celery_app(**kwargs: Any) -> list[checks.CheckMessage]:
+    """JOBS = "celery" needs a Celery app that can take the tasks (ttmemory.E035)."""
+    if app_settings.problem("JOBS") is not None or app_settings.JOBS != "celery":
+        return []
+    problem = celery_problem()
+    if problem is None:
+        return []
+    return [
+        checks.Error(
+            f"TTMEMORY['JOBS'] is 'celery' but {problem}: jobs would go nowhere.",
+            hint="Create the project's Celery app (celery.py, loaded from the project's "
+            "__init__.py) with CELERY_BROKER_URL set, or set TTMEMORY['JOBS'] = 'inline'.",
+            id="ttmemory.E035",
+        )
+    ]
 
 
 jobs.set_dispatcher(dispatch)

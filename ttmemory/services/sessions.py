@@ -138,7 +138,7 @@ def _append(
             ids={"first_seq": first_seq, "last_seq": last_seq},
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-        _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq)
+        _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq, tokens=tokens)
     return rows
 
 
@@ -220,13 +220,22 @@ def _append_one_postgres(
     return row
 
 
-def _schedule_after_append(session: MemorySession, *, first_seq: int, last_seq: int) -> None:
-    """Queue learning / summarising when their triggers are crossed (after commit)."""
+def _schedule_after_append(
+    session: MemorySession, *, first_seq: int, last_seq: int, tokens: int
+) -> None:
+    """Queue learning / summarising when an append crosses their triggers (after commit).
+
+    Summarising is queued once per crossing of ``SUMMARISE_AT_TOKENS`` (the append that takes
+    the live tokens over it), not on every later append while the summary is being made; if
+    that summary never lands (the LLM is down past its retries), crossing the next multiple of
+    the threshold queues it again.
+    """
     learn_every = app_settings.LEARN_EVERY
     if learn_every > 0 and last_seq // learn_every > (first_seq - 1) // learn_every:
         jobs.schedule("learn", session.pk, last_seq)
     threshold = app_settings.SUMMARISE_AT_TOKENS
-    if threshold > 0 and session.token_count > threshold:
+    before, after = session.token_count - tokens, session.token_count
+    if threshold > 0 and after > threshold and (before - 1) // threshold < (after - 1) // threshold:
         jobs.schedule("summarise", session.pk)
 
 
