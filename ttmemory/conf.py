@@ -127,6 +127,17 @@ def optional_fraction(value: Any) -> float | None:
     return float(number)
 
 
+def score(value: Any) -> float:
+    """A recall score threshold: a number >= 0 (E029)."""
+    number = _number(value)
+    if number is None or number < 0:
+        raise InvalidSetting(
+            f"must be a number >= 0 (recall scores run from 0 up), not {value!r}",
+            check_id="ttmemory.E029",
+        )
+    return float(number)
+
+
 def boolean(value: Any) -> bool:
     """True or False (E027); other truthy values are refused rather than guessed."""
     if not isinstance(value, bool):
@@ -325,6 +336,9 @@ class AppSettings:
     # None: the embedder's own (0.8 for sentence embedders, 0.3 for the lexical HashEmbedder),
     # tuned on the evaluation set in docs/benchmarks.md.
     RECALL_VECTOR_WEIGHT = Setting(None, optional_fraction)
+    # Recall drops hits scoring at or below this (0: drop only hits that matched nothing, which
+    # prompt_build would otherwise put into the prompt).
+    RECALL_MIN_SCORE = Setting(0.0, score)
     # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
     # often per process, off the hot path (0: write on every recall).
     RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))

@@ -38,8 +38,12 @@ def fact_recall(
     k: int = 5,
     kinds: Iterable[str] | None = None,
     metadata: dict[str, Any] | None = None,
+    min_score: float | None = None,
 ) -> RecallResult:
     """The ``k`` current facts of ``namespace`` best matching ``query``, best first.
+
+    Hits scoring at or below ``min_score`` (default ``RECALL_MIN_SCORE``, 0: hits that matched
+    nothing) are left out, so a query about nothing stored returns no hits.
 
     Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
     in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
@@ -75,7 +79,9 @@ def fact_recall(
         mode = "hybrid"
         weight = recall.vector_weight()
         scores = recall.blend(keyword, vector, vector_weight=weight)
-    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]
+    floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
+    relevant = [(fact_id, s) for fact_id, s in scores.items() if s > floor]
+    best = sorted(relevant, key=lambda item: (-item[1], item[0]))[:k]
     by_id = Fact.objects.in_bulk([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
     recall_counts.count_recalled(fact.pk for fact, _ in hits)
@@ -87,15 +93,20 @@ def fact_list(
     namespace: str,
     kinds: Iterable[str] | None = None,
     include_superseded: bool = False,
+    limit: int | None = None,
 ) -> list[Fact]:
-    """Facts of ``namespace``, newest first; current ones only unless ``include_superseded``."""
+    """Facts of ``namespace``, newest first (at most ``limit``); current ones only unless
+    ``include_superseded``."""
     namespace = clean_identifier(namespace, field="namespace")
     queryset = Fact.objects.filter(namespace=namespace)
     if not include_superseded:
         queryset = queryset.current()
     if kinds:
         queryset = queryset.filter(kind__in=list(kinds))
-    return list(queryset.order_by("-created_at", "-pk").defer("embedding"))
+    queryset = queryset.order_by("-created_at", "-pk").defer("embedding")
+    if limit is not None:
+        queryset = queryset[: clean_count(limit, field="limit", minimum=1)]
+    return list(queryset)
 
 
 def profile_get(*, namespace: str, kind: str | None = None) -> dict[str, Any]:
@@ -106,3 +117,9 @@ def profile_get(*, namespace: str, kind: str | None = None) -> dict[str, Any]:
         profile = queryset.filter(kind=kind).first()
         return dict(profile.data) if profile else {}
     return {p.kind: dict(p.data) for p in queryset.order_by("kind")}
+
+
+def _min_score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+        raise MemoryValidationError("min_score", "must be a number >= 0")
+    return float(value)

@@ -18,13 +18,15 @@ from ttmemory.exceptions import LLMError, MemoryValidationError
 from ttmemory.longterm import extraction
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange
-from ttmemory.selectors.facts import fact_recall
+from ttmemory.selectors.facts import fact_list, fact_recall
 from ttmemory.services.facts import fact_remember, fact_supersede
 from ttmemory.services.ledger import budget_left, ledger_record
 from ttmemory.services.sessions import session_trim
 from ttmemory.validation import clean_identifier
 
 logger = logging.getLogger(__name__)
+# Existing facts shown to the LLM extractor: the closest by recall, then the newest.
+CLOSEST_FACTS = 10
 RULES_MODEL = "rules"
 
 
@@ -110,9 +112,17 @@ def _closest_facts(namespace: str, messages: list[dict[str, Any]]) -> list[tuple
     if not text.strip():
         return []
     try:
-        hits = fact_recall(namespace=namespace, query=text, k=10).facts
+        hits = fact_recall(namespace=namespace, query=text, k=CLOSEST_FACTS).facts
     except MemoryValidationError:
         return []
+    # Recall leaves out facts sharing nothing with the messages; the extractor still needs the
+    # newest ones to see a contradiction worded differently ("nurse" -> "doctor").
+    shown = {fact.pk for fact in hits}
+    for fact in fact_list(namespace=namespace, limit=2 * CLOSEST_FACTS):
+        if len(hits) >= CLOSEST_FACTS:
+            break
+        if fact.pk not in shown:
+            hits.append(fact)
     return [(fact.pk, fact.text) for fact in hits]
 
 
