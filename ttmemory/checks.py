@@ -260,6 +260,33 @@ def check_jobs(**kwargs: Any) -> list[checks.CheckMessage]:
     ]
 
 
+def check_api_docs(**kwargs: Any) -> list[checks.CheckMessage]:
+    """With DRF installed, the API's docs page needs drf-spectacular and, to serve Swagger UI
+    without a CDN, its sidecar (W002, W003)."""
+    if not apps.is_installed("rest_framework"):
+        return []
+    if not apps.is_installed("drf_spectacular"):
+        return [
+            checks.Warning(
+                "The ttmemory API's schema/ and docs/ pages need 'drf_spectacular' in "
+                "INSTALLED_APPS.",
+                hint="pip install 'ttmemory[api]' and add 'drf_spectacular' and "
+                "'drf_spectacular_sidecar' to INSTALLED_APPS.",
+                id="ttmemory.W002",
+            )
+        ]
+    if not apps.is_installed("drf_spectacular_sidecar"):
+        return [
+            checks.Warning(
+                "The ttmemory API's docs/ page loads Swagger UI from a CDN.",
+                hint="Add 'drf_spectacular_sidecar' to INSTALLED_APPS (pip install "
+                "'ttmemory[api]') to serve it from your static files.",
+                id="ttmemory.W003",
+            )
+        ]
+    return []
+
+
 def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     warnings: list[checks.CheckMessage] = []
     for alias in connections:
@@ -290,6 +317,7 @@ def register() -> None:
         check_namespace_resolver,
         check_options,
         check_jobs,
+        check_api_docs,
     ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)

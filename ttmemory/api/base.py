@@ -5,16 +5,23 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
+from django.apps import apps
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db.models import QuerySet
 from django.http import Http404
 from django.utils import timezone
 from django.utils.functional import cached_property
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import extend_schema as spectacular_extend_schema
 from rest_framework import viewsets
-from rest_framework.authentication import BaseAuthentication
+from rest_framework.authentication import (
+    BaseAuthentication,
+    SessionAuthentication,
+    TokenAuthentication,
+)
 from rest_framework.generics import get_object_or_404
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import BaseParser
@@ -32,6 +39,19 @@ from ttmemory.api.throttling import WriteRateThrottle
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import ApiKey, MemorySession
 from ttmemory.services.audit import audit_record
+
+
+def extend_schema(**kwargs: Any) -> Callable[[Any], Any]:
+    """drf-spectacular's ``extend_schema`` based on ``MemoryAutoSchema``, not on the project's
+    ``DEFAULT_SCHEMA_CLASS`` (DRF's own by default, which cannot document a view)."""
+    extend = spectacular_extend_schema(**kwargs)
+
+    def decorator(method: Any) -> Any:
+        if "schema" not in getattr(method, "kwargs", {}):
+            method.kwargs = {**getattr(method, "kwargs", {}), "schema": MemoryAutoSchema}
+        return extend(method)
+
+    return decorator
 
 
 class MemoryPagination(LimitOffsetPagination):
@@ -118,9 +138,16 @@ class MemoryViewSet(viewsets.GenericViewSet[Any]):
     schema = MemoryAutoSchema()  # documented whatever the project's DEFAULT_SCHEMA_CLASS
 
     def get_authenticators(self) -> list[BaseAuthentication]:
-        # Read at request time, so a project's DEFAULT_AUTHENTICATION_CLASSES applies.
-        defaults: list[Any] = list(api_settings.DEFAULT_AUTHENTICATION_CLASSES)
-        return [ApiKeyAuthentication(), *(cls() for cls in defaults)]
+        # API keys, Django sessions and (with rest_framework.authtoken installed) DRF tokens
+        # work whatever the project's REST_FRAMEWORK says; its DEFAULT_AUTHENTICATION_CLASSES,
+        # read at request time, add to them and never take them away.
+        classes: list[Any] = [ApiKeyAuthentication, SessionAuthentication]
+        if apps.is_installed("rest_framework.authtoken"):
+            classes.append(TokenAuthentication)
+        for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
+            if cls not in classes:
+                classes.append(cls)
+        return [cls() for cls in classes]
 
     def get_permissions(self) -> list[BasePermission]:
         return [HasNamespace()] + [cls() for cls in self.permission_classes]

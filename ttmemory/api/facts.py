@@ -7,14 +7,14 @@ from typing import Any
 
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryPagination, MemoryViewSet
+from ttmemory.api.base import MemoryPagination, MemoryViewSet, extend_schema
 from ttmemory.api.examples import FACT_EXAMPLE, JOB_EXAMPLE
 from ttmemory.api.filters import FactFilter
 from ttmemory.models import Fact, LearnJob

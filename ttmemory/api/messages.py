@@ -6,14 +6,14 @@ import datetime as dt
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import mixins, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import SessionChildViewSet
+from ttmemory.api.base import SessionChildViewSet, extend_schema
 from ttmemory.api.examples import CHAT, MESSAGE_EXAMPLE
 from ttmemory.conf import app_settings
 from ttmemory.models import Message

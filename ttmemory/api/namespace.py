@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryViewSet
+from ttmemory.api.base import MemoryViewSet, extend_schema
 from ttmemory.api.permissions import CanErase
 from ttmemory.selectors import ledger_totals, namespace_export
 from ttmemory.services import namespace_erase

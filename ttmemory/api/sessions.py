@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from ttmemory import conversation
 from ttmemory.api import serializers as s
-from ttmemory.api.base import MemoryPagination, MemoryViewSet, sessions_in
+from ttmemory.api.base import MemoryPagination, MemoryViewSet, extend_schema, sessions_in
 from ttmemory.api.examples import CHAT, ROLLBACK_EXAMPLE, SESSION_EXAMPLE
 from ttmemory.api.filters import SessionKeyFilter
 from ttmemory.api.permissions import CanRollback

@@ -6,14 +6,14 @@ from typing import Any
 
 from django.db import transaction
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample
 from rest_framework import mixins, status
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import SessionChildViewSet
+from ttmemory.api.base import SessionChildViewSet, extend_schema
 from ttmemory.api.examples import ROLLBACK_EXAMPLE, SNAPSHOT_EXAMPLE
 from ttmemory.api.permissions import CanRollback
 from ttmemory.models import MemorySession, Snapshot

@@ -8,12 +8,13 @@ from typing import Any
 
 from django.http import HttpRequest, JsonResponse
 from django.urls import Resolver404, path, re_path, resolve
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from ttmemory.api.facts import FactViewSet, LearnJobViewSet, ProfileViewSet
 from ttmemory.api.messages import MessageViewSet
 from ttmemory.api.namespace import LedgerViewSet, NamespaceViewSet
 from ttmemory.api.routers import MemoryRouter
+from ttmemory.api.schema import SETTINGS, MemorySchemaGenerator, MemorySwaggerView
 from ttmemory.api.sessions import SessionViewSet
 from ttmemory.api.snapshots import SnapshotViewSet
 
@@ -46,8 +47,14 @@ urlpatterns = [
     path("namespace/export/", NamespaceViewSet.as_view({"get": "export"}), name="export"),
     path("namespace/erase/", NamespaceViewSet.as_view({"post": "erase"}), name="erase"),
     path("ledger/", LedgerViewSet.as_view({"get": "list"}), name="ledger"),
-    path("schema/", SpectacularAPIView.as_view(urlconf=None), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="ttmemory-api:schema"), name="docs"),
+    path(
+        "schema/",
+        SpectacularAPIView.as_view(
+            urlconf=None, generator_class=MemorySchemaGenerator, custom_settings=SETTINGS
+        ),
+        name="schema",
+    ),
+    path("docs/", MemorySwaggerView.as_view(url_name="ttmemory-api:schema"), name="docs"),
     # Anything else under the mount point (e.g. /sessions/abc/) is a JSON 404, not an HTML page.
     re_path(r"^.*$", not_found, name="not-found"),
 ]

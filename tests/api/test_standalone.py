@@ -1,0 +1,55 @@
+"""The API works in a project whose REST_FRAMEWORK and SPECTACULAR_SETTINGS say nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.checks import run_checks
+from django.test import Client, override_settings
+from rest_framework.authtoken.models import Token
+
+PLAIN_PROJECT = {"REST_FRAMEWORK": {}, "SPECTACULAR_SETTINGS": {}}
+
+
+@pytest.fixture
+def plain_project() -> Any:
+    with override_settings(**PLAIN_PROJECT):
+        yield
+
+
+def test_a_drf_token_authenticates_without_project_settings(
+    db: Any, plain_project: None, django_user_model: Any
+) -> None:
+    user = django_user_model.objects.create_user("ada", password="x")
+    token = Token.objects.create(user=user)
+
+    answer = Client().get("/api/memory/sessions/", HTTP_AUTHORIZATION=f"Token {token.key}")
+
+    assert answer.status_code == 200
+    assert answer.json()["results"] == []
+
+
+def test_the_schema_and_docs_pages_work_and_serve_swagger_locally(
+    db: Any, plain_project: None
+) -> None:
+    schema = Client().get("/api/memory/schema/?format=json")
+    docs = Client().get("/api/memory/docs/")
+
+    assert schema.status_code == 200
+    document = schema.json()
+    assert document["info"]["title"] == "ttmemory API"
+    assert "/api/memory/sessions/" in document["paths"]
+    assert docs.status_code == 200
+    page = docs.content.decode()
+    assert "<title>ttmemory API</title>" in page
+    assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in page
+    assert "cdn.jsdelivr.net" not in page
+
+
+def test_the_docs_checks_name_the_missing_apps(settings: Any) -> None:
+    settings.INSTALLED_APPS = [a for a in settings.INSTALLED_APPS if a != "drf_spectacular_sidecar"]
+
+    ids = [message.id for message in run_checks(tags=["ttmemory"])]
+
+    assert "ttmemory.W003" in ids
