@@ -798,8 +798,8 @@ class LargeLoader:
         with self.conn.cursor() as cursor:
             with cursor.copy(
                 "COPY ttmemory_fact (id, namespace, kind, text, text_hash, metadata, embedding, "
-                "embedding_model, embedding_dim, term_count, index_version, source_seqs, valid_from, "
-                "recall_count, created_at, updated_at) FROM STDIN"
+                "embedding_model, embedding_dim, term_count, index_version, source_seqs, "
+                "valid_from, recall_count, created_at, updated_at) FROM STDIN"
             ) as copy:
                 for row in facts:
                     copy.write_row(row)

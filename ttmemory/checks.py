@@ -264,9 +264,7 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     return warnings
 
 
-def check_derived_values(
-    databases: Any = None, **kwargs: Any
-) -> list[checks.CheckMessage]:
+def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Facts the upgrade has not finished: stale blind index (W040), keyless vectors (W041).
 
     Runs with ``check --database default`` and before ``migrate``; a database without the

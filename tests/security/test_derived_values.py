@@ -161,21 +161,20 @@ def test_hashing_guesses_of_a_pin_matches_nothing_stored_with_a_snapshot(
     )
     assert template.count("4711") == 1
 
-    def digests_of_guesses() -> dict[str, str]:
-        return {
-            hashlib.sha256(template.replace("4711", f"{pin:04d}").encode()).hexdigest(): f"{pin:04d}"
-            for pin in range(10_000)
-        }
-
-    guesses = digests_of_guesses()
+    guesses = {}
+    for pin in (f"{n:04d}" for n in range(10_000)):
+        guesses[hashlib.sha256(template.replace("4711", pin).encode()).hexdigest()] = pin
     # The previous release stored exactly this digest beside the payload: found at once.
     previous_checksum = hashlib.sha256(template.encode()).hexdigest()
     assert guesses[previous_checksum] == "4711"
 
     # Now no value of the snapshot's row is a digest of any guess (in hex or raw bytes).
-    columns = [c.name for c in connection.introspection.get_table_description(
-        connection.cursor(), "ttmemory_snapshot"
-    )]
+    columns = [
+        c.name
+        for c in connection.introspection.get_table_description(
+            connection.cursor(), "ttmemory_snapshot"
+        )
+    ]
     assert "checksum" not in columns
     (row,) = raw_rows("SELECT * FROM ttmemory_snapshot WHERE id = %s", [snapshot.pk])
     stored: list[str] = []
@@ -337,9 +336,7 @@ def test_dry_run_counts_facts_per_index_and_changes_nothing(
 def test_a_new_blind_key_makes_facts_stale_and_reindexing_finds_them_again(
     db: Any, settings: Any
 ) -> None:
-    facts = [
-        memory.fact_remember(namespace="user-1", text=text) for text in OLD_FACTS["user-1"]
-    ]
+    facts = [memory.fact_remember(namespace="user-1", text=text) for text in OLD_FACTS["user-1"]]
     new_key = base64.urlsafe_b64encode(os.urandom(32)).decode()
     settings.TTMEMORY = {**settings.TTMEMORY, "BLIND_INDEX_KEY": new_key}
     assert reindex.stale_facts().count() == 4

@@ -30,7 +30,9 @@ def state(session: MemorySession) -> tuple[Any, ...]:
 def set_payload(snapshot: Snapshot, blob: bytes) -> None:
     """Write a snapshot's stored bytes as someone with access to the database would."""
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE ttmemory_snapshot SET payload = %s WHERE id = %s", [blob, snapshot.pk])
+        cursor.execute(
+            "UPDATE ttmemory_snapshot SET payload = %s WHERE id = %s", [blob, snapshot.pk]
+        )
 
 
 def test_rollback_restores_exactly_what_the_snapshot_captured(session: MemorySession) -> None:

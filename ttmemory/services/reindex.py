@@ -64,9 +64,10 @@ def facts_reindex(
     last_pk = 0
     while True:
         pks = list(
-            stale_facts().filter(pk__gt=last_pk).order_by("pk").values_list("pk", flat=True)[
-                :batch_size
-            ]
+            stale_facts()
+            .filter(pk__gt=last_pk)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch_size]
         )
         if not pks:
             break
@@ -92,7 +93,7 @@ def _rebuild(facts: list[Fact], version: str, stats: ReindexStats) -> None:
         ).values_list("pk", "namespace", "text_hash")
     }
     FactTerm.objects.filter(fact_id__in=list(hashes)).delete()
-    postings = []
+    postings: list[FactTerm] = []
     for fact in facts:
         text_hash = hashes[fact.pk]
         if taken.get((fact.namespace, text_hash), fact.pk) != fact.pk:

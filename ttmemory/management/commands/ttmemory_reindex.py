@@ -22,9 +22,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--batch-size", type=int, default=None, help="facts per transaction"
-        )
+        parser.add_argument("--batch-size", type=int, default=None, help="facts per transaction")
         parser.add_argument(
             "--dry-run", action="store_true", help="only print fact counts per index"
         )
