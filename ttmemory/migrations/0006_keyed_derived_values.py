@@ -3,10 +3,24 @@
 # Snapshot.checksum (an unkeyed SHA-256 of the plaintext payload) is dropped: AES-256-GCM
 # already authenticates the payload, and the digest let anyone holding the database test
 # guesses of the content. Nothing else is lost: every payload stays and still restores.
+# Migrating back recomputes the checksums (it needs the encryption keys), so the previous
+# release can restore every snapshot again.
 # Fact.index_version marks which blind index a fact's postings use; existing facts get ""
 # (the first release's global key), are still found, and ttmemory_reindex rebuilds them.
 
+import hashlib
+import json
+
 from django.db import migrations, models
+
+
+def recompute_checksums(apps, schema_editor):
+    snapshots = apps.get_model("ttmemory", "Snapshot").objects.using(schema_editor.connection.alias)
+    for pk in snapshots.values_list("pk", flat=True):
+        payload = snapshots.get(pk=pk).payload
+        canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+        snapshots.filter(pk=pk).update(checksum=digest)
 
 
 class Migration(migrations.Migration):
@@ -15,6 +29,13 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # A default first, so that migrating back can add the column to existing rows.
+        migrations.AlterField(
+            model_name="snapshot",
+            name="checksum",
+            field=models.CharField(blank=True, default="", max_length=64),
+        ),
+        migrations.RunPython(migrations.RunPython.noop, recompute_checksums, elidable=True),
         migrations.RemoveField(
             model_name="snapshot",
             name="checksum",
