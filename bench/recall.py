@@ -461,17 +461,18 @@ def bulk_load(namespace: str, texts: Sequence[str], *, batch: int = 500) -> list
     for start in range(0, len(texts), batch):
         chunk = list(texts[start : start + batch])
         vectors = embedder.embed(chunk)
-        counts = [blind.term_counts(t) for t in chunk]
+        counts = [blind.term_counts(t, namespace=namespace) for t in chunk]
         facts = Fact.objects.bulk_create(
             Fact(
                 namespace=namespace,
                 kind="snippet",
                 text=text,
-                text_hash=blind.text_hash(text),
+                text_hash=blind.text_hash(text, namespace=namespace),
                 embedding=vector,
                 embedding_model=embedder.model,
                 embedding_dim=len(vector),
                 term_count=sum(count.values()),
+                index_version=blind.index_version(),
                 valid_from=now,
                 created_at=now,
                 updated_at=now,
@@ -646,7 +647,7 @@ def _latency_rows(
     progress: Progress,
 ) -> list[dict[str, Any]]:
     embedder = get_embedder()
-    terms = [blind.query_terms(q) for q in questions]
+    terms = [blind.query_terms(q, namespace=namespace) for q in questions]
     vectors = embedder.embed(questions)
     n = len(questions)
 
@@ -727,7 +728,7 @@ class LargeLoader:
         self.conn = psycopg.connect(**connection_params(), autocommit=True)
         register_vector(self.conn)
         self.words, self.probs = zipf_vocabulary(20_000, seed)
-        self.hashes: dict[str, int] = {}
+        self.hashes: dict[tuple[str, str], int] = {}
         self.model = f"bench-clusters-{plan.dimensions}"
         self.centres: dict[str, np.ndarray] = {}
         field = Fact._meta.get_field("text")
@@ -738,10 +739,10 @@ class LargeLoader:
     def close(self) -> None:
         self.conn.close()
 
-    def term_hash(self, word: str) -> int:
-        value = self.hashes.get(word)
+    def term_hash(self, namespace: str, word: str) -> int:
+        value = self.hashes.get((namespace, word))
         if value is None:
-            value = self.hashes[word] = blind.term_hash(word)
+            value = self.hashes[namespace, word] = blind.term_hash(word, namespace=namespace)
         return value
 
     def unit(self, rows: int) -> np.ndarray:
@@ -774,6 +775,7 @@ class LargeLoader:
         picks = self.rng.choice(len(self.words), size=int(lengths.sum()), p=self.probs)
         now = dt.datetime.now(dt.UTC)
         facts: list[tuple[Any, ...]] = []
+        index_version = blind.index_version()
         terms: list[tuple[Any, ...]] = []
         cursor_at = 0
         for i in range(n):
@@ -782,21 +784,22 @@ class LargeLoader:
             text = " ".join(words) + f" #{offset + i}"
             counts: dict[int, int] = {}
             for word in [*words, f"{offset + i}"]:
-                h = self.term_hash(word)
+                h = self.term_hash(namespace, word)
                 counts[h] = counts.get(h, 0) + 1
             facts.append(
                 (
-                    ids[i], namespace, "snippet", self.encrypt(text), blind.text_hash(text),
-                    "{}", vectors[i], self.model, self.plan.dimensions, sum(counts.values()),
-                    "[]", now, 0, now, now,
+                    ids[i], namespace, "snippet", self.encrypt(text),
+                    blind.text_hash(text, namespace=namespace), "{}", vectors[i], self.model,
+                    self.plan.dimensions, sum(counts.values()), index_version, "[]", now, 0, now,
+                    now,
                 )
             )  # fmt: skip
             terms += [(ids[i], namespace, h, tf) for h, tf in counts.items()]
         with self.conn.cursor() as cursor:
             with cursor.copy(
                 "COPY ttmemory_fact (id, namespace, kind, text, text_hash, metadata, embedding, "
-                "embedding_model, embedding_dim, term_count, source_seqs, valid_from, "
-                "recall_count, created_at, updated_at) FROM STDIN"
+                "embedding_model, embedding_dim, term_count, index_version, source_seqs, "
+                "valid_from, recall_count, created_at, updated_at) FROM STDIN"
             ) as copy:
                 for row in facts:
                     copy.write_row(row)

@@ -306,11 +306,11 @@ def test_changed_encryption_keys_take_effect_and_are_restored(settings: Any) -> 
 def test_a_changed_blind_key_changes_the_term_hashes(settings: Any) -> None:
     from ttmemory.longterm.blind import term_hash
 
-    before = term_hash("peanuts")
+    before = term_hash("peanuts", namespace="user-1")
     other = base64.urlsafe_b64encode(os.urandom(32)).decode()
     with override_settings(TTMEMORY={**settings.TTMEMORY, "BLIND_INDEX_KEY": other}):
-        assert term_hash("peanuts") != before
-    assert term_hash("peanuts") == before
+        assert term_hash("peanuts", namespace="user-1") != before
+    assert term_hash("peanuts", namespace="user-1") == before
 
 
 def test_backends_and_observers_are_rebuilt_from_changed_settings(settings: Any) -> None:

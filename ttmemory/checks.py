@@ -14,7 +14,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.utils.module_loading import import_string
 
 from ttmemory import conversation
@@ -26,7 +26,8 @@ from ttmemory.backends.locks import SessionLock
 from ttmemory.conf import DEFAULTS, SETTINGS, InvalidSetting, app_settings
 from ttmemory.crypto import Keyring
 from ttmemory.exceptions import EncryptionKeyError
-from ttmemory.longterm.blind import parse_blind_key
+from ttmemory.longterm.blind import index_version, parse_blind_key
+from ttmemory.models import Fact
 
 KEY_HINT = (
     "Set TTMEMORY['ENCRYPTION_KEYS'] = ['k1:<base64 of 32 random bytes>'] or the "
@@ -307,6 +308,45 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     return warnings
 
 
+def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Facts the upgrade has not finished: stale blind index (W040), keyless vectors (W041).
+
+    Runs with ``check --database default`` and before ``migrate``; a database without the
+    tables yet, or settings without keys, has nothing to report here.
+    """
+    warnings: list[checks.CheckMessage] = []
+    for alias in databases or ():
+        facts = Fact.objects.using(alias)
+        try:
+            stale = facts.exclude(index_version=index_version()).count()
+            keyless = facts.filter(embedding_model__regex=r"^hash-[0-9]+$").count()
+        except (DatabaseError, ImproperlyConfigured):
+            continue
+        if stale:
+            warnings.append(
+                checks.Warning(
+                    f"{stale} facts in database {alias!r} have a blind keyword index written "
+                    "with an older scheme, BLIND_INDEX_KEY or tokenizer.",
+                    hint="Run: python manage.py ttmemory_reindex (resumable). Facts of the "
+                    "first release are still found meanwhile; after a key or tokenizer change "
+                    "keyword search misses the stale ones until it has run.",
+                    id="ttmemory.W040",
+                )
+            )
+        if keyless:
+            warnings.append(
+                checks.Warning(
+                    f"{keyless} facts in database {alias!r} carry vectors of the keyless "
+                    "HashEmbedder of the first release: their words can be read back from the "
+                    "stored vectors with a dictionary.",
+                    hint="Run: python manage.py ttmemory_reembed (resumable); recall ignores "
+                    "those vectors meanwhile and finds the facts by keyword.",
+                    id="ttmemory.W041",
+                )
+            )
+    return warnings
+
+
 def register() -> None:
     for check in (
         check_settings_shape,
@@ -321,3 +361,4 @@ def register() -> None:
     ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
+    checks.register(check_derived_values, "ttmemory", checks.Tags.database)

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -164,3 +166,12 @@ def reset_keyring() -> None:
 def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
     if setting == "TTMEMORY":
         reset_keyring()
+
+
+def derive_key(master: bytes, *, purpose: bytes, length: int = KEY_BYTES) -> bytes:
+    """A subkey of ``master`` for one ``purpose`` (HKDF-SHA256, RFC 5869).
+
+    Different purposes give independent keys: knowing one subkey reveals nothing of ``master``
+    or of any other subkey. ``purpose`` must be unambiguous (a fixed label, then the context).
+    """
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=purpose).derive(master)

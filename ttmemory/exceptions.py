@@ -33,7 +33,7 @@ class LockTimeout(TTMemoryError):
 
 
 class SnapshotIntegrityError(TTMemoryError):
-    """A snapshot's payload does not match its checksum; it is not restored."""
+    """A snapshot's payload fails authentication or disagrees with its counters; not restored."""
 
 
 class EmbeddingError(TTMemoryError):

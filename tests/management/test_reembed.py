@@ -61,7 +61,7 @@ def use_embedder(settings: Any, backend: str = "HashEmbedder", **options: Any) -
 @pytest.fixture
 def old_facts(db: Any, settings: Any) -> list[Fact]:
     """Seven facts embedded by HashEmbedder(64), then the settings switched to "hash-b" (32)."""
-    use_embedder(settings, dimensions=64)
+    use_embedder(settings, dimensions=64, model="hash-64")
     facts = [memory.fact_remember(namespace=NS, text=text) for text in TEXTS]
     use_embedder(settings, dimensions=32, model="hash-b")
     return facts

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
 
-from tests.conftest import assistant, tool_call, tool_result, user
+from tests.conftest import assistant, raw_rows, tool_call, tool_result, user
 from ttmemory import memory
 from ttmemory.exceptions import MemoryValidationError, SnapshotIntegrityError
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
-from ttmemory.services.snapshots import checksum
 
 pytestmark = pytest.mark.contract
 
@@ -25,6 +25,14 @@ def state(session: MemorySession) -> tuple[Any, ...]:
         .values_list("seq", "data", "token_count", "group_seq")
     )
     return rows, stored.message_count, stored.token_count, stored.summary
+
+
+def set_payload(snapshot: Snapshot, blob: bytes) -> None:
+    """Write a snapshot's stored bytes as someone with access to the database would."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE ttmemory_snapshot SET payload = %s WHERE id = %s", [blob, snapshot.pk]
+        )
 
 
 def test_rollback_restores_exactly_what_the_snapshot_captured(session: MemorySession) -> None:
@@ -149,14 +157,31 @@ def test_a_tampered_snapshot_is_refused_and_nothing_changes(session: MemorySessi
     snapshot = memory.snapshot_create(session=session)
     memory.message_add(session=session, message=user("two"))
     before = state(session)
-    payload = snapshot.payload
-    payload["messages"][0]["data"]["content"] = "forged"
-    Snapshot.objects.filter(pk=snapshot.pk).update(payload=payload)
+    (blob,) = raw_rows("SELECT payload FROM ttmemory_snapshot WHERE id = %s", [snapshot.pk])[0]
+    tampered = bytearray(bytes(blob))
+    tampered[-20] ^= 0x01  # one bit of the ciphertext
+    set_payload(snapshot, bytes(tampered))
 
     with pytest.raises(SnapshotIntegrityError):
         memory.snapshot_rollback(session=session, snapshot=snapshot)
     assert state(session) == before
-    assert checksum(payload) != snapshot.checksum
+
+
+def test_a_payload_moved_from_another_snapshot_of_the_session_is_refused(
+    session: MemorySession,
+) -> None:
+    memory.message_add(session=session, message=user("one"))
+    early = memory.snapshot_create(session=session)
+    memory.message_add(session=session, message=user("two"))
+    late = memory.snapshot_create(session=session)
+    memory.message_add(session=session, message=user("three"))
+    before = state(session)
+    (blob,) = raw_rows("SELECT payload FROM ttmemory_snapshot WHERE id = %s", [early.pk])[0]
+    set_payload(late, bytes(blob))
+
+    with pytest.raises(SnapshotIntegrityError):
+        memory.snapshot_rollback(session=session, snapshot=late)
+    assert state(session) == before
 
 
 def test_automatic_snapshots_every_n_messages(session: MemorySession, settings: Any) -> None:

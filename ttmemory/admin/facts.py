@@ -24,13 +24,16 @@ from ttmemory.admin.base import (
     require,
 )
 from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, shown
-from ttmemory.admin.selectors import fact_chain, fact_ids_matching
+from ttmemory.admin.selectors import fact_chain, fact_ids_matching, fact_namespaces
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession, Profile
 from ttmemory.services import fact_forget, fact_supersede
 from ttmemory.services.facts import MAX_FACT_CHARS
 
 PERM_CORRECT = "ttmemory.change_fact"
+# Keyword search hashes the query with each namespace's own blind-index key: across more
+# namespaces than this, staff pick one in the filter first.
+MAX_SEARCH_NAMESPACES = 1000
 PERM_FORGET = "ttmemory.delete_fact"
 
 
@@ -142,7 +145,17 @@ class FactAdmin(ConsoleAdmin):
         term = search_term.strip()
         if not term:
             return queryset, False
-        condition = Q(pk__in=fact_ids_matching(query=term)) | Q(namespace=term)
+        chosen = request.GET.get(NamespaceFilter.parameter_name)
+        namespaces = [chosen] if chosen else fact_namespaces(limit=MAX_SEARCH_NAMESPACES + 1)
+        condition = Q(namespace=term)
+        if len(namespaces) <= MAX_SEARCH_NAMESPACES:
+            condition |= Q(pk__in=fact_ids_matching(query=term, namespaces=namespaces))
+        else:
+            messages.warning(
+                request,
+                f"Keywords are searched in at most {MAX_SEARCH_NAMESPACES} namespaces (each has "
+                "its own blind-index key): pick a namespace to search its facts by keyword.",
+            )
         if term.lstrip("#").isdigit():
             condition |= Q(pk=int(term.lstrip("#")))
         return queryset.filter(condition), False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -14,26 +15,39 @@ from ttmemory.validation import clean_identifier
 MAX_CHAIN = 200
 
 
-def fact_ids_matching(*, query: str, namespace: str | None = None) -> QuerySet[Any, Any]:
-    """Ids (``fact_id`` values) of facts containing every keyword of ``query``.
+def fact_ids_matching(*, query: str, namespaces: Iterable[str]) -> QuerySet[Any, Any]:
+    """Ids (``fact_id`` values) of facts of ``namespaces`` containing every keyword of ``query``.
 
-    Runs on the blind index: the query's terms are hashed with the index key and matched
+    Runs on the blind index: the query's terms are hashed with each namespace's index key (and
+    the first release's key, for facts ``ttmemory_reindex`` has not rebuilt yet) and matched
     against ``FactTerm`` rows, so fact text is never decrypted. Superseded and ended facts are
     found too. A query without an indexable term (only stop words) matches nothing. Use the
     result as a subquery: ``Fact.objects.filter(pk__in=fact_ids_matching(query=...))``.
     """
-    terms = blind.query_terms(query)
-    postings = FactTerm.objects.filter(term__in=terms)
-    if not terms:
+    namespaces = list(namespaces)
+    hashes: set[int] = set()
+    words = 0
+    for namespace in namespaces:
+        terms = blind.query_hashes(query, namespace=namespace)
+        hashes.update(terms)
+        words = len(set(terms.values()))
+    postings = FactTerm.objects.filter(namespace__in=namespaces, term__in=sorted(hashes))
+    if not words:
         return postings.none().values("fact_id")
-    if namespace is not None:
-        postings = postings.filter(namespace=namespace)
+    # A fact's postings carry one hash per word (its namespace's, or the first release's):
+    # counting distinct hashes counts the words it contains.
     return (
         postings.values("fact_id")
         .annotate(matched=Count("term", distinct=True))
-        .filter(matched=len(terms))
+        .filter(matched=words)
         .values("fact_id")
     )
+
+
+def fact_namespaces(*, limit: int) -> list[str]:
+    """Up to ``limit`` distinct namespaces that have facts, in order (keyword search hashes
+    the query once per namespace)."""
+    return namespace_choices(queryset=Fact.objects.all(), limit=limit)
 
 
 def fact_chain(*, fact: Fact) -> list[Fact]:

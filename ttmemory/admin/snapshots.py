@@ -45,7 +45,6 @@ class SnapshotAdmin(ConsoleAdmin):
         "upto_seq",
         "created_by",
         "created_at",
-        "checksum",
     )
     readonly_fields = fields
 

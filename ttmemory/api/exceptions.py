@@ -21,7 +21,7 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist and Http404 -> 404
     ``{"detail": "Not found."}``; a reused
     Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
-    and can be retried); a snapshot failing its checksum -> 409.
+    and can be retried); a snapshot failing its integrity check -> 409.
     """
     if isinstance(exc, MemoryValidationError):
         return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)

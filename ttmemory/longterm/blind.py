@@ -1,7 +1,15 @@
 """The blind keyword index: keyed HMACs of normalised terms, so keywords are searchable encrypted.
 
 No plaintext term is stored. The key (``BLIND_INDEX_KEY``) is separate from the encryption
-keys: rotating encryption keys leaves the index valid.
+keys: rotating encryption keys leaves the index valid. Each namespace hashes under its own
+subkey (HKDF of ``BLIND_INDEX_KEY`` with the namespace), so the same word or the same fact text
+has unrelated hashes in two namespaces: comparing postings across tenants reveals nothing.
+
+Every fact records the index it was written with (``Fact.index_version``, see
+``index_version``). Facts of the first release (``LEGACY_INDEX_VERSION``, one global key) are
+still found: queries hash each word both ways until ``ttmemory_reindex`` has rebuilt them. A
+change of key or tokenizer makes facts stale too; ``ttmemory_reindex`` rebuilds them from their
+(decrypted) text, and the system check ttmemory.W040 counts them until it has.
 """
 
 from __future__ import annotations
@@ -16,10 +24,21 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from ttmemory.conf import app_settings
-from ttmemory.crypto import decode_key_material
+from ttmemory.crypto import decode_key_material, derive_key
 from ttmemory.text import normalise_terms, normalise_text
 
+#: The scheme of the postings: 2 = one HKDF subkey per namespace. The first release (one global
+#: key for every namespace) wrote no marker: ``LEGACY_INDEX_VERSION``.
+INDEX_SCHEME = 2
+#: Bump when ``ttmemory.text.normalise_terms`` or ``normalise_text`` change what they return:
+#: every fact is then stale until ``ttmemory_reindex`` has rebuilt its postings.
+TOKENIZER_VERSION = 1
+LEGACY_INDEX_VERSION = ""
+NAMESPACE_KEY_CACHE = 4096
+
 _key: bytes | None = None
+_namespace_keys: dict[str, bytes] = {}
+_version: str | None = None
 
 
 def parse_blind_key(value: object) -> bytes:
@@ -52,8 +71,10 @@ def blind_key() -> bytes:
 
 
 def reset_blind_key() -> None:
-    global _key
+    global _key, _version
     _key = None
+    _version = None
+    _namespace_keys.clear()
 
 
 @receiver(setting_changed)
@@ -62,23 +83,84 @@ def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
         reset_blind_key()
 
 
-def term_hash(term: str) -> int:
-    """A normalised term's keyed hash as a signed 64-bit integer (fits a BIGINT column)."""
-    digest = hmac.new(blind_key(), b"t:" + term.encode("utf-8"), hashlib.sha256).digest()
+def namespace_key(namespace: str) -> bytes:
+    """The subkey of ``namespace``: HKDF-SHA256 of ``BLIND_INDEX_KEY`` with the namespace."""
+    key = _namespace_keys.get(namespace)
+    if key is None:
+        purpose = b"ttmemory/blind-index/v2/namespace\x00" + namespace.encode("utf-8")
+        key = derive_key(blind_key(), purpose=purpose)
+        if len(_namespace_keys) >= NAMESPACE_KEY_CACHE:
+            _namespace_keys.clear()
+        _namespace_keys[namespace] = key
+    return key
+
+
+def index_version() -> str:
+    """The marker of postings written now: scheme, tokenizer and a fingerprint of the key.
+
+    The fingerprint (32 bits of an HMAC of a constant) tells a key change apart and reveals
+    nothing of the key. A fact whose marker differs is stale (``ttmemory_reindex``).
+    """
+    global _version
+    if _version is None:
+        mac = hmac.new(blind_key(), b"ttmemory/blind-index/fingerprint", hashlib.sha256)
+        _version = f"{INDEX_SCHEME}.{TOKENIZER_VERSION}.{mac.hexdigest()[:8]}"
+    return _version
+
+
+def _hash64(key: bytes, message: bytes) -> int:
+    digest = hmac.new(key, message, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-def term_counts(text: str) -> Counter[int]:
-    """Keyed hashes of the terms of ``text`` with how often each occurs."""
-    return Counter(term_hash(term) for term in normalise_terms(text))
+def term_hash(term: str, *, namespace: str) -> int:
+    """A normalised term's keyed hash in ``namespace``, as a signed 64-bit integer (a BIGINT)."""
+    return _hash64(namespace_key(namespace), b"t:" + term.encode("utf-8"))
 
 
-def query_terms(text: str) -> list[int]:
-    """Distinct keyed hashes of a query's terms, in order."""
-    return list(dict.fromkeys(term_hash(term) for term in normalise_terms(text)))
+def legacy_term_hash(term: str) -> int:
+    """A term's hash in the first release's index (one key for every namespace)."""
+    return _hash64(blind_key(), b"t:" + term.encode("utf-8"))
 
 
-def text_hash(text: str) -> str:
-    """Keyed hash of the normalised text: equal texts are one fact (upsert key)."""
+def term_counts(text: str, *, namespace: str) -> Counter[int]:
+    """Keyed hashes of the terms of ``text`` in ``namespace``, with how often each occurs."""
+    key = namespace_key(namespace)
+    return Counter(_hash64(key, b"t:" + term.encode("utf-8")) for term in normalise_terms(text))
+
+
+def query_terms(text: str, *, namespace: str) -> list[int]:
+    """Distinct keyed hashes of a query's terms in ``namespace``, in order."""
+    key = namespace_key(namespace)
+    return list(
+        dict.fromkeys(_hash64(key, b"t:" + term.encode("utf-8")) for term in normalise_terms(text))
+    )
+
+
+def query_hashes(text: str, *, namespace: str) -> dict[int, int]:
+    """Every hash a posting of a query word may carry in ``namespace`` -> that word's hash.
+
+    A word's postings carry its namespace hash, or, in a fact not yet rebuilt by
+    ``ttmemory_reindex`` (``LEGACY_INDEX_VERSION``), its first-release hash; both map to the
+    namespace hash, which identifies the word (for document frequencies and "every word").
+    The first-release hashes only ever match postings that were stored before this release.
+    """
+    key = namespace_key(namespace)
+    hashes: dict[int, int] = {}
+    for term in dict.fromkeys(normalise_terms(text)):
+        word = _hash64(key, b"t:" + term.encode("utf-8"))
+        hashes[word] = word
+        hashes.setdefault(legacy_term_hash(term), word)
+    return hashes
+
+
+def text_hash(text: str, *, namespace: str) -> str:
+    """Keyed hash of the normalised text in ``namespace``: equal texts are one fact (upsert key)."""
+    normal = normalise_text(text).encode("utf-8")
+    return hmac.new(namespace_key(namespace), b"x:" + normal, hashlib.sha256).hexdigest()
+
+
+def legacy_text_hash(text: str) -> str:
+    """The first release's upsert key (one key for every namespace)."""
     normal = normalise_text(text).encode("utf-8")
     return hmac.new(blind_key(), b"x:" + normal, hashlib.sha256).hexdigest()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -62,25 +62,33 @@ def keyword_scores(
     kinds: Iterable[str] | None = None,
     metadata: dict[str, Any] | None = None,
     stats: tuple[int, float] | None = None,
-    terms: list[int] | None = None,
+    terms: Mapping[int, int] | None = None,
 ) -> dict[int, float]:
-    """BM25 scores of the best ``limit`` facts for ``query``'s terms, ranked in the database."""
-    terms = blind.query_terms(query) if terms is None else terms
+    """BM25 scores of the best ``limit`` facts for ``query``'s terms, ranked in the database.
+
+    ``terms`` is ``blind.query_hashes(query, namespace=...)``: every hash a posting of a query
+    word may carry (facts not yet rebuilt by ``ttmemory_reindex`` carry an older one) mapped to
+    the word, whose document frequency counts both.
+    """
+    terms = blind.query_hashes(query, namespace=namespace) if terms is None else terms
     if not terms:
         return {}
     total, avg_len = stats if stats is not None else namespace_stats(namespace)
-    df = dict(
-        FactTerm.objects.filter(namespace=namespace, term__in=terms)
+    found = dict(
+        FactTerm.objects.filter(namespace=namespace, term__in=list(terms))
         .values_list("term")
         .annotate(n=Count("pk"))
         .values_list("term", "n")
     )
-    if not df:
+    if not found:
         return {}
+    df: dict[int, int] = {}
+    for term, n in found.items():
+        df[terms[term]] = df.get(terms[term], 0) + n
     idf = Case(
         *[
             When(term=term, then=Value(math.log(1.0 + (total - n + 0.5) / (n + 0.5))))
-            for term, n in df.items()
+            for term, n in ((term, df[terms[term]]) for term in found)
         ],
         default=Value(0.0),
         output_field=FloatField(),
@@ -92,7 +100,7 @@ def keyword_scores(
         FactTerm.objects.filter(
             fact_filter(kinds=kinds, metadata=metadata, prefix="fact__"),
             namespace=namespace,
-            term__in=list(df),
+            term__in=list(found),
         )
         .values("fact_id")
         .annotate(score=Sum(idf * tf * Value(BM25_K1 + 1.0) / norm))

@@ -59,9 +59,10 @@ class FactQuerySet(models.QuerySet["Fact"]):
 class Fact(models.Model):
     """Something known about a namespace (a user), with provenance and validity.
 
-    ``text`` is encrypted; ``text_hash`` (keyed) makes the same normalised text one fact per
-    namespace; ``FactTerm`` rows are the blind keyword index. A contradicted fact keeps its row
-    with ``valid_to`` and ``superseded_by`` set.
+    ``text`` is encrypted; ``text_hash`` (keyed per namespace) makes the same normalised text one
+    fact per namespace; ``FactTerm`` rows are the blind keyword index, written with the index
+    named by ``index_version`` (``ttmemory_reindex`` rebuilds stale ones). A contradicted fact
+    keeps its row with ``valid_to`` and ``superseded_by`` set.
     """
 
     namespace = models.CharField(max_length=255)
@@ -73,6 +74,13 @@ class Fact(models.Model):
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     embedding_dim = models.PositiveIntegerField(null=True, blank=True)
     term_count = models.PositiveIntegerField(default=0, help_text="Indexed terms (BM25 length).")
+    index_version = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        db_default="",  # a row inserted without it (COPY, raw SQL) counts as stale
+        help_text="Blind index the postings were written with; '' is the first release's.",
+    )
     source_session = models.ForeignKey(
         "ttmemory.MemorySession",
         null=True,

@@ -26,8 +26,9 @@ class SnapshotQuerySet(models.QuerySet["Snapshot"]):
 class Snapshot(models.Model):
     """A session's live messages (with seqs and metadata), summary and counters.
 
-    ``payload`` is encrypted; ``checksum`` (SHA-256 of the canonical payload) is verified
-    before a rollback restores it.
+    ``payload`` is encrypted and authenticated (AES-256-GCM); a rollback also checks that its
+    counters agree with the clear columns. There is no separate checksum: an unkeyed digest of
+    the plaintext would let anyone holding the database test guesses of the content.
     """
 
     session = models.ForeignKey(
@@ -42,7 +43,6 @@ class Snapshot(models.Model):
     message_count = models.PositiveIntegerField()
     token_count = models.PositiveBigIntegerField()
     upto_seq = models.PositiveBigIntegerField(help_text="The session's last_seq when taken.")
-    checksum = models.CharField(max_length=64)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -60,7 +60,7 @@ def fact_recall(
     facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
     pool = max(50, k * 10)
     stats = recall.namespace_stats(namespace)
-    terms = blind.query_terms(query)
+    terms = blind.query_hashes(query, namespace=namespace)
     keyword = recall.keyword_scores(
         namespace, query, pool, kinds=kinds, metadata=metadata, stats=stats, terms=terms
     )

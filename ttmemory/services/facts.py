@@ -83,8 +83,8 @@ def fact_remember(
     session_id, seqs = _clean_source(source, namespace)
     if expires_at is not None and not isinstance(expires_at, dt.datetime):
         raise MemoryValidationError("expires_at", "must be a datetime")
-    text_hash = blind.text_hash(text)
-    counts = blind.term_counts(text)
+    text_hash = blind.text_hash(text, namespace=namespace)
+    counts = blind.term_counts(text, namespace=namespace)
     vectors, _ = embed_texts([text])
     embedder = get_embedder()
     vector = vectors[0] if vectors else None
@@ -124,7 +124,10 @@ def _upsert(
     model: str,
 ) -> tuple[Fact, bool]:
     now = timezone.now()
-    fact = Fact.objects.select_for_update().filter(namespace=namespace, text_hash=text_hash).first()
+    # A fact not yet rebuilt by ttmemory_reindex carries the first release's (global) hash.
+    hashes = [text_hash, blind.legacy_text_hash(text)]
+    same = Fact.objects.select_for_update().filter(namespace=namespace, text_hash__in=hashes)
+    fact = min(same, key=lambda found: found.text_hash != text_hash, default=None)
     if fact is None:
         fact = Fact(namespace=namespace, text_hash=text_hash, valid_from=now, created_at=now)
     elif fact.source_session_id not in (None, session_id) and session_id is not None:
@@ -145,7 +148,9 @@ def _upsert(
         fact.embedding = vector
         fact.embedding_model = model
         fact.embedding_dim = len(vector)
+    fact.text_hash = text_hash
     fact.term_count = sum(counts.values())
+    fact.index_version = blind.index_version()
     fact.updated_at = now
     is_new = fact.pk is None
     fact.save()

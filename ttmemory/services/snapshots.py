@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -13,7 +11,7 @@ from django.utils.dateparse import parse_datetime
 from ttmemory import events
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
-from ttmemory.exceptions import MemoryValidationError, SnapshotIntegrityError
+from ttmemory.exceptions import DecryptionError, MemoryValidationError, SnapshotIntegrityError
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
 from ttmemory.results import RollbackResult
 from ttmemory.services.facts import facts_supersede_sources
@@ -70,7 +68,8 @@ def snapshot_rollback(
     summary and counters are the snapshot's. Facts whose only sources were removed messages are
     superseded (ended, not deleted). Seqs are never reused: the next message continues after
     the highest seq ever assigned. Raises MemoryValidationError if the snapshot belongs to
-    another session and SnapshotIntegrityError if its payload fails its checksum.
+    another session and SnapshotIntegrityError if its payload fails authentication (tampered,
+    moved, or its key is gone) or disagrees with the snapshot's counters.
     ``snapshot_rollback_detailed`` returns the full ``RollbackResult``.
     """
     return snapshot_rollback_detailed(
@@ -89,14 +88,16 @@ def snapshot_rollback_detailed(
     if snapshot.session_id != session.pk:
         raise MemoryValidationError("snapshot", "belongs to another session")
     with session_lock(session):
-        stored = Snapshot.objects.filter(pk=snapshot.pk, session=session).first()
+        try:
+            stored = Snapshot.objects.filter(pk=snapshot.pk, session=session).first()
+        except DecryptionError as exc:
+            raise SnapshotIntegrityError(
+                f"snapshot {snapshot.pk} cannot be restored: {exc}; nothing was restored"
+            ) from exc
         if stored is None:
             raise MemoryValidationError("snapshot", "no longer exists (removed by retention?)")
         payload = stored.payload
-        if checksum(payload) != stored.checksum:
-            raise SnapshotIntegrityError(
-                f"snapshot {stored.pk} does not match its checksum; nothing was restored"
-            )
+        verify_payload(stored, payload)
         safety = None
         if safe:
             safety = take_snapshot_locked(
@@ -176,7 +177,6 @@ def take_snapshot_locked(
         message_count=payload["message_count"],
         token_count=payload["token_count"],
         upto_seq=payload["last_seq"],
-        checksum=checksum(payload),
         created_by_id=getattr(created_by, "pk", None),
     )
 
@@ -237,10 +237,26 @@ def apply_retention_locked(session: MemorySession, *, protect: set[int]) -> int:
     return len(doomed)
 
 
-def checksum(payload: dict[str, Any]) -> str:
-    """SHA-256 of the canonical JSON of a payload."""
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def verify_payload(snapshot: Snapshot, payload: Any) -> None:
+    """SnapshotIntegrityError unless ``payload`` is the one ``snapshot`` was stored with.
+
+    AES-256-GCM has already authenticated the payload (a changed byte fails to decrypt); this
+    checks that the counters it carries agree with the snapshot's clear columns, so a payload
+    copied from another snapshot of the session is refused too. Snapshots keep no digest of
+    their own: an unkeyed hash of the plaintext would let anyone holding the database test
+    guesses of the content, and a keyed one would only repeat what GCM's tag proves.
+    """
+    expected = {
+        "message_count": snapshot.message_count,
+        "token_count": snapshot.token_count,
+        "last_seq": snapshot.upto_seq,
+    }
+    if not isinstance(payload, dict) or any(
+        payload.get(name) != value for name, value in expected.items()
+    ):
+        raise SnapshotIntegrityError(
+            f"snapshot {snapshot.pk}'s payload does not match its counters; nothing was restored"
+        )
 
 
 def _clean_label(label: Any) -> str:

@@ -1,0 +1,60 @@
+"""Rebuild the blind keyword index of facts written with another index scheme, key or tokenizer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from ttmemory.conf import app_settings
+from ttmemory.longterm import blind
+from ttmemory.management.progress import ProgressBar
+from ttmemory.services import reindex
+
+
+class Command(BaseCommand):
+    help = (
+        "Rebuild the blind keyword index (postings and upsert key) of every fact written with "
+        "another index than the current one: the first release's global key, another "
+        "BLIND_INDEX_KEY, or another tokenizer. One transaction per batch; safe to interrupt: "
+        "run it again to resume. Recall keeps finding every fact meanwhile (queries also match "
+        "the first release's postings until their fact is rebuilt)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--batch-size", type=int, default=None, help="facts per transaction")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="only print fact counts per index"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
+        if batch_size < 1:
+            raise CommandError("--batch-size must be positive", returncode=2)
+        self.stdout.write(f"blind index: {blind.index_version()!r}")
+        pending = 0
+        for version, count, current in reindex.index_groups():
+            label = repr(version) if version else "first release (one key for all namespaces)"
+            self.stdout.write(f"  {label}: {count} facts, {'current' if current else 'stale'}")
+            pending += 0 if current else count
+        if options["dry_run"]:
+            self.stdout.write(f"dry run: {pending} facts would be reindexed")
+            return
+        bar = ProgressBar("reindexing facts", pending, stream=self.stdout)
+        stats = reindex.facts_reindex(batch_size=batch_size, on_batch=bar.advance)
+        bar.finish()
+        if stats.skipped:
+            self.stdout.write(
+                f"  {stats.skipped} facts changed during the run and were rebuilt by that "
+                "change; run again to check"
+            )
+        if stats.duplicates:
+            self.stdout.write(
+                f"  {stats.duplicates} facts have the same text as another fact of their "
+                "namespace: both were kept and stay findable"
+            )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"done: {stats.reindexed} facts reindexed in {stats.batches} batches"
+            )
+        )

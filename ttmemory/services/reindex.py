@@ -1,0 +1,120 @@
+"""Rebuilding the blind keyword index: every stale fact's postings and upsert key, in batches."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.db import transaction
+from django.db.models import Count, QuerySet
+
+from ttmemory.longterm import blind
+from ttmemory.models import Fact, FactTerm
+
+
+@dataclass
+class ReindexStats:
+    """One run: facts pending at the start, rebuilt, skipped (changed meanwhile), duplicates."""
+
+    index_version: str
+    pending: int = 0
+    reindexed: int = 0
+    skipped: int = 0
+    duplicates: int = 0
+    batches: int = 0
+
+
+def stale_facts() -> QuerySet[Fact]:
+    """Facts whose postings were written with another index (older scheme, key or tokenizer)."""
+    return Fact.objects.exclude(index_version=blind.index_version())
+
+
+def index_groups() -> list[tuple[str, int, bool]]:
+    """``(index_version, facts, current)`` per index the facts' postings were written with."""
+    current = blind.index_version()
+    rows = (
+        Fact.objects.values_list("index_version")
+        .annotate(count=Count("pk"))
+        .order_by("index_version")
+        .values_list("index_version", "count")
+    )
+    return [(version, count, version == current) for version, count in rows]
+
+
+def facts_reindex(
+    *, batch_size: int, on_batch: Callable[[int], None] | None = None
+) -> ReindexStats:
+    """Rebuild the postings, length and upsert key of every stale fact (see ``stale_facts``).
+
+    Walks the primary key in batches of ``batch_size``, one transaction per batch: the batch's
+    still-stale rows are locked, their text decrypted and re-tokenised, their ``FactTerm`` rows
+    replaced and their ``text_hash`` and ``index_version`` set, so a fact is never half
+    rebuilt. A fact rewritten meanwhile (``fact_remember`` rebuilds it itself) is counted in
+    ``skipped``. Stopping at any point is safe and running again resumes. Recall finds every
+    fact throughout: queries match the first release's postings until their fact is rebuilt.
+
+    Two facts of a namespace whose texts now have the same upsert key (possible only after a
+    key or tokenizer change) are both kept and stay findable; the later one gets a key of its
+    own and is counted in ``duplicates``.
+    """
+    version = blind.index_version()
+    stats = ReindexStats(index_version=version, pending=stale_facts().count())
+    last_pk = 0
+    while True:
+        pks = list(
+            stale_facts()
+            .filter(pk__gt=last_pk)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch_size]
+        )
+        if not pks:
+            break
+        with transaction.atomic():
+            facts = list(stale_facts().select_for_update().filter(pk__in=pks).order_by("pk"))
+            _rebuild(facts, version, stats)
+        stats.reindexed += len(facts)
+        stats.skipped += len(pks) - len(facts)
+        stats.batches += 1
+        last_pk = pks[-1]
+        if on_batch is not None:
+            on_batch(len(pks))
+    return stats
+
+
+def _rebuild(facts: list[Fact], version: str, stats: ReindexStats) -> None:
+    hashes = {fact.pk: blind.text_hash(fact.text, namespace=fact.namespace) for fact in facts}
+    # Who holds each new key now (a fact of this batch may still hold one under its old key).
+    taken = {
+        (namespace, text_hash): pk
+        for pk, namespace, text_hash in Fact.objects.filter(
+            text_hash__in=set(hashes.values())
+        ).values_list("pk", "namespace", "text_hash")
+    }
+    FactTerm.objects.filter(fact_id__in=list(hashes)).delete()
+    postings: list[FactTerm] = []
+    for fact in facts:
+        text_hash = hashes[fact.pk]
+        if taken.get((fact.namespace, text_hash), fact.pk) != fact.pk:
+            stats.duplicates += 1
+            text_hash = _duplicate_hash(fact)
+        taken[(fact.namespace, text_hash)] = fact.pk
+        counts = blind.term_counts(fact.text, namespace=fact.namespace)
+        postings.extend(
+            FactTerm(fact=fact, namespace=fact.namespace, term=term, tf=min(tf, 32767))
+            for term, tf in counts.items()
+        )
+        fact.text_hash = text_hash
+        fact.term_count = sum(counts.values())
+        fact.index_version = version
+        # The text is saved again too (same plaintext, fresh nonce), so a value whose
+        # associated data names the row's upsert key stays readable.
+        fact.save(update_fields=["text", "text_hash", "term_count", "index_version"])
+    FactTerm.objects.bulk_create(postings)
+
+
+def _duplicate_hash(fact: Fact) -> str:
+    """A unique upsert key for the second of two facts with one text (kept, still findable)."""
+    key = blind.namespace_key(fact.namespace)
+    return hmac.new(key, b"d:" + str(fact.pk).encode(), hashlib.sha256).hexdigest()
