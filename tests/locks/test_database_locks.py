@@ -16,6 +16,7 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
+from tests.races import Door
 from ttmemory import memory
 from ttmemory.backends.locks import (
     DatabaseLeaseLock,
@@ -255,29 +256,6 @@ def test_a_lease_held_by_another_process_blocks_until_released(
     finish(holder)
     memory.message_add(session=session, message={"role": "user", "content": "after"})
     assert Message.objects.filter(session=session).count() == 1
-
-
-class Door:
-    """Counts threads that have reached a lock; a holder can wait for the next one to arrive.
-
-    The switch point of an in-process race test: a thread inside the critical section waits
-    (sleep-free) until another thread has asked for the lock, so the two provably overlap.
-    """
-
-    def __init__(self) -> None:
-        self.arrived = 0
-        self.overlaps = 0
-        self._changed = threading.Condition()
-
-    def arrive(self) -> None:
-        with self._changed:
-            self.arrived += 1
-            self._changed.notify_all()
-
-    def wait_for_more_than(self, count: int) -> None:
-        with self._changed:
-            assert self._changed.wait_for(lambda: self.arrived > count, timeout=30), "stuck"
-            self.overlaps += 1
 
 
 def test_the_in_process_lock_serialises_threads(transactional_db: Any) -> None:
