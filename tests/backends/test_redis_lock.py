@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from tests.backends.redis_servers import (
     require_redis_server,
 )
 from tests.conftest import user
+from tests.races import Door
 from ttmemory import memory
 from ttmemory.backends.locks import RedisLock, get_lock, reset_lock
 from ttmemory.backends.redis_client import session_key
@@ -120,42 +122,87 @@ def log_lines(caplog: pytest.LogCaptureFixture, text: str) -> list[str]:
     return [r.getMessage() for r in caplog.records if r.name == LOGGER and text in r.getMessage()]
 
 
+def race_in_rounds(rounds: int, body: Callable[[int], None]) -> list[BaseException]:
+    """Two threads run ``body(round_no)`` for each round, starting each round together."""
+    start = threading.Barrier(2)
+
+    def target(n: int) -> None:
+        for round_no in range(rounds):
+            start.wait(WAIT)
+            body(round_no)
+
+    return run_threads(target, 2)
+
+
 def test_one_holder_at_a_time(
-    transactional_db: Any, redis_url: str, use_redis: ConfigureLock
+    transactional_db: Any, redis_url: str, use_redis: ConfigureLock, standalone: RedisServer
 ) -> None:
+    """A read-modify-write of a Redis counter that only the lock protects, with a switch point
+    inside: the holder waits until the other thread has asked for the lock before writing."""
     lock = use_redis(redis_url)
-    state = {"count": 0, "inside": 0, "most_inside": 0}
+    client = standalone.client()
+    door = Door()
+    rounds = 20
+    state = {"inside": 0, "most_inside": 0}
 
-    def worker(n: int) -> None:
-        for _ in range(5):
-            with get_lock().locked(4242, timeout=10):
-                state["inside"] += 1
-                state["most_inside"] = max(state["most_inside"], state["inside"])
-                value = state["count"]
-                time.sleep(0.002)
-                state["count"] = value + 1
-                state["inside"] -= 1
+    def body(round_no: int) -> None:
+        door.arrive()
+        with get_lock().locked(4242, timeout=10):
+            state["inside"] += 1
+            state["most_inside"] = max(state["most_inside"], state["inside"])
+            value = int(client.get("counter") or 0)
+            door.wait_for_more_than(2 * round_no + 1)
+            client.set("counter", value + 1)
+            state["inside"] -= 1
 
-    assert run_threads(worker, 8) == []
-    assert state["count"] == 40
-    assert state["most_inside"] == 1
-    assert (lock.stats.acquired, lock.stats.fallbacks) == (40, 0)
+    assert race_in_rounds(rounds, body) == []
+    print(f"overlap: {door.overlaps} critical sections with the other thread at the lock")
+    assert (int(client.get("counter") or 0), state["most_inside"]) == (2 * rounds, 1)
+    assert door.overlaps == 2 * rounds
+    assert (lock.stats.acquired, lock.stats.fallbacks) == (2 * rounds, 0)
+    client.close()
 
 
 def test_concurrent_appends_through_redis_lose_nothing(
-    transactional_db: Any, redis_url: str, use_redis: ConfigureLock
+    transactional_db: Any, redis_url: str, use_redis: ConfigureLock, standalone: RedisServer
 ) -> None:
+    """Each append's critical section also takes a ticket from a Redis counter (a
+    read-modify-write only the lock protects) and waits for the other writer to ask for the
+    lock: the k-th holder gets ticket k and appends seq k."""
     lock = use_redis(redis_url)
     session = memory.session_open(namespace="user-redis", key="chat")
+    client = standalone.client()
+    door = Door()
+    rounds = 20
+    mine = threading.local()
+    real_locked = lock.locked
 
-    def writer(n: int) -> None:
-        for i in range(10):
-            memory.message_add(session=session, message=user(f"w{n}-{i}"))
+    @contextmanager
+    def locked_with_ticket(session_id: int, *, timeout: float) -> Iterator[None]:
+        door.arrive()
+        with real_locked(session_id, timeout=timeout):
+            ticket = int(client.get("ticket") or 0) + 1
+            door.wait_for_more_than(2 * mine.round_no + 1)
+            client.set("ticket", ticket)
+            mine.ticket = ticket
+            yield
 
-    assert run_threads(writer, 8) == []
+    lock.locked = locked_with_ticket  # type: ignore[method-assign]
+    appended: list[tuple[int, int]] = []
+
+    def body(round_no: int) -> None:
+        mine.round_no = round_no
+        row = memory.message_add(session=session, message=user(f"r{round_no}"))
+        appended.append((mine.ticket, row.seq))
+
+    assert race_in_rounds(rounds, body) == []
+    print(f"overlap: {door.overlaps} appends with the other writer at the lock")
+    assert sorted(appended) == [(n, n) for n in range(1, 2 * rounds + 1)]
     seqs = sorted(Message.objects.filter(session=session).values_list("seq", flat=True))
-    assert seqs == list(range(1, 81))
-    assert (lock.stats.acquired, lock.stats.fallbacks) == (80, 0)
+    assert seqs == list(range(1, 2 * rounds + 1))
+    assert door.overlaps == 2 * rounds
+    assert (lock.stats.acquired, lock.stats.fallbacks) == (2 * rounds, 0)
+    client.close()
 
 
 CHILD = """

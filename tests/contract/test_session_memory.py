@@ -190,43 +190,70 @@ def test_an_invalid_namespace_is_rejected_and_creates_nothing(db: Any, namespace
 def test_every_read_during_concurrent_writes_is_a_prefix_of_the_final_history(
     transactional_db: Any,
 ) -> None:
+    """After each append a writer waits for a read that started after it, so reads provably
+    interleave with writes; every read must be a prefix of the final history, and each
+    reader's reads must only grow."""
     session = memory.session_open(namespace="user-prefix", key="chat")
-    observed: list[list[str]] = []
+    observed: dict[int, list[list[str]]] = {0: [], 1: []}
+    reads = threading.Condition()
+    started = {"count": 0, "done": 0}  # reads started / finished, in order
     errors: list[BaseException] = []
-    done = threading.Event()
+    finished = threading.Event()
+
+    def read_after_now() -> None:
+        with reads:
+            wanted = started["count"] + 1  # a read that starts after this point
+            assert reads.wait_for(lambda: started["done"] >= wanted, timeout=30), "no reader"
 
     def writer(n: int) -> None:
         try:
             for i in range(15):
                 memory.message_add(session=session, message=user(f"w{n}-{i}"))
+                read_after_now()
         except BaseException as exc:
             errors.append(exc)
         finally:
             connection.close()
 
-    def reader() -> None:
+    def reader(r: int) -> None:
         try:
-            while not done.is_set():
-                observed.append([m["content"] for m in memory.message_recent(session=session)])
+            while not finished.is_set():
+                with reads:
+                    started["count"] += 1
+                    number = started["count"]
+                read = [m["content"] for m in memory.message_recent(session=session)]
+                observed[r].append(read)
+                with reads:
+                    started["done"] = max(started["done"], number)
+                    reads.notify_all()
         except BaseException as exc:
             errors.append(exc)
         finally:
             connection.close()
 
     writers = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
-    readers = [threading.Thread(target=reader) for _ in range(2)]
+    readers = [threading.Thread(target=reader, args=(r,)) for r in range(2)]
     for thread in writers + readers:
         thread.start()
     for thread in writers:
-        thread.join()
-    done.set()
+        thread.join(120)
+    finished.set()
     for thread in readers:
-        thread.join()
+        thread.join(60)
 
     assert errors == []
     final = [m["content"] for m in memory.message_recent(session=session)]
     assert len(final) == 60
-    assert observed and all(read == final[: len(read)] for read in observed)
+    every_read = observed[0] + observed[1]
+    assert all(read == final[: len(read)] for read in every_read)
+    for reads_of_one in observed.values():
+        lengths = [len(read) for read in reads_of_one]
+        assert lengths == sorted(lengths)  # a reader never sees history shrink
+    partial = {len(read) for read in every_read if 0 < len(read) < 60}
+    print(f"overlap: {len(partial)} distinct partial histories read during the writes")
+    # Reads saw the history grow while it was written: one writer alone forces 14 (a read
+    # between each of its appends, each holding one more of its messages than the last).
+    assert len(partial) >= 14
 
 
 def test_the_window_equals_packing_every_row_for_long_and_tangled_sessions(db: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
+from tests.races import Door
 from ttmemory import memory
 from ttmemory.backends.locks import (
     DatabaseLeaseLock,
@@ -32,7 +34,9 @@ postgres_only = pytest.mark.skipif(
 )
 
 
-def worker(mode: str, session: MemorySession, arg: str) -> subprocess.Popen[str]:
+def worker(
+    mode: str, session: MemorySession, arg: str, rendezvous: Path | None = None
+) -> subprocess.Popen[str]:
     from django.conf import settings
 
     overrides = {k: v for k, v in settings.TTMEMORY.items() if k != "ENCRYPTION_KEYS"}
@@ -45,6 +49,7 @@ def worker(mode: str, session: MemorySession, arg: str) -> subprocess.Popen[str]
             connection.settings_dict["NAME"],
             str(session.pk),
             arg,
+            *([str(rendezvous)] if rendezvous else []),
         ],
         cwd=ROOT,
         env={**os.environ, "TTM_OVERRIDES": json.dumps(overrides)},
@@ -65,19 +70,56 @@ def test_the_default_lock_fits_the_database(db: Any) -> None:
     assert type(get_lock()) is expected
 
 
+ROUNDS = 15
+
+
 def test_appends_and_rollbacks_racing_in_two_processes_end_in_a_serial_state(
-    transactional_db: Any, settings: Any
+    transactional_db: Any, settings: Any, tmp_path: Path
 ) -> None:
+    """Each rollback pauses inside its critical section until the other process asks for the
+    lock, so every round races; the history must still be one some serial order produces."""
     settings.TTMEMORY = {**settings.TTMEMORY, "MAX_SNAPSHOTS_PER_SESSION": 1000}
     session = memory.session_open(namespace="race", key="chat")
     memory.message_add_many(
         session=session, messages=[{"role": "user", "content": f"seed{i}"} for i in range(5)]
     )
 
-    appender = worker("append", session, "60")
-    roller = worker("rollback", session, "15")
-    appended = dict(line.split(" ", 1) for line in finish(appender).splitlines())
-    finish(roller)
+    appender = worker("append", session, str(ROUNDS), tmp_path)
+    roller = worker("rollback", session, str(ROUNDS), tmp_path)
+    rollbacks = [json.loads(line) for line in finish(roller).splitlines()]
+    appends = [json.loads(line) for line in finish(appender).splitlines()]
+    assert (len(rollbacks), len(appends)) == (ROUNDS, ROUNDS * 4)
+
+    # The race happened: in each round the appender asked for the lock while the rollback
+    # held it, and got it only after the rollback released it.
+    waited = sum(
+        1
+        for rollback, append in zip(rollbacks, appends[3::4], strict=True)
+        if rollback["inside"] < append["asked"] < rollback["released"] <= append["got"]
+    )
+    safeties = [Snapshot.objects.get(pk=r["safety"]) for r in rollbacks]
+    marks = [s.upto_seq for s in safeties]
+    appended = {a["seq"]: a["content"] for a in appends}
+    between = sum(
+        1 for low, high in itertools.pairwise(marks) if any(low < seq <= high for seq in appended)
+    )
+    print(f"overlap: {waited}/{ROUNDS} appends waited on a rollback holding the lock; "
+          f"{between}/{ROUNDS - 1} gaps between rollbacks had appends")  # fmt: skip
+
+    # Every rollback started from a serial state: the previous rollback's target plus every
+    # append that landed after it, with counters that match.
+    def target_of(safety: Snapshot) -> Snapshot:
+        return Snapshot.objects.get(pk=int(safety.label.rsplit(" ", 1)[1]))
+
+    def seqs_of(snapshot: Snapshot) -> list[int]:
+        return [m["seq"] for m in snapshot.payload["messages"]]
+
+    for before, after in itertools.pairwise(safeties):
+        landed = sorted(seq for seq in appended if before.upto_seq < seq <= after.upto_seq)
+        assert seqs_of(after) == seqs_of(target_of(before)) + landed
+        messages = after.payload["messages"]
+        assert after.payload["message_count"] == len(messages)
+        assert after.payload["token_count"] == sum(m["token_count"] for m in messages)
 
     rows = list(
         Message.objects.live().filter(session=session).order_by("seq").values_list("seq", "data")
@@ -86,23 +128,17 @@ def test_appends_and_rollbacks_racing_in_two_processes_end_in_a_serial_state(
     assert len(seqs) == len(set(seqs))
     # Every seq names one message forever: restored messages are the ones first written there.
     for seq, data in rows:
-        if str(seq) in appended:
-            assert data["content"] == appended[str(seq)]
+        if seq in appended:
+            assert data["content"] == appended[seq]
     # Serial outcome: the state is the last rollback's target plus every append made after it.
-    last_safety = Snapshot.objects.filter(session=session, kind="safety").order_by("-pk").first()
-    assert last_safety is not None
-    target_pk = int(last_safety.label.rsplit(" ", 1)[1])
-    target = Snapshot.objects.get(pk=target_pk)
-    expected = [m["seq"] for m in target.payload["messages"]] + sorted(
-        int(seq) for seq in appended if int(seq) > last_safety.upto_seq
-    )
-    assert seqs == expected
+    last = safeties[-1]
+    assert seqs == seqs_of(target_of(last)) + sorted(s for s in appended if s > last.upto_seq)
     stored = MemorySession.objects.get(pk=session.pk)
     tokens = sum(
         Message.objects.live().filter(session=session).values_list("token_count", flat=True)
     )
     assert (stored.message_count, stored.token_count) == (len(rows), tokens)
-    assert len(appended) == 60
+    assert waited > 0 and between > 0  # checked last, so a mutant shows the state it leaves
 
 
 @postgres_only
@@ -224,21 +260,32 @@ def test_a_lease_held_by_another_process_blocks_until_released(
 
 def test_the_in_process_lock_serialises_threads(transactional_db: Any) -> None:
     lock = LocalLock()
-    counter = {"value": 0, "inside": 0, "max_inside": 0}
+    door = Door()
+    rounds = 40
+    start = threading.Barrier(2)
+    state = {"value": 0, "inside": 0, "most_inside": 0}
 
     def work() -> None:
-        for _ in range(20):
-            with lock.locked(1, timeout=5):
-                counter["inside"] += 1
-                counter["max_inside"] = max(counter["max_inside"], counter["inside"])
-                value = counter["value"]
-                counter["value"] = value + 1
-                counter["inside"] -= 1
-        connections.close_all()
+        try:
+            for round_no in range(rounds):
+                start.wait(30)
+                door.arrive()
+                with lock.locked(1, timeout=30):
+                    state["inside"] += 1
+                    state["most_inside"] = max(state["most_inside"], state["inside"])
+                    value = state["value"]
+                    # The other thread of this round has asked for the lock before we write.
+                    door.wait_for_more_than(2 * round_no + 1)
+                    state["value"] = value + 1
+                    state["inside"] -= 1
+        finally:
+            connections.close_all()
 
-    threads = [threading.Thread(target=work) for _ in range(4)]
+    threads = [threading.Thread(target=work) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
-    assert (counter["value"], counter["max_inside"]) == (80, 1)
+        thread.join(60)
+    print(f"overlap: {door.overlaps} critical sections with the other thread at the lock")
+    assert (state["value"], state["most_inside"]) == (2 * rounds, 1)
+    assert door.overlaps == 2 * rounds

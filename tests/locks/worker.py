@@ -1,25 +1,55 @@
-"""A separate OS process for lock tests: ``python -m tests.locks.worker MODE DB SESSION ARG``.
+"""A separate OS process for lock tests: ``python -m tests.locks.worker MODE DB SESSION ARG [DIR]``.
 
 Modes:
-- ``append N``: append N messages "p<pid>-<i>", printing "seq content" per message.
-- ``rollback N``: N times, snapshot then roll back to a random earlier snapshot of the session.
+- ``append ROUNDS DIR``: per round, three free appends, then one append made while the other
+  process's rollback holds the lock (the rendezvous below). Prints one JSON line per append:
+  ``{"seq", "content", "asked", "got"}`` (``asked``/``got``: monotonic ns when it asked for
+  the session lock and when it had it).
+- ``rollback ROUNDS DIR``: per round, snapshot then roll back to a random earlier snapshot of
+  the session, pausing inside the rollback's critical section until the appender has asked for
+  the lock. Prints one JSON line per rollback: ``{"safety", "inside", "released"}``.
 - ``hold SECONDS``: take the session lock, print the database backend pid (PostgreSQL) or
   "held", flush, and sleep holding it.
+
+The rendezvous uses marker files in DIR (``ready-R``, ``inside-R``, ``asked-R``): the roller
+starts rollback R once the appender is ready (so no free append is stuck behind it), and inside
+the critical section waits until the appender has asked for the lock. Waits are bounded.
+``TTM_MUTANT`` applies a mutant of ``tests/mutants.py`` first.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import sys
 import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import django
+
+FREE_APPENDS = 3
+WAIT = 30.0
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + WAIT
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"gave up waiting for {path.name}")
+        time.sleep(0.0005)
+
+
+def mark(path: Path) -> None:
+    path.touch()
 
 
 def main() -> None:
     mode, db_name, session_id, arg = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    rendezvous = Path(sys.argv[5]) if len(sys.argv) > 5 else None
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
     from django.conf import settings
 
@@ -29,23 +59,73 @@ def main() -> None:
     django.setup()
     from django.db import connection
 
+    from tests import mutants
     from ttmemory import memory
-    from ttmemory.backends.locks import session_lock
+    from ttmemory.backends.locks import get_lock, session_lock
     from ttmemory.models import MemorySession
+    from ttmemory.services import snapshots
 
+    mutants.apply_from_env()
     session = MemorySession.objects.get(pk=session_id)
+    lock = get_lock()
+    real_locked = lock.locked
+    # Set by the round in progress: (marker file to write when asking for the lock, times).
+    probe: dict[str, Any] = {}
+
+    @contextlib.contextmanager
+    def timed_locked(session_id: int, *, timeout: float) -> Iterator[None]:
+        probe["asked"] = time.monotonic_ns()
+        if probe.get("announce"):
+            mark(probe.pop("announce"))
+        with real_locked(session_id, timeout=timeout):
+            probe["got"] = time.monotonic_ns()
+            yield
+        probe["released"] = time.monotonic_ns()
+
+    lock.locked = timed_locked  # type: ignore[method-assign]
+
+    def emit(**fields: Any) -> None:
+        print(json.dumps(fields), flush=True)
+
     if mode == "append":
-        for i in range(int(arg)):
-            row = memory.message_add(
-                session=session, message={"role": "user", "content": f"p{os.getpid()}-{i}"}
-            )
-            print(row.seq, row.data["content"], flush=True)
+        assert rendezvous is not None
+        i = 0
+        for round_no in range(int(arg)):
+            for rendezvous_append in [False] * FREE_APPENDS + [True]:
+                if rendezvous_append:
+                    mark(rendezvous / f"ready-{round_no}")
+                    wait_for(rendezvous / f"inside-{round_no}")
+                    probe["announce"] = rendezvous / f"asked-{round_no}"
+                content = f"p{os.getpid()}-{i}"
+                row = memory.message_add(
+                    session=session, message={"role": "user", "content": content}
+                )
+                emit(seq=row.seq, content=content, asked=probe["asked"], got=probe["got"])
+                i += 1
     elif mode == "rollback":
+        assert rendezvous is not None
         rng = random.Random(os.getpid())
-        for _ in range(int(arg)):
+        real_restore = snapshots.restore_locked
+        current = {"round": 0}
+
+        def paused_restore(session: MemorySession, payload: dict[str, Any]) -> None:
+            # Inside the rollback's critical section, after the safety snapshot: let the
+            # appender ask for the lock before going on.
+            round_no = current["round"]
+            probe["inside"] = time.monotonic_ns()
+            mark(rendezvous / f"inside-{round_no}")
+            wait_for(rendezvous / f"asked-{round_no}")
+            real_restore(session, payload)
+
+        snapshots.restore_locked = paused_restore  # type: ignore[assignment]
+        for round_no in range(int(arg)):
+            current["round"] = round_no
             memory.snapshot_create(session=session, label="race")
-            snapshots = memory.snapshot_list(session=session)
-            memory.snapshot_rollback(session=session, snapshot=rng.choice(snapshots))
+            choices = memory.snapshot_list(session=session)
+            wait_for(rendezvous / f"ready-{round_no}")
+            safety = memory.snapshot_rollback(session=session, snapshot=rng.choice(choices))
+            assert safety is not None
+            emit(safety=safety.pk, inside=probe["inside"], released=probe["released"])
     elif mode == "hold":
         with session_lock(session):
             if connection.vendor == "postgresql":
