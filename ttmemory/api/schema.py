@@ -41,12 +41,15 @@ class MemorySchemaGenerator(SchemaGenerator):
     serves (another view's schema class, or the docs page itself, cannot break it)."""
 
     def _get_paths_and_endpoints(self) -> list[Any]:
+        # drf-spectacular's endpoints are (path, path_regex, method, callback).
+        endpoints: Any = self.endpoints or []
         self.endpoints = [
             endpoint
-            for endpoint in self.endpoints
-            if issubclass(getattr(endpoint[3], "cls", object), MemoryViewSet)
+            for endpoint in endpoints
+            if issubclass(getattr(endpoint[-1], "cls", object), MemoryViewSet)
         ]
-        return super()._get_paths_and_endpoints()  # type: ignore[no-any-return]
+        paths: list[Any] = super()._get_paths_and_endpoints()
+        return paths
 
 
 class MemorySwaggerView(SpectacularSwaggerView):
