@@ -19,6 +19,9 @@ from ttmemory.validation import MAX_JSON_DEPTH
 # A JSON string literal (escapes included): brackets inside strings do not nest anything.
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]')
+# How many steps of the path a too-deep body's error names (``messages[0].content``).
+_SHOWN_STEPS = 3
 
 
 class RequestTooLarge(APIException):
@@ -42,6 +45,37 @@ def json_depth(text: str, *, stop_above: int) -> int:
         else:
             depth -= 1
     return deepest
+
+
+def _too_deep_where(text: str, *, limit: int) -> str:
+    """The first steps of the path to where ``text`` nests deeper than ``limit`` (only run on
+    a body already refused, and only up to that point)."""
+    steps: list[str] = []  # the step inside each open container, outermost first
+    kinds: list[str] = []
+    last_string = '""'
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            last_string = token
+        elif token in "[{":
+            if len(kinds) >= limit:
+                break
+            kinds.append(token)
+            steps.append("[0]" if token == "[" else "")
+        elif token in "]}":
+            if kinds:
+                kinds.pop()
+                steps.pop()
+        elif not kinds:
+            continue
+        elif token == ":" and kinds[-1] == "{":
+            try:
+                steps[-1] = "." + str(json.loads(last_string))
+            except ValueError:
+                steps[-1] = "." + last_string
+        elif token == "," and kinds[-1] == "[":
+            steps[-1] = f"[{int(steps[-1][1:-1]) + 1}]"
+    return "".join(steps[:_SHOWN_STEPS]).lstrip(".") or "body"
 
 
 def _reject_constant(name: str) -> Any:
@@ -72,8 +106,8 @@ def _check_parsed(value: Any, path: str) -> None:
 
 class BoundedJSONParser(BaseParser):
     """JSON bodies up to ``API_MAX_REQUEST_BYTES`` (413 above), nested at most
-    ``MAX_JSON_DEPTH`` deep (400 above, checked before parsing); NaN, infinities and lone
-    surrogates are 400 naming where they are.
+    ``MAX_JSON_DEPTH`` deep (checked before parsing: 400 naming the field, its first three
+    steps); NaN, infinities and lone surrogates are 400 naming where they are.
 
     Not a subclass of DRF's JSONParser on purpose: DRF hands JSONParser ``request.body``,
     which Django caps at ``DATA_UPLOAD_MAX_MEMORY_SIZE`` with an HTML 400; this parser reads
@@ -102,8 +136,9 @@ class BoundedJSONParser(BaseParser):
         except UnicodeError as exc:
             raise ParseError("JSON parse error - text is not valid UTF-8.") from exc
         if json_depth(text, stop_above=MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
-            raise ParseError(
-                f"JSON parse error - arrays and objects nest deeper than {MAX_JSON_DEPTH} levels."
+            where = _too_deep_where(text, limit=MAX_JSON_DEPTH)
+            raise ValidationError(
+                {where: [f"nests arrays and objects deeper than {MAX_JSON_DEPTH} levels"]}
             )
         try:
             data = json.loads(text, parse_constant=_reject_constant)
