@@ -116,7 +116,7 @@ def _append(
     now = timezone.now()
     with session_lock(session):
         if count == 1 and connection.vendor == "postgresql":
-            rows = [_append_one_postgres(session, prepared[0][0], prepared[0][1], now)]
+            rows = [_append_one_postgres(session, prepared[0][0], prepared[0][1], now, many=many)]
             last_seq = first_seq = rows[0].seq
         else:
             cleaned = [clean for clean, _ in prepared]
@@ -168,7 +168,12 @@ def _message_row(
 
 
 def _append_one_postgres(
-    session: MemorySession, clean: dict[str, Any], token_count: int, now: dt.datetime
+    session: MemorySession,
+    clean: dict[str, Any],
+    token_count: int,
+    now: dt.datetime,
+    *,
+    many: bool,
 ) -> Message:
     """One message in one statement: the counter UPDATE and the INSERT share a round trip.
 
@@ -179,7 +184,7 @@ def _append_one_postgres(
     head = None
     if clean["role"] == "tool":
         open_calls = _open_calls(session, [clean])
-        _check_results_answer_calls([clean], open_calls, many=False)
+        _check_results_answer_calls([clean], open_calls, many=many)
         head = open_calls[clean["tool_call_id"]]
     row = _message_row(session, 0, clean, token_count, head or 0, now)
     meta = Message._meta
