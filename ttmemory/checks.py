@@ -7,6 +7,7 @@ prove it can be built. DRF is imported only when ``rest_framework`` is installed
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django.apps import apps
@@ -265,7 +266,7 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
 
 
 def check_api_key_grants(
-    databases: list[str] | None = None, **kwargs: Any
+    *, databases: Sequence[str] | None = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
     """Active keys holding stored prefix grants that do not end at a separator: they grant
     nothing (``ApiKey.grants``), so say which, and how to replace them. Reads the databases
