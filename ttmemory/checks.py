@@ -8,6 +8,7 @@ prove it can be built. DRF is imported only when ``rest_framework`` is installed
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from typing import Any
 
 from django.apps import apps
@@ -27,7 +28,7 @@ from ttmemory.conf import DEFAULTS, SETTINGS, InvalidSetting, app_settings
 from ttmemory.crypto import Keyring
 from ttmemory.exceptions import EncryptionKeyError
 from ttmemory.longterm.blind import index_version, parse_blind_key
-from ttmemory.models import Fact
+from ttmemory.models import ApiKey, Fact
 
 KEY_HINT = (
     "Set TTMEMORY['ENCRYPTION_KEYS'] = ['k1:<base64 of 32 random bytes>'] or the "
@@ -347,6 +348,34 @@ def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.Ch
     return warnings
 
 
+def check_api_key_grants(
+    *, databases: Sequence[str] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """Active keys holding stored prefix grants that do not end at a separator: they grant
+    nothing (``ApiKey.grants``), so say which, and how to replace them. Reads the databases
+    Django names (``migrate``, ``check --database default``), like Django's own database checks.
+    """
+    found: list[checks.CheckMessage] = []
+    for alias in databases or ():
+        try:
+            keys = list(ApiKey.objects.using(alias).active().order_by("pk"))
+        except DatabaseError:  # not migrated yet: nothing stored to check
+            continue
+        found.extend(
+            checks.Warning(
+                f"API key {key.prefix!r} ({key.name}) has prefix grants that do not end at a "
+                f"separator and therefore grant nothing: {', '.join(map(repr, unsafe))}.",
+                hint="A prefix grant ends with one of / : . - _ and then '*' ('acme/*', "
+                "'user-1:*'), so 'user-1*' cannot reach 'user-10'. Create a key with the "
+                "grants you mean and revoke this one.",
+                id="ttmemory.W020",
+            )
+            for key, unsafe in ((key, key.unsafe_grants) for key in keys)
+            if unsafe
+        )
+    return found
+
+
 def register() -> None:
     for check in (
         check_settings_shape,
@@ -362,3 +391,4 @@ def register() -> None:
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
     checks.register(check_derived_values, "ttmemory", checks.Tags.database)
+    checks.register(check_api_key_grants, "ttmemory", checks.Tags.database)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import json
+import datetime as dt
+import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +14,21 @@ from ttmemory.exceptions import MemoryValidationError
 
 KIND_RE = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 METADATA_KEY_RE = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+# JSON arrays and objects nest at most this deep, wherever JSON enters (API bodies, messages,
+# metadata, state, profiles): deeper input is refused before it is parsed or walked further.
+MAX_JSON_DEPTH = 64
+# A prefix grant of an API key ends at one of these (``acme/*``, ``user-1:*``), so ``user-1``
+# can never be a prefix of ``user-10``.
+NAMESPACE_SEPARATORS = "/:.-_"
+# Unicode categories no namespace or session key may contain: controls (Cc, including U+0085),
+# format characters (Cf: zero-width and bidi controls such as U+200B and U+202E), surrogates,
+# and line and paragraph separators. The only space allowed is U+0020.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+# Datetimes given to ttmemory (``expires_at``) lie in this range; Python's own limits (year 1,
+# year 9999) overflow as soon as a time zone is applied.
+EARLIEST_DATETIME = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+LATEST_DATETIME = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
 
 
 def clean_identifier(value: Any, *, field: str) -> str:
@@ -30,6 +47,54 @@ def clean_identifier(value: Any, *, field: str) -> str:
     return value
 
 
+def clean_key(value: Any, *, field: str = "key") -> str:
+    """A session key (or any identifier) that reads as what it is: ``clean_identifier``, in
+    Unicode NFC, without control, format (zero-width, bidi), separator or non-ASCII space
+    characters, so two keys that look the same are the same key."""
+    value = clean_identifier(value, field=field)
+    if unicodedata.normalize("NFC", value) != value:
+        raise MemoryValidationError(field, "must be in Unicode normal form NFC")
+    for index, ch in enumerate(value):
+        category = unicodedata.category(ch)
+        if category in REFUSED_CATEGORIES or (category == "Zs" and ch != " "):
+            raise MemoryValidationError(
+                field,
+                f"must not contain invisible, control or bidi characters "
+                f"(U+{ord(ch):04X} at position {index})",
+            )
+    return value
+
+
+def clean_namespace(value: Any, *, field: str = "namespace") -> str:
+    """A namespace: a ``clean_key`` without ``*`` (it marks prefix grants) whose
+    ``/``-separated segments are neither empty nor ``.`` or ``..``."""
+    value = clean_key(value, field=field)
+    if "*" in value:
+        raise MemoryValidationError(field, "must not contain '*' (it marks prefix grants)")
+    for segment in value.split("/"):
+        if segment in ("", ".", ".."):
+            raise MemoryValidationError(
+                field, "must not have empty, '.' or '..' segments between '/' separators"
+            )
+    return value
+
+
+def clean_datetime(value: Any, *, field: str) -> dt.datetime:
+    """A datetime between 1970-01-01 and 9999-01-01 (UTC), or MemoryValidationError."""
+    if not isinstance(value, dt.datetime):
+        raise MemoryValidationError(field, "must be a datetime")
+    earliest, latest = EARLIEST_DATETIME, LATEST_DATETIME
+    if value.tzinfo is None or value.utcoffset() is None:
+        earliest, latest = earliest.replace(tzinfo=None), latest.replace(tzinfo=None)
+    try:
+        in_range = earliest <= value < latest
+    except OverflowError:
+        in_range = False
+    if not in_range:
+        raise MemoryValidationError(field, "must lie between 1970-01-01 and 9999-01-01")
+    return value
+
+
 def clean_count(value: Any, *, field: str, minimum: int = 0) -> int:
     """Return a non-negative whole number, or raise MemoryValidationError naming ``field``."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -39,29 +104,68 @@ def clean_count(value: Any, *, field: str, minimum: int = 0) -> int:
     return value
 
 
-def clean_json_object(value: Mapping[str, Any], *, field: str) -> dict[str, Any]:
-    """A deep JSON copy of ``value`` (NaN, sets, bytes and objects refused), naming ``field``.
+def clean_json(value: Any, *, field: str, allow_nul: bool = True, depth: int = 0) -> Any:
+    """A deep, JSON-clean copy of ``value`` (tuples become lists), or MemoryValidationError
+    naming the offending part (``field.key[2]``).
 
-    Stored in clear as JSON, so NUL characters (which PostgreSQL's jsonb cannot hold) are
-    refused too.
+    The one walk every JSON value ttmemory stores goes through. Refused: NaN and infinities,
+    non-string keys, values that are not JSON (sets, bytes, objects), lone surrogates, arrays
+    and objects nested deeper than ``MAX_JSON_DEPTH`` (refused before going deeper), and, with
+    ``allow_nul=False`` (JSON stored in clear: PostgreSQL's jsonb cannot hold it), NUL.
     """
-    try:
-        copy = dict(json.loads(json.dumps(dict(value), allow_nan=False)))
-    except (TypeError, ValueError) as exc:
-        raise MemoryValidationError(field, f"is not JSON: {exc}") from exc
-    if _has_nul(copy):
-        raise MemoryValidationError(field, "must not contain NUL (\\u0000) characters")
-    return copy
-
-
-def _has_nul(value: Any) -> bool:
+    if value is None or isinstance(value, bool):
+        return value
     if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_nul(item) for item in value)
-    return False
+        return _clean_text(value, field=field, allow_nul=allow_nul)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise MemoryValidationError(field, f"{value!r} is not a valid JSON number")
+        return float(value)
+    if isinstance(value, Mapping | list | tuple) and depth >= MAX_JSON_DEPTH:
+        raise MemoryValidationError(
+            field, f"nests arrays and objects deeper than {MAX_JSON_DEPTH} levels"
+        )
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise MemoryValidationError(field, f"keys must be strings, not {key!r}")
+            path = f"{field}.{key}"
+            _clean_text(key, field=path, allow_nul=allow_nul)
+            out[key] = clean_json(item, field=path, allow_nul=allow_nul, depth=depth + 1)
+        return out
+    if isinstance(value, list | tuple):
+        return [
+            clean_json(item, field=f"{field}[{index}]", allow_nul=allow_nul, depth=depth + 1)
+            for index, item in enumerate(value)
+        ]
+    raise MemoryValidationError(
+        field, f"a value of type {type(value).__name__} is not JSON-serialisable"
+    )
+
+
+def _clean_text(value: str, *, field: str, allow_nul: bool) -> str:
+    if not allow_nul and "\x00" in value:
+        raise MemoryValidationError(field, "must not contain NUL (\\u0000) characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MemoryValidationError(
+            field, "contains a lone surrogate (not valid Unicode)"
+        ) from None
+    return str(value)
+
+
+def clean_json_object(value: Mapping[str, Any], *, field: str) -> dict[str, Any]:
+    """A deep copy of a JSON object the app stores (session and fact metadata, session state,
+    profile data, audit details), naming ``field``: ``clean_json`` with NUL refused (jsonb in
+    clear cannot hold it; the encrypted ones follow the same rule)."""
+    if not isinstance(value, Mapping):
+        raise MemoryValidationError(field, "must be a JSON object")
+    copy: dict[str, Any] = clean_json(value, field=field, allow_nul=False)
+    return copy
 
 
 def merged(current: Mapping[str, Any] | None, changes: Mapping[str, Any]) -> dict[str, Any]:

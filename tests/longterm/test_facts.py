@@ -218,7 +218,7 @@ def test_prompt_build_fits_the_budget_and_quotes_untrusted_memories(db: Any) -> 
     assert context.total <= 400
     assert context.system.count("</memories>") == 1  # the fact could not close the section
     assert context.system.count("<profile>") == 1
-    assert 'name: "Ada"' in context.system and 'trip: "Lisbon"' in context.system
+    assert '"name": "Ada"' in context.system and '"trip": "Lisbon"' in context.system
     assert "…[cut]" in context.system  # the long memory was cut at 128 characters
     assert context.recall_mode == "hybrid"
     assert context.window[-1]["content"] == "any peanut allergy notes?"

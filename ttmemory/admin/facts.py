@@ -10,6 +10,7 @@ from urllib.parse import quote
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils import timezone
@@ -236,21 +237,23 @@ class FactAdmin(ConsoleAdmin):
         form = CorrectForm(request.POST or None, initial={"text": fact.text} if revealed else None)
         if request.method == "POST" and form.is_valid():
             try:
-                new = fact_supersede(
-                    namespace=fact.namespace, fact_id=fact.pk, text=form.cleaned_data["text"]
-                )
+                # The change and its audit entry commit together, or neither does.
+                with transaction.atomic():
+                    new = fact_supersede(
+                        namespace=fact.namespace, fact_id=fact.pk, text=form.cleaned_data["text"]
+                    )
+                    record(
+                        request,
+                        action=AuditAction.FACT_CORRECT,
+                        namespace=fact.namespace,
+                        object_type="fact",
+                        object_id=fact.pk,
+                        reason=form.cleaned_data["reason"],
+                        details={"fact": fact.pk, "new_fact": new.pk},
+                    )
             except (MemoryValidationError, Fact.DoesNotExist) as exc:
                 messages.error(request, f"Nothing was changed: {exc}")
                 return HttpResponseRedirect(self.change_url(fact))
-            record(
-                request,
-                action=AuditAction.FACT_CORRECT,
-                namespace=fact.namespace,
-                object_type="fact",
-                object_id=fact.pk,
-                reason=form.cleaned_data["reason"],
-                details={"fact": fact.pk, "new_fact": new.pk},
-            )
             if new.pk == fact.pk:
                 messages.info(request, f"Fact #{fact.pk} already says that; nothing superseded.")
             else:
@@ -274,18 +277,20 @@ class FactAdmin(ConsoleAdmin):
         done = 0
         for fact in facts:
             try:
-                fact_forget(namespace=fact.namespace, fact_id=fact.pk)
+                # Each forget and its audit entry commit together, or neither does.
+                with transaction.atomic():
+                    fact_forget(namespace=fact.namespace, fact_id=fact.pk)
+                    record(
+                        request,
+                        action=AuditAction.FACT_FORGET,
+                        namespace=fact.namespace,
+                        object_type="fact",
+                        object_id=fact.pk,
+                        reason=reason,
+                        details={"fact": fact.pk, "kind": fact.kind},
+                    )
             except Fact.DoesNotExist:
                 continue
-            record(
-                request,
-                action=AuditAction.FACT_FORGET,
-                namespace=fact.namespace,
-                object_type="fact",
-                object_id=fact.pk,
-                reason=reason,
-                details={"fact": fact.pk, "kind": fact.kind},
-            )
             done += 1
         return done
 
@@ -353,6 +358,7 @@ class ProfileAdmin(ConsoleAdmin):
     def detail_context(self, request: HttpRequest, obj: Any) -> dict[str, Any]:
         revealed = is_revealed(request, "profile", obj.pk)
         return {
+            "key_count": len(obj.data or {}),
             "data": _profile_data(obj.data or {}, revealed=revealed),
             "revealed": revealed,
             "masking": masking_enabled(),
@@ -362,13 +368,18 @@ class ProfileAdmin(ConsoleAdmin):
 
     @admin.display(description="Keys")
     def keys(self, obj: Profile) -> str:
-        return ", ".join(sorted(obj.data or {})) or "-"
+        """The key names, or only how many there are while content is masked (a key name such
+        as ``hiv_status`` says as much as its value); the detail page reveals them."""
+        data = obj.data or {}
+        if masking_enabled():
+            return f"{len(data)} key{'' if len(data) == 1 else 's'}"
+        return ", ".join(sorted(data)) or "-"
 
 
 def _profile_data(data: dict[str, Any], *, revealed: bool) -> list[tuple[str, str]]:
-    """Each key of a profile with its value as JSON, or masked."""
+    """Each key of a profile with its value as JSON; both masked unless revealed."""
     rows = []
     for key in sorted(data):
         value = json.dumps(data[key], ensure_ascii=False, sort_keys=True)
-        rows.append((key, shown(value, revealed)))
+        rows.append((shown(key, revealed), shown(value, revealed)))
     return rows

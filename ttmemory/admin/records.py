@@ -98,7 +98,8 @@ class ApiKeyCreateForm(forms.Form):
     name = forms.CharField(max_length=100, help_text="Who uses the key, e.g. 'web frontend'.")
     namespaces = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
-        help_text="One namespace per line; 'acme/*' grants every namespace under acme/.",
+        help_text="One namespace per line; 'acme/*' grants every namespace under acme/. A "
+        "prefix grant ends with a separator (/ : . - _) before the '*': 'user-1:*', not 'user-1*'.",
     )
     can_rollback = forms.BooleanField(required=False, label="May roll back sessions")
     can_erase = forms.BooleanField(required=False, label="May erase namespaces")

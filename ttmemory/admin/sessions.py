@@ -397,4 +397,5 @@ def _state_display(state: dict[str, Any], *, revealed: bool) -> str:
         return ""
     if revealed:
         return json.dumps(state, ensure_ascii=False, sort_keys=True, indent=2)
-    return f"{len(state)} variable(s): {', '.join(sorted(state))} (values masked)"
+    # Names are content too (``hiv_status``): only their number is shown until revealed.
+    return f"{len(state)} variable(s) (names and values masked)"

@@ -80,12 +80,17 @@ ERROR_ANSWERS = {
         "Not allowed (a permission, or a namespace the API key is not granted).",
         DETAIL_SCHEMA,
     ),
+    "503": ("The database is unavailable; retry after Retry-After seconds.", DETAIL_SCHEMA),
 }
 NOT_FOUND_ANSWER = ("Not found in the caller's namespace.", DETAIL_SCHEMA)
 WRITE_ERROR_ANSWERS = {
-    "413": ("Request body too large.", DETAIL_SCHEMA),
+    "413": ("Request body larger than API_MAX_REQUEST_BYTES.", DETAIL_SCHEMA),
     "429": ("Too many writes; see Retry-After.", DETAIL_SCHEMA),
-    "503": ("The session's lock was busy; nothing was written, retry.", DETAIL_SCHEMA),
+    "503": (
+        "The session's lock was busy (nothing was written) or the database is unavailable; "
+        "retry after Retry-After seconds.",
+        DETAIL_SCHEMA,
+    ),
 }
 
 

@@ -1,18 +1,25 @@
-"""Errors as HTTP answers: 400 naming the field, 404 for anything outside the namespace."""
+"""Errors as HTTP answers: 400 naming the field, 404 for anything outside the namespace,
+413 for a body over the limit, 503 with Retry-After when the database is unavailable."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist
+from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
-from rest_framework.views import exception_handler
+from rest_framework.views import exception_handler, set_rollback
 
 from ttmemory.exceptions import LockTimeout, MemoryValidationError, SnapshotIntegrityError
 from ttmemory.services.idempotency import IdempotencyKeyReusedError
+
+logger = logging.getLogger(__name__)
+# Seconds a client should wait before retrying after the database was unavailable.
+DATABASE_RETRY_AFTER = 5
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -21,7 +28,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist and Http404 -> 404
     ``{"detail": "Not found."}``; a reused
     Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
-    and can be retried); a snapshot failing its integrity check -> 409.
+    and can be retried); a snapshot failing its integrity check -> 409; a body Django refused
+    as too large -> 413; the database unavailable (``OperationalError``: connection lost,
+    deadlock, serialisation failure, "database is locked"; ``InterfaceError``: connection
+    closed) -> 503 with ``Retry-After`` (the request's transaction, if any, is rolled back; the
+    error is logged).
     """
     if isinstance(exc, MemoryValidationError):
         return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
@@ -41,4 +52,17 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         )
     if isinstance(exc, SnapshotIntegrityError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            {"detail": "Request body too large."},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, OperationalError | InterfaceError):
+        logger.error("database unavailable during an API request", exc_info=exc)
+        set_rollback()
+        return Response(
+            {"detail": "The database is unavailable; retry later (with the same Idempotency-Key)."},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER)},
+        )
     return exception_handler(exc, context)

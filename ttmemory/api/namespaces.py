@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import ApiKey
-from ttmemory.validation import clean_identifier
+from ttmemory.validation import clean_namespace
 
 NAMESPACE_HEADER = "X-Memory-Namespace"
 
@@ -72,7 +72,7 @@ def resolve_namespace(request: Request) -> str:
                     {NAMESPACE_HEADER: ["required: this key is granted several namespaces"]}
                 )
         try:
-            namespace = clean_identifier(asked, field=NAMESPACE_HEADER)
+            namespace = clean_namespace(asked, field=NAMESPACE_HEADER)
         except MemoryValidationError as exc:
             raise ValidationError({exc.field: [exc.message]}) from exc
         if not key.grants(namespace):

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from ttmemory.models import Fact, LearnJob, MemorySession, Message, Snapshot
+from ttmemory.services.facts import MAX_SOURCE_SEQS
 
 MAX_ID = 2**63 - 1
 MAX_TOKENS = 10_000_000
@@ -164,7 +165,10 @@ class SeqMessageSerializer(serializers.Serializer[Any]):
 class SourceSerializer(serializers.Serializer[Any]):
     session = serializers.IntegerField(min_value=1, max_value=MAX_ID)
     seqs = serializers.ListField(
-        child=serializers.IntegerField(min_value=1, max_value=MAX_ID), default=list
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+        default=list,
+        max_length=MAX_SOURCE_SEQS,
+        help_text="Seqs of messages of that session the fact came from.",
     )
 
 

@@ -3,42 +3,19 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from ttmemory.exceptions import MemoryValidationError
+from ttmemory.validation import clean_json
 
-__all__ = ["ROLES", "SYSTEM_ROLES", "validate_message"]
+__all__ = ["MAX_TOOL_CALL_ID", "ROLES", "SYSTEM_ROLES", "validate_message"]
 
 ROLES: frozenset[str] = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 SYSTEM_ROLES: frozenset[str] = frozenset({"system", "developer"})
-
-
-def _clean_json(value: object, path: str) -> Any:
-    """Return a JSON-clean deep copy of ``value`` or raise naming the offending ``path``."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise MemoryValidationError(path, f"{value!r} is not a valid JSON number.")
-        return float(value)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise MemoryValidationError(path, f"keys must be strings, got {key!r}.")
-            out[key] = _clean_json(item, f"{path}.{key}")
-        return out
-    if isinstance(value, list | tuple):
-        return [_clean_json(item, f"{path}[{index}]") for index, item in enumerate(value)]
-    raise MemoryValidationError(
-        path, f"a value of type {type(value).__name__} is not JSON-serialisable."
-    )
+# The longest tool call id, on the call (``tool_calls[i].id``) and on its result
+# (``tool_call_id``) alike: a call must always be answerable.
+MAX_TOOL_CALL_ID = 255
 
 
 def validate_message(
@@ -51,9 +28,13 @@ def validate_message(
     part (``message.role``, ``message.tool_calls[1].id``, ``message.content[0].text`` ...) when
     the message is not a mapping, its role is missing or unknown, a ``tool`` message lacks a
     ``tool_call_id``, ``tool_calls`` is not a list of calls with distinct non-empty string
-    ids, ``content`` is not a string, null or a list of content parts, a value is not JSON
-    (NaN, infinity, sets, bytes, objects, non-string keys), or the encoding is larger than
-    ``max_bytes``. ``tool_calls: null`` (as SDKs dump it) is accepted and means no calls.
+    ids, a message other than an assistant's carries tool calls, an id is longer than
+    ``MAX_TOOL_CALL_ID`` characters, ``content`` is not a string, null or a list of content
+    parts, a value is not JSON (NaN, infinity, sets, bytes, objects, non-string keys, lone
+    surrogates, nesting deeper than ``MAX_JSON_DEPTH``), or the encoding is larger than
+    ``max_bytes``. ``tool_calls: null`` or ``[]`` (as SDKs dump them) is accepted and means no
+    calls. Whether a result answers a call is a question about the session, not the message:
+    the append service checks it.
     """
     if not isinstance(message, Mapping):
         raise MemoryValidationError(field, f"must be a JSON object, got {type(message).__name__}.")
@@ -64,7 +45,7 @@ def validate_message(
         raise MemoryValidationError(
             f"{field}.role", f"must be one of {', '.join(sorted(ROLES))}; got {role!r}."
         )
-    clean: dict[str, Any] = _clean_json(message, field)
+    clean: dict[str, Any] = clean_json(message, field=field)
 
     if role == "tool":
         call_id = clean.get("tool_call_id")
@@ -74,11 +55,19 @@ def validate_message(
             )
     elif "tool_call_id" in clean and not isinstance(clean["tool_call_id"], str):
         raise MemoryValidationError(f"{field}.tool_call_id", "must be a string.")
+    if len(clean.get("tool_call_id") or "") > MAX_TOOL_CALL_ID:
+        raise MemoryValidationError(
+            f"{field}.tool_call_id", f"is longer than {MAX_TOOL_CALL_ID} characters."
+        )
 
     calls = clean.get("tool_calls")
     if calls is not None:
         if not isinstance(calls, list):
             raise MemoryValidationError(f"{field}.tool_calls", "must be a list of tool calls.")
+        if calls and role != "assistant":
+            raise MemoryValidationError(
+                f"{field}.tool_calls", f"only assistant messages make tool calls, not {role}."
+            )
         seen: set[str] = set()
         for index, call in enumerate(calls):
             if not isinstance(call, dict):
@@ -89,6 +78,11 @@ def validate_message(
             if not isinstance(call_id, str) or not call_id:
                 raise MemoryValidationError(
                     f"{field}.tool_calls[{index}].id", "must be a non-empty string."
+                )
+            if len(call_id) > MAX_TOOL_CALL_ID:
+                raise MemoryValidationError(
+                    f"{field}.tool_calls[{index}].id",
+                    f"is longer than {MAX_TOOL_CALL_ID} characters.",
                 )
             if call_id in seen:
                 raise MemoryValidationError(

@@ -5,6 +5,9 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from ttmemory.exceptions import MemoryValidationError
+from ttmemory.validation import NAMESPACE_SEPARATORS, clean_namespace
+
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def active(self) -> ApiKeyQuerySet:
@@ -15,9 +18,10 @@ class ApiKey(models.Model):
     """A key for service clients of the REST API.
 
     Only a keyed hash of the secret is stored (``secret_hash``); the key itself is shown once,
-    when it is created (``api_key_create``). ``namespaces`` lists exact namespaces or patterns
-    ending in ``*`` (``"acme/*"``); a key acts on nothing else. ``can_rollback`` and
-    ``can_erase`` allow the two destructive operations.
+    when it is created (``api_key_create``). ``namespaces`` lists exact namespaces or prefix
+    grants, a namespace followed by a separator and ``*`` (``"acme/*"``, ``"user-1:*"``); a key
+    acts on nothing else. ``can_rollback`` and ``can_erase`` allow the two destructive
+    operations.
     """
 
     name = models.CharField(max_length=100)
@@ -43,16 +47,38 @@ class ApiKey(models.Model):
         return self.revoked_at is None
 
     def grants(self, namespace: str) -> bool:
-        """Whether this key may act on ``namespace``."""
+        """Whether this key may act on ``namespace`` (a valid namespace: ``clean_namespace``).
+
+        A stored prefix grant that does not end at a separator (``user-1*``, from before
+        separators were required) grants nothing: system check ``ttmemory.W020`` lists them.
+        """
+        try:
+            clean_namespace(namespace)
+        except MemoryValidationError:
+            return False
         for pattern in self.namespaces or []:
             if not isinstance(pattern, str):
                 continue
             if pattern.endswith("*"):
-                if namespace.startswith(pattern[:-1]) and namespace != pattern[:-1]:
+                prefix = pattern[:-1]
+                if (
+                    is_prefix_grant(pattern)
+                    and namespace.startswith(prefix)
+                    and len(namespace) > len(prefix)
+                ):
                     return True
             elif namespace == pattern:
                 return True
         return False
+
+    @property
+    def unsafe_grants(self) -> list[str]:
+        """Stored prefix grants that do not end at a separator (they grant nothing)."""
+        return [
+            p
+            for p in self.namespaces or []
+            if isinstance(p, str) and p.endswith("*") and not is_prefix_grant(p)
+        ]
 
     @property
     def single_namespace(self) -> str | None:
@@ -61,3 +87,8 @@ class ApiKey(models.Model):
         if len(grants) == 1 and not grants[0].endswith("*"):
             return grants[0]
         return None
+
+
+def is_prefix_grant(pattern: str) -> bool:
+    """Whether ``pattern`` is a usable prefix grant: text ending at a separator, then ``*``."""
+    return len(pattern) >= 3 and pattern[-1] == "*" and pattern[-2] in NAMESPACE_SEPARATORS

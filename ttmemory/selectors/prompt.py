@@ -5,6 +5,7 @@ or forge a section."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ttmemory import conversation
@@ -17,13 +18,18 @@ from ttmemory.selectors.sessions import context_window, message_recent
 from ttmemory.validation import clean_count
 
 CUT_MARK = "…[cut]"
+# What JSON leaves raw but could break a line or hide text: every line break Unicode knows
+# (JSON escapes \n \r \v \f and the other C0 controls, not U+0085, U+2028 or U+2029), the C1
+# controls and DEL, and the bidi controls that reorder what a reader sees.
+_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069<>&]")
 
 
 def quote(value: Any) -> str:
-    """JSON-quote ``value`` on one line with ``<``, ``>`` and ``&`` escaped: no newline, tag or
-    heading inside it can end the section it sits in."""
+    """JSON-quote ``value`` on one line with ``<``, ``>``, ``&``, every line break (U+0085,
+    U+2028, U+2029 included), C1 controls and bidi controls escaped as ``\\uXXXX``: no newline,
+    tag or heading inside it can end the section it sits in. Keys are quoted the same way."""
     text = json.dumps(value, ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def _section(name: str, lines: list[str]) -> str:
@@ -39,7 +45,8 @@ def prompt_build(
 ) -> PromptContext:
     """Everything to send for the next turn of ``session``, within ``max_tokens``.
 
-    The system message holds, in order: the namespace's profiles as ``key: value`` lines,
+    The system message holds, in order: the namespace's profiles as ``"key": value`` lines
+    (keys and values quoted by ``quote``),
     up to ``memories`` facts recalled for ``query`` (default: the last user message), each cut
     at ``PROMPT_MEMORY_CHARS`` characters and marked when cut, and the session's state
     variables. Memories that do not fit are dropped from the least relevant; the window gets
@@ -53,13 +60,13 @@ def prompt_build(
     limit = app_settings.PROMPT_MEMORY_CHARS
 
     profile_lines = [
-        f"{key}: {quote(value)}"
+        f"{quote(key)}: {quote(value)}"
         for kind, data in profile_get(namespace=session.namespace).items()
         for key, value in sorted(data.items())
         if kind
     ]
     state = MemorySession.objects.filter(pk=session.pk).values_list("state", flat=True).get() or {}
-    state_lines = [f"{key}: {quote(value)}" for key, value in sorted(state.items())]
+    state_lines = [f"{quote(key)}: {quote(value)}" for key, value in sorted(state.items())]
 
     if query is None:
         recent = [m for m in message_recent(session=session, limit=20) if m.get("role") == "user"]

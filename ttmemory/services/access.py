@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import ApiKey
-from ttmemory.validation import clean_identifier
+from ttmemory.validation import NAMESPACE_SEPARATORS, clean_namespace
 
 KEY_PREFIX = "ttm_"
 
@@ -22,19 +22,34 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def clean_grant(value: Any, *, field: str) -> str:
+    """One grant: a namespace (``clean_namespace``), or a prefix grant, a namespace followed by
+    one separator of ``NAMESPACE_SEPARATORS`` and ``*`` (``acme/*``, ``user-1:*``).
+
+    A prefix ending inside a name (``user-1*``) is refused: it would reach ``user-10``.
+    """
+    if not isinstance(value, str) or not value.endswith("*"):
+        return clean_namespace(value, field=field)
+    prefix = value[:-1]
+    if not prefix or prefix[-1] not in NAMESPACE_SEPARATORS:
+        separators = " ".join(repr(ch) for ch in NAMESPACE_SEPARATORS)
+        raise MemoryValidationError(
+            field,
+            f"a prefix grant must end with a separator ({separators}) and '*', such as "
+            f"'acme/*' or 'user-1:*'; {value!r} would also grant names that merely start "
+            "the same way",
+        )
+    clean_namespace(prefix[:-1], field=field)
+    return value
+
+
 def clean_grants(namespaces: Any) -> list[str]:
-    """A list of namespaces or ``prefix*`` patterns, each a valid identifier."""
+    """A non-empty list of grants (``clean_grant``), each naming its index when refused."""
     if isinstance(namespaces, str) or not isinstance(namespaces, Sequence) or not namespaces:
         raise MemoryValidationError("namespaces", "must be a non-empty list of namespaces")
-    grants = []
-    for index, value in enumerate(namespaces):
-        grant = clean_identifier(value, field=f"namespaces[{index}]")
-        if "*" in grant[:-1] or grant == "*":
-            raise MemoryValidationError(
-                f"namespaces[{index}]", "a '*' may only end a prefix such as 'acme/*'"
-            )
-        grants.append(grant)
-    return grants
+    return [
+        clean_grant(value, field=f"namespaces[{index}]") for index, value in enumerate(namespaces)
+    ]
 
 
 def api_key_create(

@@ -16,18 +16,22 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.longterm import blind
 from ttmemory.longterm.embedding import embed_texts
-from ttmemory.models import Fact, FactTerm, MemorySession, Profile
+from ttmemory.models import Fact, FactTerm, MemorySession, Message, Profile
 from ttmemory.selectors.facts import facts_orphaned_by
 from ttmemory.validation import (
+    clean_datetime,
     clean_identifier,
     clean_json_object,
     clean_kind,
     clean_metadata,
+    clean_namespace,
     merged,
 )
 
 logger = logging.getLogger(__name__)
 MAX_FACT_CHARS = 4000
+# The most message seqs one call may name as a fact's source.
+MAX_SOURCE_SEQS = 1000
 
 
 def _clean_text(text: Any) -> str:
@@ -57,7 +61,22 @@ def _clean_source(source: Any, namespace: str) -> tuple[int | None, list[int]]:
         isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in seqs
     ):
         raise MemoryValidationError("source.seqs", "must be a list of positive message seqs")
-    return session.pk, sorted(set(seqs))
+    wanted = sorted(set(seqs))
+    if len(wanted) > MAX_SOURCE_SEQS:
+        raise MemoryValidationError(
+            "source.seqs", f"names {len(wanted)} messages; the limit is {MAX_SOURCE_SEQS}"
+        )
+    if wanted:
+        found = set(
+            Message.objects.filter(session=session, seq__in=wanted).values_list("seq", flat=True)
+        )
+        missing = [seq for seq in wanted if seq not in found]
+        if missing:
+            shown = ", ".join(str(seq) for seq in missing[:5]) + (", ..." if missing[5:] else "")
+            raise MemoryValidationError(
+                "source.seqs", f"no message of the source session has seq {shown}"
+            )
+    return session.pk, wanted
 
 
 def fact_remember(
@@ -74,15 +93,17 @@ def fact_remember(
     The embedding is computed first, outside the transaction; if the embedder fails the fact is
     stored without a vector and is still found by keyword. Remembering a superseded text makes
     it current again. ``source`` is ``(session, [seqs])`` of the messages it came from; sources
-    accumulate across upserts.
+    accumulate across upserts. Raises MemoryValidationError naming the field for a malformed
+    namespace, text, kind or metadata, source seqs that name no message of that session (or
+    more than ``MAX_SOURCE_SEQS``), or ``expires_at`` outside 1970-9999.
     """
-    namespace = clean_identifier(namespace, field="namespace")
+    namespace = clean_namespace(namespace, field="namespace")
     text = _clean_text(text)
     kind = clean_kind(kind)
     clean_meta = clean_metadata(metadata) if metadata is not None else None
     session_id, seqs = _clean_source(source, namespace)
-    if expires_at is not None and not isinstance(expires_at, dt.datetime):
-        raise MemoryValidationError("expires_at", "must be a datetime")
+    if expires_at is not None:
+        expires_at = clean_datetime(expires_at, field="expires_at")
     text_hash = blind.text_hash(text, namespace=namespace)
     counts = blind.term_counts(text, namespace=namespace)
     vectors, _ = embed_texts([text])
@@ -278,12 +299,19 @@ def profile_update(
     data: Mapping[str, Any],
     expires_at: dt.datetime | None = None,
 ) -> Profile:
-    """Merge ``data`` into the namespace's ``kind`` profile (a key set to None is removed)."""
-    namespace = clean_identifier(namespace, field="namespace")
+    """Merge ``data`` into the namespace's ``kind`` profile (a key set to None is removed).
+
+    Raises MemoryValidationError naming the field for a malformed namespace or kind, data that
+    is not a JSON object (or nests deeper than ``MAX_JSON_DEPTH``) and ``expires_at`` outside
+    1970-9999.
+    """
+    namespace = clean_namespace(namespace, field="namespace")
     kind = clean_kind(kind)
     if not isinstance(data, Mapping):
         raise MemoryValidationError("data", "must be a JSON object")
     clean = clean_json_object(data, field="data")
+    if expires_at is not None:
+        expires_at = clean_datetime(expires_at, field="expires_at")
     with transaction.atomic():
         profile, _ = Profile.objects.select_for_update().get_or_create(
             namespace=namespace, kind=kind, defaults={"data": {}}

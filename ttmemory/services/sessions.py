@@ -24,7 +24,7 @@ from ttmemory.services.rows import (
     touch_session,
 )
 from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
-from ttmemory.validation import clean_count, clean_identifier
+from ttmemory.validation import clean_count, clean_json_object, clean_key, clean_namespace
 
 # How far back an appended tool result looks for the assistant message that called it.
 OPEN_CALL_LOOKBACK = 200
@@ -58,14 +58,16 @@ def session_open(
     ``metadata`` (a JSON object, stored in clear) is applied only when the session is created.
     With ``with_created=True`` the answer is ``(session, created)``, decided by the same
     get-or-create, so callers that report "created" (the REST API's 201) need no racy check
-    of their own. Raises MemoryValidationError for an empty or malformed namespace or key.
+    of their own. Raises MemoryValidationError for an empty or malformed namespace or key
+    (``clean_namespace``, ``clean_key``: invisible, control and bidi characters refused) or
+    metadata that is not JSON storable in clear (NaN, infinities, NUL, nesting deeper than
+    ``MAX_JSON_DEPTH``), naming the offending part (``metadata.tags[2]``).
     """
-    namespace = clean_identifier(namespace, field="namespace")
-    key = clean_identifier(key, field="key")
-    if metadata is not None and not isinstance(metadata, Mapping):
-        raise MemoryValidationError("metadata", "must be a JSON object")
+    namespace = clean_namespace(namespace, field="namespace")
+    key = clean_key(key, field="key")
+    stored = {} if metadata is None else clean_json_object(metadata, field="metadata")
     session, created = MemorySession.objects.get_or_create(
-        namespace=namespace, key=key, defaults={"metadata": dict(metadata or {})}
+        namespace=namespace, key=key, defaults={"metadata": stored}
     )
     return (session, created) if with_created else session
 
@@ -75,7 +77,9 @@ def message_add(*, session: MemorySession, message: Mapping[str, Any]) -> Messag
 
     The database assigns the next gap-free ``seq`` under the session's row lock. Raises
     MemoryValidationError (nothing written) for an unknown role, a tool message without
-    ``tool_call_id``, content that is not JSON or a message over ``MAX_MESSAGE_BYTES``.
+    ``tool_call_id`` or one answering no call of the session (see ``OPEN_CALL_LOOKBACK``),
+    tool calls on a message that is not an assistant's, content that is not JSON or a message
+    over ``MAX_MESSAGE_BYTES``.
     """
     return _append(session, [message], many=False)[0]
 
@@ -85,7 +89,8 @@ def message_add_many(
 ) -> list[Message]:
     """Append ``messages`` in order, atomically: all are stored with consecutive seqs, or none.
 
-    Validation errors name the offending item (``messages[3].role``) and write nothing.
+    Validation errors name the offending item (``messages[3].role``) and write nothing. A tool
+    result may answer a call made earlier in the same list.
     """
     if isinstance(messages, str | bytes | Mapping) or not isinstance(messages, Sequence):
         raise MemoryValidationError("messages", "must be a list of message objects")
@@ -103,8 +108,6 @@ def _append(
     for index, raw in enumerate(messages):
         field = f"messages[{index}]" if many else "message"
         clean, _ = conversation.validate_message(raw, max_bytes=max_bytes, field=field)
-        if len(clean.get("tool_call_id") or "") > 255:
-            raise MemoryValidationError(f"{field}.tool_call_id", "is longer than 255 characters")
         prepared.append((clean, conversation.count_message_tokens(clean, encoding=encoding)))
 
     count = len(prepared)
@@ -113,15 +116,15 @@ def _append(
     now = timezone.now()
     with session_lock(session):
         if count == 1 and connection.vendor == "postgresql":
-            rows = [_append_one_postgres(session, prepared[0][0], prepared[0][1], now)]
+            rows = [_append_one_postgres(session, prepared[0][0], prepared[0][1], now, many=many)]
             last_seq = first_seq = rows[0].seq
         else:
+            cleaned = [clean for clean, _ in prepared]
+            open_calls = _open_calls(session, cleaned)
+            _check_results_answer_calls(cleaned, open_calls, many=many)
             last_seq = bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
             first_seq = last_seq - count + 1
-            cleaned = [clean for clean, _ in prepared]
-            groups = conversation.assign_groups(
-                cleaned, first_seq=first_seq, open_calls=_open_calls(session, cleaned, first_seq)
-            )
+            groups = conversation.assign_groups(cleaned, first_seq=first_seq, open_calls=open_calls)
             rows = [
                 _message_row(session, first_seq + index, clean, token_count, groups[index], now)
                 for index, (clean, token_count) in enumerate(prepared)
@@ -165,7 +168,12 @@ def _message_row(
 
 
 def _append_one_postgres(
-    session: MemorySession, clean: dict[str, Any], token_count: int, now: dt.datetime
+    session: MemorySession,
+    clean: dict[str, Any],
+    token_count: int,
+    now: dt.datetime,
+    *,
+    many: bool,
 ) -> Message:
     """One message in one statement: the counter UPDATE and the INSERT share a round trip.
 
@@ -175,7 +183,9 @@ def _append_one_postgres(
     """
     head = None
     if clean["role"] == "tool":
-        head = _open_calls(session, [clean], first_seq=None).get(clean["tool_call_id"])
+        open_calls = _open_calls(session, [clean])
+        _check_results_answer_calls([clean], open_calls, many=many)
+        head = open_calls[clean["tool_call_id"]]
     row = _message_row(session, 0, clean, token_count, head or 0, now)
     meta = Message._meta
     quote = connection.ops.quote_name
@@ -246,25 +256,28 @@ def _auto_snapshot(session: MemorySession) -> None:
     apply_retention_locked(session, protect={snapshot.pk})
 
 
-def _open_calls(
-    session: MemorySession, batch: list[dict[str, Any]], first_seq: int | None
-) -> dict[str, int]:
+def _answered_elsewhere(batch: list[dict[str, Any]]) -> set[str]:
+    """Call ids that tool results of ``batch`` answer and no earlier message of it made."""
+    made: set[str] = set()
+    wanted: set[str] = set()
+    for message in batch:
+        if message["role"] == "tool" and message["tool_call_id"] not in made:
+            wanted.add(message["tool_call_id"])
+        made.update(conversation.tool_call_ids(message))
+    return wanted
+
+
+def _open_calls(session: MemorySession, batch: list[dict[str, Any]]) -> dict[str, int]:
     """Map call ids answered in ``batch`` but made before it to the seq of the calling message.
 
-    ``first_seq`` is the batch's first seq, or None when the batch is not stored yet.
+    Looks at the newest ``OPEN_CALL_LOOKBACK`` assistant messages of the session (archived
+    ones included). Call it holding the session lock, before the batch is stored.
     """
-    made_here = {call_id for m in batch for call_id in conversation.tool_call_ids(m)}
-    wanted = {
-        m["tool_call_id"]
-        for m in batch
-        if m["role"] == "tool" and m["tool_call_id"] not in made_here
-    }
+    wanted = _answered_elsewhere(batch)
     if not wanted:
         return {}
     found: dict[str, int] = {}
     earlier = Message.objects.filter(session=session, role="assistant")
-    if first_seq is not None:
-        earlier = earlier.filter(seq__lt=first_seq)
     recent = earlier.order_by("-seq").values_list("seq", "tool_call_ids")[:OPEN_CALL_LOOKBACK]
     for seq, call_ids in recent:
         for call_id in call_ids or ():
@@ -273,6 +286,24 @@ def _open_calls(
         if len(found) == len(wanted):
             break
     return found
+
+
+def _check_results_answer_calls(
+    batch: list[dict[str, Any]], open_calls: Mapping[str, int], *, many: bool
+) -> None:
+    """Refuse a tool result that answers no call: one made earlier in ``batch`` or found by
+    ``_open_calls``. Such a result could never be shown to a model (repair drops it)."""
+    made = set(open_calls)
+    for index, message in enumerate(batch):
+        if message["role"] == "tool" and message["tool_call_id"] not in made:
+            field = f"messages[{index}]" if many else "message"
+            raise MemoryValidationError(
+                f"{field}.tool_call_id",
+                f"{message['tool_call_id']!r} answers no tool call of this session (none in "
+                f"this request before it, none among its last {OPEN_CALL_LOOKBACK} assistant "
+                "messages).",
+            )
+        made.update(conversation.tool_call_ids(message))
 
 
 def session_trim(
