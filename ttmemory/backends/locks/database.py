@@ -139,16 +139,14 @@ class DatabaseLeaseLock(SessionLock):
             return
         if _exclusive_transactions():
             # This transaction holds the write lock: a long operation's lease cannot end
-            # while we wait, so a live one is a timeout at once and an expired one is ours.
-            lease = SessionLease.objects.filter(session_id=session_id).first()
-            if lease is not None and lease.expires_at > timezone.now():
+            # while we wait, so a live one is a timeout at once; an expired one holds nothing.
+            if SessionLease.objects.filter(
+                session_id=session_id, expires_at__gt=timezone.now()
+            ).exists():
                 self.stats.timeouts += 1
                 raise LockTimeout(
                     lock_timeout_message(session_id, timeout, "a long operation's lease")
                 )
-            if lease is not None:
-                lease.delete()
-                self._count("takeovers")
             self.stats.acquired += 1
         else:
             self._take(session_id, timeout=timeout, keep=False)

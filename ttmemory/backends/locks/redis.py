@@ -141,6 +141,7 @@ class RedisLock(SessionLock):
         self._outage = False  # a warning was logged and "Redis is back" not yet
         self._retry_at = 0.0  # monotonic time before which Redis is not tried
         self._probing = False  # one caller is trying Redis again after the breaker period
+        self._held: dict[str, Lease] = {}  # by token: the leases this process holds
         self._renewer = Renewer(
             lambda lease, still_held: self._renew(lease, still_held=still_held),
             name="ttmemory-redis-lock-renewer",
@@ -230,14 +231,22 @@ class RedisLock(SessionLock):
             fallback.close()
 
     def erase_sessions(self, session_ids: list[int]) -> int:
-        """Delete every Redis key of these sessions (namespace erasure); returns how many."""
+        """Delete every Redis key of these sessions (namespace erasure); returns how many.
+
+        A lock key this process still holds (the erase ran inside a caller's transaction that
+        has not ended) is left to its release at that transaction's end.
+        """
         client = self._get_client()
+        with self._state:
+            held = {lease.key for lease in self._held.values()}
         deleted = 0
         for session_id in session_ids:
             pattern = session_keys_pattern(session_id, key_prefix=self.key_prefix)
             keys = list(client.scan_iter(match=pattern, count=500))
             for key in keys:  # one key per call: keys of a session share a slot anyway
-                deleted += int(client.delete(key))
+                name = key.decode() if isinstance(key, bytes) else str(key)
+                if name not in held:
+                    deleted += int(client.delete(key))
         return deleted
 
     # -- Redis -------------------------------------------------------------------------------
@@ -301,6 +310,8 @@ class RedisLock(SessionLock):
             raise
         self._count("acquired")
         lease = Lease(key, token, lease_ms, session_id, time.monotonic() + lease_ms / 3000.0)
+        with self._state:
+            self._held[token] = lease
         if self.renew:
             self._renewer.add(lease)
         return lease
@@ -310,6 +321,8 @@ class RedisLock(SessionLock):
         from redis.exceptions import RedisClusterException, RedisError  # optional dependency
 
         self._renewer.remove(lease.token)
+        with self._state:
+            self._held.pop(lease.token, None)
         script = self._release_script
         if script is None:  # closed while held: the lease expires
             return

@@ -50,9 +50,7 @@ class Renewer:
             self._stopped = False
             self._held[lease.token] = lease
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name=self._name, daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
             self._cond.notify()
 
