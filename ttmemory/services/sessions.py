@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
 from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
 from ttmemory import conversation, events, jobs
@@ -303,7 +304,14 @@ def session_trim(
             else:
                 chunk.update(archived_at=now)
         if removed:
-            bump_counters(session, seqs=0, messages=-len(removed), tokens=-removed_tokens, now=now)
+            bump_counters(
+                session,
+                seqs=0,
+                messages=-len(removed),
+                tokens=-removed_tokens,
+                now=now,
+                history=True,
+            )
         events.emit(
             "session.trimmed",
             namespace=session.namespace,
@@ -331,7 +339,11 @@ def session_clear(*, session: MemorySession) -> int:
         touch_session(session)
         deleted, _ = Message.objects.filter(session=session).delete()
         MemorySession.objects.filter(pk=session.pk).update(
-            message_count=0, token_count=0, summary=None, summary_upto_seq=0
+            message_count=0,
+            token_count=0,
+            summary=None,
+            summary_upto_seq=0,
+            history_version=F("history_version") + 1,
         )
         events.emit(
             "session.cleared",
