@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
@@ -27,8 +28,10 @@ from ttmemory.services.rows import (
 from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
 from ttmemory.validation import clean_count, clean_identifier
 
-# How far back an appended tool result looks for the assistant message that called it.
-OPEN_CALL_LOOKBACK = 200
+# Rows per page when an appended tool result looks back for the assistant message that
+# called it: small first (the call is almost always a few messages back), then larger, with
+# no limit on how far back (a result may come hundreds of messages after its call).
+OPEN_CALL_PAGES = (50, 1000)
 
 
 @overload
@@ -254,16 +257,21 @@ def _open_calls(
     if not wanted:
         return {}
     found: dict[str, int] = {}
-    earlier = Message.objects.filter(session=session, role="assistant")
-    if first_seq is not None:
-        earlier = earlier.filter(seq__lt=first_seq)
-    recent = earlier.order_by("-seq").values_list("seq", "tool_call_ids")[:OPEN_CALL_LOOKBACK]
-    for seq, call_ids in recent:
-        for call_id in call_ids or ():
-            if call_id in wanted and call_id not in found:
-                found[call_id] = seq
-        if len(found) == len(wanted):
+    earlier = Message.objects.filter(session=session, role="assistant").exclude(tool_call_ids=[])
+    below = first_seq
+    for page in itertools.count():
+        size = OPEN_CALL_PAGES[min(page, len(OPEN_CALL_PAGES) - 1)]
+        rows = earlier if below is None else earlier.filter(seq__lt=below)
+        recent = list(rows.order_by("-seq").values_list("seq", "tool_call_ids")[:size])
+        for seq, call_ids in recent:
+            for call_id in call_ids or ():
+                if call_id in wanted and call_id not in found:
+                    found[call_id] = seq
+            if len(found) == len(wanted):
+                return found
+        if len(recent) < size:  # reached the session's first message
             break
+        below = recent[-1][0]
     return found
 
 
