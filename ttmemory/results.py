@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -84,12 +84,18 @@ class FactChange:
 
 @dataclass(frozen=True, slots=True)
 class ErasureReceipt:
-    """What ``namespace_erase`` removed: rows per table, Redis keys, and when."""
+    """What ``namespace_erase`` removed: rows per table, Redis keys, and when.
+
+    ``kept`` counts the rows of the namespace that outlive the erase by design: the audit log
+    (``audit_entry``: who did what to the namespace, when and why, with ids and counts but no
+    content), so the erasure itself stays on record.
+    """
 
     namespace: str
     counts: dict[str, int]
     redis_keys: int
     erased_at: str
+    kept: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:

@@ -10,13 +10,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import connection, connections
 
 from tests.backends.redis_servers import (
     RedisClusterServers,
@@ -218,7 +218,11 @@ with lock.locked(int(sys.argv[3]), timeout=5):
 
 
 def test_a_killed_holder_blocks_only_until_its_lease_expires(
-    db: Any, redis_url: str, use_redis: ConfigureLock, standalone: RedisServer, tmp_path: Path
+    transactional_db: Any,
+    redis_url: str,
+    use_redis: ConfigureLock,
+    standalone: RedisServer,
+    tmp_path: Path,
 ) -> None:
     lock = use_redis(redis_url)
     session_id = 777
@@ -255,6 +259,29 @@ def test_a_killed_holder_blocks_only_until_its_lease_expires(
     client.close()
 
 
+def in_another_thread(
+    enter: Callable[[], AbstractContextManager[None]],
+) -> BaseException | None:
+    """Enter the lock context ``enter()`` gives from a thread of its own; return what it raised."""
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            with enter():
+                pass
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=attempt)
+    thread.start()
+    thread.join(WAIT)
+    assert outcome, "the other thread did not finish"
+    return outcome[0]
+
+
 def test_a_wrong_token_cannot_release(
     redis_url: str, use_redis: ConfigureLock, standalone: RedisServer
 ) -> None:
@@ -271,7 +298,7 @@ def test_a_wrong_token_cannot_release(
 
 
 def test_a_live_holder_keeps_its_lock_past_the_lease(
-    db: Any, redis_url: str, use_redis: ConfigureLock, standalone: RedisServer
+    transactional_db: Any, redis_url: str, use_redis: ConfigureLock, standalone: RedisServer
 ) -> None:
     lock = use_redis(redis_url, lease=0.5)
     client = standalone.client()
@@ -280,8 +307,8 @@ def test_a_live_holder_keeps_its_lock_past_the_lease(
     with lock.locked(55, timeout=1):
         token = client.get(key)
         for _ in range(8):  # about two seconds, four leases
-            with pytest.raises(LockTimeout), lock.locked(55, timeout=0.2):
-                pass  # pragma: no cover - never entered
+            # Another thread: this one's transaction holds the lock and may take it again.
+            assert isinstance(in_another_thread(lambda: lock.locked(55, timeout=0.2)), LockTimeout)
             time.sleep(0.05)
         assert client.get(key) == token
         assert lock.stats.extra["renewals"] >= 1
@@ -310,18 +337,15 @@ def test_a_lock_lost_while_held_is_reported(
 
 
 def test_the_timeout_message_names_the_session_and_the_wait(
-    db: Any, redis_url: str, use_redis: ConfigureLock
+    transactional_db: Any, redis_url: str, use_redis: ConfigureLock
 ) -> None:
     lock = use_redis(redis_url)
 
-    with (
-        lock.locked(31, timeout=1),
-        pytest.raises(LockTimeout) as caught,
-        lock.locked(31, timeout=0.1),
-    ):
-        pass  # pragma: no cover - never entered
+    with lock.locked(31, timeout=1):
+        failure = in_another_thread(lambda: lock.locked(31, timeout=0.1))
 
-    message = str(caught.value)
+    assert isinstance(failure, LockTimeout)
+    message = str(failure)
     assert "session 31" in message
     assert "0.1s" in message
     assert "Redis lock" in message
@@ -329,7 +353,7 @@ def test_the_timeout_message_names_the_session_and_the_wait(
 
 
 def test_redis_cluster_locks_many_sessions_across_nodes(
-    db: Any, cluster: RedisClusterServers, use_redis: ConfigureLock
+    transactional_db: Any, cluster: RedisClusterServers, use_redis: ConfigureLock
 ) -> None:
     lock = use_redis(cluster.url, cluster=True)
     client = cluster.client()
@@ -405,7 +429,10 @@ def test_writes_go_on_when_redis_dies(
 
 
 def test_locks_return_to_redis_when_it_is_back(
-    db: Any, own_server: RedisServer, use_redis: ConfigureLock, caplog: pytest.LogCaptureFixture
+    transactional_db: Any,
+    own_server: RedisServer,
+    use_redis: ConfigureLock,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER)
     lock = use_redis(own_server.url, breaker_seconds=0.2)

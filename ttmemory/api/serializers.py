@@ -314,6 +314,10 @@ class ReceiptSerializer(serializers.Serializer[Any]):
     redis_keys = serializers.IntegerField()
     erased_at = serializers.CharField()
     total = serializers.IntegerField()
+    kept = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Rows that outlive the erase by design (the audit log: ids and counts only).",
+    )
 
 
 class LedgerQuerySerializer(serializers.Serializer[Any]):

@@ -34,7 +34,9 @@ def validate_message(
     surrogates, nesting deeper than ``MAX_JSON_DEPTH``), or the encoding is larger than
     ``max_bytes``. ``tool_calls: null`` or ``[]`` (as SDKs dump them) is accepted and means no
     calls. Whether a result answers a call is a question about the session, not the message:
-    the append service checks it.
+    the append service checks it. Legacy function calling (role ``function``, a
+    ``function_call`` key) is refused: it has no call ids, so its results could not be grouped
+    with their calls.
     """
     if not isinstance(message, Mapping):
         raise MemoryValidationError(field, f"must be a JSON object, got {type(message).__name__}.")
@@ -44,6 +46,15 @@ def validate_message(
     if not isinstance(role, str) or role not in ROLES:
         raise MemoryValidationError(
             f"{field}.role", f"must be one of {', '.join(sorted(ROLES))}; got {role!r}."
+        )
+    if role == "function" or "function_call" in message:
+        # Legacy function calling has no call id: a result cannot be matched to its call, so
+        # it could never be grouped, packed or repaired with it. Refused, not stored unpaired.
+        raise MemoryValidationError(
+            f"{field}.role" if role == "function" else f"{field}.function_call",
+            "legacy function calling (role 'function', 'function_call') is not accepted; send "
+            "the call as an assistant message with 'tool_calls' and its result as a 'tool' "
+            "message with 'tool_call_id'.",
         )
     clean: dict[str, Any] = clean_json(message, field=field)
 

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Avg, Case, Count, FloatField, Q, QuerySet, Sum, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
@@ -142,15 +143,16 @@ def vector_scores(
     if connection.vendor == "postgresql":
         literal = "[" + ",".join(repr(float(v)) for v in vector) + "]"
         dim = len(vector)
-        if approximate:  # the expression the HNSW index of this dimension is built on
-            distance = RawSQL(f"(embedding::vector({dim})) <=> %s::vector({dim})", [literal])
-            with connection.cursor() as cursor:
-                cursor.execute("SET hnsw.iterative_scan = relaxed_order")
-                cursor.execute("SET hnsw.ef_search = 100")
-        else:
+        if not approximate:
             distance = RawSQL("embedding <=> %s::vector", [literal])
-        rows = facts.annotate(distance=distance).order_by("distance").values_list("pk", "distance")
-        return {pk: 1.0 - float(d) for pk, d in rows[:limit]}
+            rows = facts.annotate(distance=distance).order_by("distance")
+            return {pk: 1.0 - float(d) for pk, d in rows.values_list("pk", "distance")[:limit]}
+        # The expression the HNSW index of this dimension is built on.
+        distance = RawSQL(f"(embedding::vector({dim})) <=> %s::vector({dim})", [literal])
+        rows = facts.annotate(distance=distance).order_by("distance")
+        with _planner_settings():
+            found = list(rows.values_list("pk", "distance")[:limit])
+        return {pk: 1.0 - float(d) for pk, d in found}
     # The packed float32 bytes as stored, straight into numpy (no per-float Python objects).
     blob = RawSQL(f"{connection.ops.quote_name(Fact._meta.db_table)}.embedding", [])
     pairs = list(facts.annotate(blob=blob).values_list("pk", "blob"))
@@ -162,6 +164,32 @@ def vector_scores(
     sims = matrix @ np.asarray(vector, dtype=np.float32)
     top = np.argsort(-sims)[:limit]
     return {int(ids[i]): float(sims[i]) for i in top}
+
+
+@contextmanager
+def _planner_settings() -> Iterator[None]:
+    """HNSW search settings for the body's queries only, never left on a pooled connection.
+
+    ``SET LOCAL`` in a transaction of its own; inside a caller's transaction, in a savepoint
+    that is rolled back afterwards (the body only reads), which undoes the ``SET LOCAL`` too.
+    """
+
+    def apply() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            cursor.execute("SET LOCAL hnsw.ef_search = 100")
+
+    if not connection.in_atomic_block:
+        with transaction.atomic():
+            apply()
+            yield
+        return
+    savepoint = transaction.savepoint()
+    try:
+        apply()
+        yield
+    finally:
+        transaction.savepoint_rollback(savepoint)
 
 
 def vector_weight() -> float:

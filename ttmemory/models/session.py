@@ -28,6 +28,14 @@ class MemorySession(models.Model):
     last_seq = models.PositiveBigIntegerField(default=0)
     summary = EncryptedTextField(null=True, blank=True)
     summary_upto_seq = models.PositiveBigIntegerField(default=0)
+    history_version = models.PositiveBigIntegerField(
+        default=0,
+        help_text=(
+            "Goes up on every write that changes which messages are archived or the summary "
+            "(trim, clear, rollback, summarise); never restored by a rollback. A summary "
+            "computed outside the lock is stored only if it has not moved meanwhile."
+        ),
+    )
     learned_upto_seq = models.PositiveBigIntegerField(
         default=0, help_text="Messages up to this seq have been through fact extraction."
     )

@@ -17,7 +17,12 @@ def snapshot_diff(*, session: MemorySession, snapshot: Snapshot) -> SnapshotDiff
     """What ``snapshot_rollback`` to ``snapshot`` would remove and restore, without changing it."""
     if snapshot.session_id != session.pk:
         raise MemoryValidationError("snapshot", "belongs to another session")
-    payload = Snapshot.objects.filter(pk=snapshot.pk).values_list("payload", flat=True).first()
+    # By pk AND session: the caller's ``snapshot.session_id`` is not proof of ownership.
+    payload = (
+        Snapshot.objects.filter(pk=snapshot.pk, session=session)
+        .values_list("payload", flat=True)
+        .first()
+    )
     if payload is None:
         raise MemoryValidationError("snapshot", "no longer exists (removed by retention?)")
     live = {

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from ttmemory import conversation, events
@@ -230,8 +230,11 @@ def session_summarise(*, session_id: int) -> bool:
     Only messages after ``summary_upto_seq`` are summarised (never re-summarising what is
     covered); the summary stays within ``SUMMARY_MAX_TOKENS``. Trimming happens even if the
     LLM then fails (LLMError is raised for a retry; nothing half-done is stored). With
-    ``TRIM_MODE = "delete"`` covered archived messages are deleted once summarised. Returns
-    True when the summary changed.
+    ``TRIM_MODE = "delete"`` covered archived messages are deleted once summarised. The LLM
+    runs outside the session lock; the summary is stored only if the session's
+    ``history_version`` has not moved meanwhile (a trim, clear, rollback or another summary
+    voids it: nothing is stored and False is returned; the next run summarises afresh).
+    Returns True when the summary changed.
     """
 
     session = MemorySession.objects.filter(pk=session_id).first()
@@ -242,6 +245,7 @@ def session_summarise(*, session_id: int) -> bool:
         session_trim(session=session, max_tokens=keep, archive=True)
     session.refresh_from_db()
     covered = session.summary_upto_seq
+    version = session.history_version
     rows = list(
         Message.objects.filter(session=session, archived_at__isnull=False, seq__gt=covered)
         .order_by("seq")
@@ -254,9 +258,21 @@ def session_summarise(*, session_id: int) -> bool:
     summary = _summarise(session.namespace, previous, new_messages)
     upto = rows[-1][0]
     with session_lock(session):
-        updated = MemorySession.objects.filter(pk=session.pk, summary_upto_seq=covered).update(
-            summary=summary, summary_upto_seq=upto, updated_at=timezone.now()
+        # Stored only if no trim, clear, rollback or other summary changed the archive or the
+        # summary while the LLM ran (a rollback may restore an equal summary_upto_seq).
+        updated = MemorySession.objects.filter(
+            pk=session.pk, summary_upto_seq=covered, history_version=version
+        ).update(
+            summary=summary,
+            summary_upto_seq=upto,
+            history_version=F("history_version") + 1,
+            updated_at=timezone.now(),
         )
+        if not updated:
+            logger.info(
+                "session %s changed while it was summarised; the summary was not stored",
+                session.pk,
+            )
         if updated and app_settings.TRIM_MODE == "delete":
             Message.objects.filter(
                 Q(session=session) & Q(archived_at__isnull=False) & Q(seq__lte=upto)

@@ -6,17 +6,19 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 
 from ttmemory import events
-from ttmemory.backends.locks import get_lock, session_lock
+from ttmemory.backends.locks import get_lock, session_lock, session_lock_hold
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import (
+    AuditEntry,
     Fact,
     FactTerm,
     IdempotencyRecord,
     LearnJob,
+    LedgerEntry,
     MemorySession,
     Message,
     Profile,
@@ -24,6 +26,7 @@ from ttmemory.models import (
     Snapshot,
 )
 from ttmemory.results import ErasureReceipt
+from ttmemory.services.rows import SEQ_CHUNK
 from ttmemory.validation import clean_identifier, clean_json_object, merged
 
 logger = logging.getLogger(__name__)
@@ -32,26 +35,33 @@ logger = logging.getLogger(__name__)
 def namespace_erase(*, namespace: str) -> ErasureReceipt:
     """Delete every row of ``namespace`` in every ttmemory table, and its sessions' Redis keys.
 
-    One transaction for the database; the receipt counts rows per table (no content). Queued
-    tasks for the namespace find nothing and do nothing.
+    One transaction for the database, holding the lock of every session of the namespace
+    (taken in id order, until the transaction ends), so an append, trim or rollback running
+    meanwhile either finishes before the erase reads or finds its session gone afterwards
+    (``MemorySession.DoesNotExist``); the erase itself always finishes. Erased: sessions,
+    messages, snapshots, leases, facts and their terms, profiles, idempotency records, learn
+    jobs and cost-ledger rows. Kept by design (``receipt.kept``): the audit log, whose entries
+    name the namespace with ids and counts but no content, so the erasure stays on record. A
+    session opened after the erase took its locks is not erased. The receipt counts rows per
+    table (no content). Queued tasks for the namespace find nothing and do nothing.
     """
     namespace = clean_identifier(namespace, field="namespace")
     with transaction.atomic():
-        session_ids = list(
-            MemorySession.objects.filter(namespace=namespace).values_list("pk", flat=True)
-        )
+        session_ids = _lock_sessions(namespace)
         counts = {
-            "message": Message.objects.filter(namespace=namespace).delete()[0],
-            "snapshot": Snapshot.objects.filter(namespace=namespace).delete()[0],
-            "session_lease": SessionLease.objects.filter(session_id__in=session_ids).delete()[0],
+            "message": _delete_for_sessions(Message, session_ids),
+            "snapshot": _delete_for_sessions(Snapshot, session_ids),
+            "session_lease": _delete_for_sessions(SessionLease, session_ids),
             "fact_term": FactTerm.objects.filter(namespace=namespace).delete()[0],
             "profile": Profile.objects.filter(namespace=namespace).delete()[0],
             "idempotency_record": IdempotencyRecord.objects.filter(namespace=namespace).delete()[0],
             "learn_job": LearnJob.objects.filter(namespace=namespace).delete()[0],
+            "ledger_entry": LedgerEntry.objects.filter(namespace=namespace).delete()[0],
         }
         Fact.objects.filter(namespace=namespace).update(superseded_by=None)
         counts["fact"] = Fact.objects.filter(namespace=namespace).delete()[0]
-        counts["memory_session"] = MemorySession.objects.filter(namespace=namespace).delete()[0]
+        counts["memory_session"] = _delete_for_sessions(MemorySession, session_ids)
+        kept = {"audit_entry": AuditEntry.objects.filter(namespace=namespace).count()}
         events.emit("namespace.erased", namespace=namespace, counts=counts)
     redis_keys = _erase_redis_keys(session_ids)
     return ErasureReceipt(
@@ -59,7 +69,35 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
         counts=counts,
         redis_keys=redis_keys,
         erased_at=timezone.now().isoformat(),
+        kept=kept,
     )
+
+
+def _lock_sessions(namespace: str) -> list[int]:
+    """Lock every session of ``namespace`` until the transaction ends; return their ids.
+
+    Listed again after each round, so a session opened while the locks were being taken is
+    locked (and erased) too.
+    """
+    locked: set[int] = set()
+    while True:
+        listed = set(MemorySession.objects.filter(namespace=namespace).values_list("pk", flat=True))
+        new = sorted(listed - locked)
+        if not new:
+            return sorted(locked)
+        for session_id in new:
+            session_lock_hold(session_id)
+        locked.update(new)
+
+
+def _delete_for_sessions(model: type[models.Model], session_ids: list[int]) -> int:
+    """Delete ``model``'s rows of these sessions (its own rows for MemorySession)."""
+    column = "pk" if model is MemorySession else "session_id"
+    deleted = 0
+    for start in range(0, len(session_ids), SEQ_CHUNK):
+        chunk = session_ids[start : start + SEQ_CHUNK]
+        deleted += model._default_manager.filter(**{f"{column}__in": chunk}).delete()[0]
+    return deleted
 
 
 def _erase_redis_keys(session_ids: list[int]) -> int:

@@ -71,19 +71,27 @@ def insert_messages(rows: list[Message]) -> None:
 
 
 def bump_counters(
-    session: MemorySession, *, seqs: int, messages: int, tokens: int, now: dt.datetime
+    session: MemorySession,
+    *,
+    seqs: int,
+    messages: int,
+    tokens: int,
+    now: dt.datetime,
+    history: bool = False,
 ) -> int:
     """Reserve ``seqs`` new seqs, add to the live counters; return the new ``last_seq``.
 
     A single UPDATE ... RETURNING: the row lock it takes (PostgreSQL) or the write lock
     (SQLite) serialises concurrent appends, so seqs are unique and gap-free, and a rollback
-    of the surrounding transaction returns the seqs.
+    of the surrounding transaction returns the seqs. ``history=True`` (a trim) also moves
+    ``history_version`` on, voiding a summary being computed from the old archive.
     """
     table = connection.ops.quote_name(MemorySession._meta.db_table)
+    version = ", history_version = history_version + 1" if history else ""
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET last_seq = last_seq + %s, message_count = message_count + %s, "
-            f"token_count = token_count + %s, updated_at = %s WHERE id = %s "
+            f"token_count = token_count + %s, updated_at = %s{version} WHERE id = %s "
             f"RETURNING last_seq, message_count, token_count",
             [seqs, messages, tokens, now, session.pk],
         )

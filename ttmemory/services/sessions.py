@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
 from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
 from ttmemory import conversation, events, jobs
@@ -26,8 +28,10 @@ from ttmemory.services.rows import (
 from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
 from ttmemory.validation import clean_count, clean_json_object, clean_key, clean_namespace
 
-# How far back an appended tool result looks for the assistant message that called it.
-OPEN_CALL_LOOKBACK = 200
+# Rows per page when an appended tool result looks back for the assistant message that
+# called it: small first (the call is almost always a few messages back), then larger, with
+# no limit on how far back (a result may come hundreds of messages after its call).
+OPEN_CALL_PAGES = (50, 1000)
 
 
 @overload
@@ -77,7 +81,7 @@ def message_add(*, session: MemorySession, message: Mapping[str, Any]) -> Messag
 
     The database assigns the next gap-free ``seq`` under the session's row lock. Raises
     MemoryValidationError (nothing written) for an unknown role, a tool message without
-    ``tool_call_id`` or one answering no call of the session (see ``OPEN_CALL_LOOKBACK``),
+    ``tool_call_id`` or one answering no call made earlier in the session (archived included),
     tool calls on a message that is not an assistant's, content that is not JSON or a message
     over ``MAX_MESSAGE_BYTES``.
     """
@@ -270,21 +274,29 @@ def _answered_elsewhere(batch: list[dict[str, Any]]) -> set[str]:
 def _open_calls(session: MemorySession, batch: list[dict[str, Any]]) -> dict[str, int]:
     """Map call ids answered in ``batch`` but made before it to the seq of the calling message.
 
-    Looks at the newest ``OPEN_CALL_LOOKBACK`` assistant messages of the session (archived
-    ones included). Call it holding the session lock, before the batch is stored.
+    Pages back through the session's assistant messages with tool calls (archived ones
+    included), newest first, as far as it takes: no limit on how long after its call a result
+    may come. Call it holding the session lock, before the batch is stored.
     """
     wanted = _answered_elsewhere(batch)
     if not wanted:
         return {}
     found: dict[str, int] = {}
-    earlier = Message.objects.filter(session=session, role="assistant")
-    recent = earlier.order_by("-seq").values_list("seq", "tool_call_ids")[:OPEN_CALL_LOOKBACK]
-    for seq, call_ids in recent:
-        for call_id in call_ids or ():
-            if call_id in wanted and call_id not in found:
-                found[call_id] = seq
-        if len(found) == len(wanted):
+    earlier = Message.objects.filter(session=session, role="assistant").exclude(tool_call_ids=[])
+    below: int | None = None
+    for page in itertools.count():
+        size = OPEN_CALL_PAGES[min(page, len(OPEN_CALL_PAGES) - 1)]
+        rows = earlier if below is None else earlier.filter(seq__lt=below)
+        recent = list(rows.order_by("-seq").values_list("seq", "tool_call_ids")[:size])
+        for seq, call_ids in recent:
+            for call_id in call_ids or ():
+                if call_id in wanted and call_id not in found:
+                    found[call_id] = seq
+            if len(found) == len(wanted):
+                return found
+        if len(recent) < size:  # reached the session's first message
             break
+        below = recent[-1][0]
     return found
 
 
@@ -300,8 +312,7 @@ def _check_results_answer_calls(
             raise MemoryValidationError(
                 f"{field}.tool_call_id",
                 f"{message['tool_call_id']!r} answers no tool call of this session (none in "
-                f"this request before it, none among its last {OPEN_CALL_LOOKBACK} assistant "
-                "messages).",
+                "this request before it, none in its history).",
             )
         made.update(conversation.tool_call_ids(message))
 
@@ -343,7 +354,14 @@ def session_trim(
             else:
                 chunk.update(archived_at=now)
         if removed:
-            bump_counters(session, seqs=0, messages=-len(removed), tokens=-removed_tokens, now=now)
+            bump_counters(
+                session,
+                seqs=0,
+                messages=-len(removed),
+                tokens=-removed_tokens,
+                now=now,
+                history=True,
+            )
         events.emit(
             "session.trimmed",
             namespace=session.namespace,
@@ -371,7 +389,11 @@ def session_clear(*, session: MemorySession) -> int:
         touch_session(session)
         deleted, _ = Message.objects.filter(session=session).delete()
         MemorySession.objects.filter(pk=session.pk).update(
-            message_count=0, token_count=0, summary=None, summary_upto_seq=0
+            message_count=0,
+            token_count=0,
+            summary=None,
+            summary_upto_seq=0,
+            history_version=F("history_version") + 1,
         )
         events.emit(
             "session.cleared",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -212,6 +213,7 @@ def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
         token_count=payload["token_count"],
         summary=payload["summary"],
         summary_upto_seq=payload["summary_upto_seq"],
+        history_version=F("history_version") + 1,  # never restored: a rollback is a new state
         updated_at=now,
     )
     session.message_count = payload["message_count"]

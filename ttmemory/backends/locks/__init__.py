@@ -33,6 +33,7 @@ __all__ = [
     "get_lock",
     "reset_lock",
     "session_lock",
+    "session_lock_hold",
 ]
 
 _lock: SessionLock | None = None
@@ -65,5 +66,17 @@ def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
 
 
 def session_lock(session: MemorySession) -> AbstractContextManager[None]:
-    """Hold ``session``'s lock and an open transaction for the body (see ``SessionLock``)."""
+    """Hold ``session``'s lock and an open transaction for the body (see ``SessionLock``).
+
+    The lock is released when the outermost transaction commits or rolls back, not when the
+    body ends: a caller's own ``transaction.atomic()`` around it keeps it held until then.
+    """
     return get_lock().locked(session.pk, timeout=app_settings.LOCK_TIMEOUT)
+
+
+def session_lock_hold(session_id: int) -> None:
+    """Take ``session_id``'s lock until the current outermost transaction ends.
+
+    Call inside ``transaction.atomic()``; for one transaction that locks many sessions.
+    """
+    get_lock().hold(session_id, timeout=app_settings.LOCK_TIMEOUT)

@@ -21,11 +21,14 @@ class SessionLock(ABC):
     """Mutual exclusion per session.
 
     ``locked(session_id)`` is a context manager whose body runs holding the session's lock AND
-    inside an open ``transaction.atomic()`` on the default database; the lock is held until the
-    transaction has committed or rolled back. Waiting longer than ``timeout`` seconds raises
-    ``ttmemory.exceptions.LockTimeout``. Every write to a session's messages, summary or
-    snapshots runs in this context, so a rollback and a concurrent append are never
-    interleaved.
+    inside an open ``transaction.atomic()`` on the default database. The lock is held until the
+    OUTERMOST transaction has committed or rolled back: when the caller already opened one
+    (the REST API and the admin wrap a rollback and its audit entry together), the lock
+    outlives the block and is released at that transaction's end. A second ``locked()`` of the
+    same session inside the same transaction runs at once (the transaction already holds it).
+    Waiting longer than ``timeout`` seconds raises ``ttmemory.exceptions.LockTimeout``. Every
+    write to a session's messages, summary or snapshots runs in this context, so a rollback
+    and a concurrent append are never interleaved. ``docs/locks.md`` tabulates the backends.
     """
 
     def __init__(self) -> None:
@@ -34,6 +37,15 @@ class SessionLock(ABC):
     @abstractmethod
     def locked(self, session_id: int, *, timeout: float) -> AbstractContextManager[None]:
         """Hold the lock of ``session_id`` and an open transaction for the body."""
+
+    @abstractmethod
+    def hold(self, session_id: int, *, timeout: float) -> None:
+        """Take the lock of ``session_id`` until the current outermost transaction ends.
+
+        For a body that locks many sessions in one transaction (``namespace_erase``). Must be
+        called inside ``transaction.atomic()`` (TransactionManagementError otherwise); raises
+        LockTimeout after ``timeout`` seconds. Holding it already is not an error.
+        """
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release connections and threads; called when settings change."""

@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 
-from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from ttmemory.backends.locks.base import SessionLock
+from ttmemory.backends.locks.renewal import Lease, Renewer
+from ttmemory.backends.locks.scope import (
+    atomic_holding,
+    held_in_transaction,
+    release_at_transaction_end,
+)
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LockTimeout
 from ttmemory.models import SessionLease
+
+logger = logging.getLogger(__name__)
 
 # First half of PostgreSQL's two-integer advisory lock key: "ttme" as an int, so our locks
 # never collide with an application's own single-key advisory locks.
@@ -38,77 +48,144 @@ def lock_timeout_message(session_id: int, timeout: float, how: str) -> str:
 class PostgresAdvisoryLock(SessionLock):
     """``pg_advisory_xact_lock``: released by the server at commit, rollback or disconnect.
 
-    A holder whose connection dies (crash, ``pg_terminate_backend``) frees the lock at once.
-    The uncontended path is one ``pg_try_advisory_xact_lock`` round trip; a contended one waits
-    in the server under ``SET LOCAL lock_timeout``.
+    Transaction-scoped by construction: taken inside a caller's transaction it is held until
+    that transaction ends, and taking it again in the same transaction stacks. A holder whose
+    connection dies (crash, ``pg_terminate_backend``) frees the lock at once. The uncontended
+    path is one ``pg_try_advisory_xact_lock`` round trip; a contended one waits in the server
+    under ``lock_timeout``, set for that wait only (a server- or role-set ``lock_timeout`` is
+    in force again as soon as the lock is taken).
     """
 
     @contextmanager
     def locked(self, session_id: int, *, timeout: float) -> Iterator[None]:
-        classid, objid = advisory_key(session_id)
         with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [classid, objid])
-                row = cursor.fetchone()
-                if not (row and row[0]):
-                    self._wait(cursor, session_id, classid, objid, timeout)
-            self.stats.acquired += 1
+            self.hold(session_id, timeout=timeout)
             yield
+
+    def hold(self, session_id: int, *, timeout: float) -> None:
+        _require_transaction()
+        classid, objid = advisory_key(session_id)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [classid, objid])
+            row = cursor.fetchone()
+            if not (row and row[0]):
+                self._wait(cursor, session_id, classid, objid, timeout)
+        self.stats.acquired += 1
 
     def _wait(
         self, cursor: object, session_id: int, classid: int, objid: int, timeout: float
     ) -> None:
-        # A savepoint, so a timeout leaves the caller's transaction usable.
+        # A savepoint, so a timeout leaves the caller's transaction usable (and its rollback
+        # undoes the SET LOCAL below).
         try:
-            with transaction.atomic():
+            with transaction.atomic(), _postgres_lock_timeout(timeout):
                 execute = cursor.execute  # type: ignore[attr-defined]
-                # 0 would mean "wait forever" to PostgreSQL.
-                wait_ms = max(1, int(timeout * 1000))
-                execute("SELECT set_config('lock_timeout', %s, true)", [f"{wait_ms}ms"])
                 execute("SELECT pg_advisory_xact_lock(%s, %s)", [classid, objid])
-                execute("SELECT set_config('lock_timeout', '0', true)")
         except OperationalError as exc:
-            if getattr(exc.__cause__, "sqlstate", None) != "55P03":  # lock_not_available
+            if not _lock_wait_expired(exc):
                 raise
             self.stats.timeouts += 1
             raise LockTimeout(lock_timeout_message(session_id, timeout, "advisory lock")) from None
 
 
 class DatabaseLeaseLock(SessionLock):
-    """A lease row per locked session (``SessionLease``), for SQLite and other databases.
+    """A ``SessionLease`` row per locked session, for SQLite and other databases.
 
-    In general the lease is taken in its own short transaction (so other processes see it), the
-    body runs in a second one, and the lease is deleted by its token afterwards. A lease whose
-    ``expires_at`` has passed (its holder died) is taken over.
+    ``locked()`` takes the lock INSIDE its transaction: it inserts the session's lease row (or
+    takes over an expired one) and deletes it again at once. Until that transaction ends, the
+    row's unique index (or, on SQLite, the database's write lock) makes every other writer of
+    the session wait, so the lock is held until the outermost transaction commits or rolls
+    back, however long the work takes (no lease to expire), and nothing is left behind. The
+    wait is bounded by ``timeout`` (``lock_timeout`` on PostgreSQL, ``busy_timeout`` on SQLite).
 
-    On SQLite with ``transaction_mode: IMMEDIATE`` a transaction already holds the database's
-    single write lock, so a one-transaction body needs no lease row of its own: the body's
-    transaction checks that no live lease (held by a long, multi-transaction operation through
-    ``lease()``) exists, and runs. One transaction instead of three.
+    On SQLite with ``transaction_mode: IMMEDIATE`` every transaction already holds the
+    database's single write lock, so the body's transaction only checks that no live lease
+    (held by a long operation through ``lease()``) exists, and runs.
+
+    ``lease()`` is for an operator's multi-transaction job: its row is committed (other
+    processes see it), renewed every third of ``LOCK_LEASE`` while held, and deleted at the
+    end. A lease whose holder died expires and is taken over.
     """
 
     def __init__(self, *, poll_interval: float = 0.02) -> None:
         super().__init__()
         self.poll_interval = poll_interval
+        self.stats.extra.update(renewals=0)
+        self._renewer = Renewer(
+            lambda lease, still_held: self._renew(lease, still_held=still_held),
+            name="ttmemory-lease-renewer",
+        )
 
     @contextmanager
     def locked(self, session_id: int, *, timeout: float) -> Iterator[None]:
-        if _exclusive_transactions():
-            with self._in_write_transaction(session_id, timeout=timeout):
+        key = self._scope_key(session_id)
+        if held_in_transaction(key):
+            with transaction.atomic():
                 yield
             return
-        with self.lease(session_id, timeout=timeout), transaction.atomic():
+        if _exclusive_transactions() and not connection.in_atomic_block:
+            with self._in_write_transaction(session_id, timeout=timeout):
+                release_at_transaction_end(key, _nothing)
+                yield
+            return
+        with transaction.atomic():
+            self.hold(session_id, timeout=timeout)
             yield
+
+    def hold(self, session_id: int, *, timeout: float) -> None:
+        _require_transaction()
+        key = self._scope_key(session_id)
+        if held_in_transaction(key):
+            return
+        if _exclusive_transactions():
+            # This transaction holds the write lock: a long operation's lease cannot end
+            # while we wait, so a live one is a timeout at once; an expired one holds nothing.
+            if SessionLease.objects.filter(
+                session_id=session_id, expires_at__gt=timezone.now()
+            ).exists():
+                self.stats.timeouts += 1
+                raise LockTimeout(
+                    lock_timeout_message(session_id, timeout, "a long operation's lease")
+                )
+            self.stats.acquired += 1
+        else:
+            self._take(session_id, timeout=timeout, keep=False)
+        release_at_transaction_end(key, _nothing)
 
     @contextmanager
     def lease(self, session_id: int, *, timeout: float) -> Iterator[None]:
-        """Hold a lease row for a body that may span several transactions."""
+        """Hold a lease row for a body that spans several transactions; renewed while held.
+
+        Call outside any transaction (TransactionManagementError otherwise: inside one, the
+        row would stay invisible to other processes until it commits).
+        """
+        if connection.in_atomic_block:
+            raise TransactionManagementError(
+                "DatabaseLeaseLock.lease() spans several transactions; call it outside "
+                "transaction.atomic() (use locked() for one transaction)"
+            )
         lease_seconds = app_settings.LOCK_LEASE
-        token = self._acquire(session_id, timeout=timeout, lease_seconds=lease_seconds)
+        lease_ms = max(1, int(lease_seconds * 1000))
+        token = self._take(session_id, timeout=timeout, keep=True, lease_seconds=lease_seconds)
+        held = Lease(
+            f"lease:{session_id}", token, lease_ms, session_id, time.monotonic() + lease_ms / 3000
+        )
+        self._renewer.add(held)
         try:
             yield
         finally:
-            self._release(session_id, token)
+            self._renewer.remove(token)
+            with transaction.atomic():
+                SessionLease.objects.filter(session_id=session_id, token=token).delete()
+
+    def close(self) -> None:
+        self._renewer.stop()
+
+    def _scope_key(self, session_id: int) -> tuple[int, int]:
+        return (id(self), session_id)
+
+    def _count(self, name: str) -> None:
+        self.stats.extra[name] = self.stats.extra.get(name, 0) + 1
 
     @contextmanager
     def _in_write_transaction(self, session_id: int, *, timeout: float) -> Iterator[None]:
@@ -130,7 +207,7 @@ class DatabaseLeaseLock(SessionLock):
                 if lease is None or lease.expires_at <= timezone.now():
                     if lease is not None:
                         lease.delete()
-                        self.stats.extra["takeovers"] = self.stats.extra.get("takeovers", 0) + 1
+                        self._count("takeovers")
                     break
             except OperationalError as exc:
                 stack.__exit__(type(exc), exc, exc.__traceback__)
@@ -147,31 +224,44 @@ class DatabaseLeaseLock(SessionLock):
         with stack:
             yield
 
-    def _acquire(self, session_id: int, *, timeout: float, lease_seconds: float) -> str:
+    def _take(
+        self, session_id: int, *, timeout: float, keep: bool, lease_seconds: float = 0.0
+    ) -> str:
+        """Insert (or take over) the session's lease row; return its token.
+
+        ``keep=False``: in the caller's transaction, deleted again at once (the transaction
+        holds the lock until it ends). ``keep=True``: committed in a transaction of its own.
+        """
         token = secrets.token_hex(16)
         deadline = time.monotonic() + timeout
         delay = self.poll_interval
         while True:
             now = timezone.now()
             expires = now + timedelta(seconds=lease_seconds)
+            remaining = max(0.0, deadline - time.monotonic())
             try:
-                with _busy_timeout(max(0.0, deadline - time.monotonic())), transaction.atomic():
+                with (
+                    _busy_timeout(remaining),
+                    transaction.atomic(),
+                    _postgres_lock_timeout(remaining),
+                ):
                     taken = SessionLease.objects.filter(
                         session_id=session_id, expires_at__lte=now
                     ).update(token=token, expires_at=expires, acquired_at=now)
                     if taken:
-                        self.stats.extra["takeovers"] = self.stats.extra.get("takeovers", 0) + 1
+                        self._count("takeovers")
                     else:
                         SessionLease.objects.create(
                             session_id=session_id, token=token, expires_at=expires, acquired_at=now
                         )
+                    if not keep:
+                        SessionLease.objects.filter(session_id=session_id, token=token).delete()
                 self.stats.acquired += 1
                 return token
             except IntegrityError:
-                pass  # held by someone else and not expired
+                pass  # a live lease of a long operation
             except OperationalError as exc:
-                # SQLite: another writer's transaction outlasted our remaining time.
-                if connection.vendor != "sqlite" or "locked" not in str(exc):
+                if not _lock_wait_expired(exc):
                     raise
             if time.monotonic() >= deadline:
                 self.stats.timeouts += 1
@@ -179,9 +269,69 @@ class DatabaseLeaseLock(SessionLock):
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 1.5, 0.25)
 
-    def _release(self, session_id: int, token: str) -> None:
-        with transaction.atomic():
-            SessionLease.objects.filter(session_id=session_id, token=token).delete()
+    def _renew(self, lease: Lease, *, still_held: Callable[[str], bool]) -> None:
+        """Push the lease row's expiry forward (on the renewer thread's own connection)."""
+        try:
+            with _busy_timeout(lease.lease_ms / 3000), transaction.atomic():
+                extended = SessionLease.objects.filter(
+                    session_id=lease.session_id, token=lease.token
+                ).update(expires_at=timezone.now() + timedelta(milliseconds=lease.lease_ms))
+        except DatabaseError as exc:
+            logger.debug("renewing the lease of session %s failed: %s", lease.session_id, exc)
+            return
+        finally:
+            connection.close()  # the renewer thread keeps no connection between renewals
+        if extended:
+            self._count("renewals")
+        elif still_held(lease.token):
+            self._renewer.remove(lease.token)
+            logger.warning(
+                "The lease of session %s expired or was taken while held; another writer may "
+                "run concurrently. Raise TTMEMORY['LOCK_LEASE'].",
+                lease.session_id,
+            )
+
+
+def _nothing() -> None:
+    """The release of a lock the transaction's end releases by itself."""
+
+
+def _require_transaction() -> None:
+    if not connection.in_atomic_block:
+        raise TransactionManagementError(
+            "SessionLock.hold() must be called inside transaction.atomic()"
+        )
+
+
+@contextmanager
+def _postgres_lock_timeout(seconds: float) -> Iterator[None]:
+    """On PostgreSQL, wait at most ``seconds`` for row and advisory locks in the body.
+
+    Call inside a savepoint: the previous ``lock_timeout`` (maybe set by the server or the
+    role) is put back when the body succeeds, and the savepoint's rollback puts it back when
+    it fails.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('lock_timeout')")
+        row = cursor.fetchone()
+        previous = str(row[0]) if row else "0"
+        # 0 would mean "wait forever" to PostgreSQL.
+        cursor.execute(
+            "SELECT set_config('lock_timeout', %s, true)", [f"{max(1, int(seconds * 1000))}ms"]
+        )
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
+
+
+def _lock_wait_expired(exc: OperationalError) -> bool:
+    """PostgreSQL's lock_timeout (55P03) or SQLite's busy timeout ran out."""
+    if connection.vendor == "sqlite":
+        return "locked" in str(exc)
+    return getattr(exc.__cause__, "sqlstate", None) == "55P03"  # lock_not_available
 
 
 def _exclusive_transactions() -> bool:
@@ -231,17 +381,29 @@ class LocalLock(SessionLock):
 
     @contextmanager
     def locked(self, session_id: int, *, timeout: float) -> Iterator[None]:
+        key = (id(self), session_id)
+        if held_in_transaction(key):
+            with transaction.atomic():
+                yield
+            return
+        lock = self._take(session_id, timeout=timeout)
+        with atomic_holding(key, lock.release):
+            yield
+
+    def hold(self, session_id: int, *, timeout: float) -> None:
+        _require_transaction()
+        key = (id(self), session_id)
+        if not held_in_transaction(key):
+            release_at_transaction_end(key, self._take(session_id, timeout=timeout).release)
+
+    def _take(self, session_id: int, *, timeout: float) -> threading.Lock:
         with self._guard:
             lock = self._locks.setdefault(session_id, threading.Lock())
         if not lock.acquire(timeout=timeout):
             self.stats.timeouts += 1
             raise LockTimeout(lock_timeout_message(session_id, timeout, "in-process lock"))
-        try:
-            self.stats.acquired += 1
-            with transaction.atomic():
-                yield
-        finally:
-            lock.release()
+        self.stats.acquired += 1
+        return lock
 
 
 def default_lock_config() -> dict[str, object]:

@@ -9,15 +9,22 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
+from django.db.transaction import TransactionManagementError
 
 from ttmemory.backends import load_backend
 from ttmemory.backends.locks.base import SessionLock
 from ttmemory.backends.locks.database import default_lock_config, lock_timeout_message
 from ttmemory.backends.locks.renewal import Lease, Renewer
+from ttmemory.backends.locks.scope import (
+    atomic_holding,
+    held_in_transaction,
+    release_at_transaction_end,
+)
 from ttmemory.backends.options import (
     check_bool,
     check_key_prefix,
@@ -71,10 +78,11 @@ class RedisLock(SessionLock):
     The key is ``<key_prefix>:{s<id>}:lock``; every Redis key of a session carries the hash tag
     ``{s<id>}`` (see ``session_key``), so they share one slot and the lock works on Redis
     Cluster (``cluster=True``). The lock is taken first, then ``transaction.atomic()`` is
-    opened for the body; the key is deleted by a compare-and-delete script after the transaction
-    has committed or rolled back, so a holder whose lease expired cannot release someone else's
-    lock. A dead holder's key expires after ``lease`` seconds (``TTMEMORY['LOCK_LEASE']`` when
-    not given); while a live holder runs, a daemon thread extends its lease every third of it.
+    opened for the body; the key is deleted by a compare-and-delete script once the OUTERMOST
+    transaction has committed or rolled back (inside a caller's transaction, at that one's end),
+    so a holder whose lease expired cannot release someone else's lock. A dead holder's key
+    expires after ``lease`` seconds (``TTMEMORY['LOCK_LEASE']`` when not given); while a live
+    holder's transaction is open, a daemon thread extends its lease every third of it.
 
     When Redis cannot be reached (connection refused, socket timeout, cluster down) the write
     is not failed: the lock falls back to ``fallback`` (by default the database lock of the
@@ -133,7 +141,11 @@ class RedisLock(SessionLock):
         self._outage = False  # a warning was logged and "Redis is back" not yet
         self._retry_at = 0.0  # monotonic time before which Redis is not tried
         self._probing = False  # one caller is trying Redis again after the breaker period
-        self._renewer = Renewer(lambda lease, still_held: self._renew(lease, still_held=still_held))
+        self._held: dict[str, Lease] = {}  # by token: the leases this process holds
+        self._renewer = Renewer(
+            lambda lease, still_held: self._renew(lease, still_held=still_held),
+            name="ttmemory-redis-lock-renewer",
+        )
         if fallback is not None:
             self.fallback  # noqa: B018 - a bad explicit fallback fails at startup, not in an outage
 
@@ -161,6 +173,11 @@ class RedisLock(SessionLock):
 
     @contextmanager
     def locked(self, session_id: int, *, timeout: float) -> Iterator[None]:
+        key = (id(self), session_id)
+        if held_in_transaction(key):
+            with transaction.atomic():
+                yield
+            return
         deadline = time.monotonic() + timeout
         lease = None
         route = self._route()
@@ -177,11 +194,32 @@ class RedisLock(SessionLock):
                     raise
                 yield
             return
-        try:
-            with transaction.atomic():
-                yield
-        finally:
-            self._release(lease)
+        with atomic_holding(key, partial(self._release, lease)):
+            yield
+
+    def hold(self, session_id: int, *, timeout: float) -> None:
+        if not transaction.get_connection().in_atomic_block:
+            raise TransactionManagementError(
+                "SessionLock.hold() must be called inside transaction.atomic()"
+            )
+        key = (id(self), session_id)
+        if held_in_transaction(key):
+            return
+        deadline = time.monotonic() + timeout
+        lease = None
+        route = self._route()
+        if route is not None:
+            lease = self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route)
+        if lease is None:
+            remaining = max(deadline - time.monotonic(), MIN_FALLBACK_TIMEOUT)
+            self._count("fallbacks")
+            try:
+                self.fallback.hold(session_id, timeout=remaining)
+            except LockTimeout:
+                self._count("timeouts")
+                raise
+            return
+        release_at_transaction_end(key, partial(self._release, lease))
 
     def close(self) -> None:
         self._renewer.stop()
@@ -193,14 +231,22 @@ class RedisLock(SessionLock):
             fallback.close()
 
     def erase_sessions(self, session_ids: list[int]) -> int:
-        """Delete every Redis key of these sessions (namespace erasure); returns how many."""
+        """Delete every Redis key of these sessions (namespace erasure); returns how many.
+
+        A lock key this process still holds (the erase ran inside a caller's transaction that
+        has not ended) is left to its release at that transaction's end.
+        """
         client = self._get_client()
+        with self._state:
+            held = {lease.key for lease in self._held.values()}
         deleted = 0
         for session_id in session_ids:
             pattern = session_keys_pattern(session_id, key_prefix=self.key_prefix)
             keys = list(client.scan_iter(match=pattern, count=500))
             for key in keys:  # one key per call: keys of a session share a slot anyway
-                deleted += int(client.delete(key))
+                name = key.decode() if isinstance(key, bytes) else str(key)
+                if name not in held:
+                    deleted += int(client.delete(key))
         return deleted
 
     # -- Redis -------------------------------------------------------------------------------
@@ -264,6 +310,8 @@ class RedisLock(SessionLock):
             raise
         self._count("acquired")
         lease = Lease(key, token, lease_ms, session_id, time.monotonic() + lease_ms / 3000.0)
+        with self._state:
+            self._held[token] = lease
         if self.renew:
             self._renewer.add(lease)
         return lease
@@ -273,6 +321,8 @@ class RedisLock(SessionLock):
         from redis.exceptions import RedisClusterException, RedisError  # optional dependency
 
         self._renewer.remove(lease.token)
+        with self._state:
+            self._held.pop(lease.token, None)
         script = self._release_script
         if script is None:  # closed while held: the lease expires
             return

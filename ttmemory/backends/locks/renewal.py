@@ -1,4 +1,8 @@
-"""Lease renewal for Redis locks: one daemon thread per lock backend extends held leases."""
+"""Lease renewal: one daemon thread per lock backend extends the leases its holders still hold.
+
+Used by ``RedisLock`` (every held key) and by ``DatabaseLeaseLock.lease()`` (the lease row of a
+long, multi-transaction operation), so an operation longer than ``LOCK_LEASE`` keeps its lock.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from dataclasses import dataclass
 
 @dataclass
 class Lease:
+    """One held lease: renewed every third of ``lease_ms`` until removed."""
+
     key: str
     token: str
     lease_ms: int
@@ -21,8 +27,14 @@ class Lease:
 class Renewer:
     """One daemon thread per lock backend that extends the leases of every held lock."""
 
-    def __init__(self, renew: Callable[[Lease, Callable[[str], bool]], None]) -> None:
+    def __init__(
+        self,
+        renew: Callable[[Lease, Callable[[str], bool]], None],
+        *,
+        name: str = "ttmemory-lock-renewer",
+    ) -> None:
         self._renew = renew
+        self._name = name
         self._cond = threading.Condition()
         self._held: dict[str, Lease] = {}
         self._thread: threading.Thread | None = None
@@ -38,9 +50,7 @@ class Renewer:
             self._stopped = False
             self._held[lease.token] = lease
             if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._run, name="ttmemory-redis-lock-renewer", daemon=True
-                )
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
             self._cond.notify()
 
