@@ -5,10 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 
 from ttmemory import memory
 from ttmemory.models import MemorySession
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    """Each test starts with an empty cache: the API's write throttle counts requests per user
+    id there, and ids repeat across tests (a busy suite would otherwise be throttled)."""
+    cache.clear()
 
 
 @pytest.fixture

@@ -42,10 +42,16 @@ def test_a_tool_result_long_after_its_call_joins_the_calls_group(
     assert "a0" not in [m.get("content") for m in window]
 
 
-def test_a_result_for_a_call_never_made_heads_its_own_group(session: MemorySession) -> None:
+def test_a_result_for_a_call_never_made_is_refused_after_searching_the_whole_history(
+    session: MemorySession,
+) -> None:
     memory.message_add_many(session=session, messages=[assistant(f"a{i}") for i in range(60)])
-    orphan = memory.message_add(session=session, message=tool_result("never-called"))
-    assert group_of(session, orphan.seq) == orphan.seq
+
+    with pytest.raises(MemoryValidationError) as caught:
+        memory.message_add(session=session, message=tool_result("never-called"))
+
+    assert caught.value.field == "message.tool_call_id"
+    assert "none in its history" in str(caught.value)
 
 
 @pytest.mark.parametrize(
