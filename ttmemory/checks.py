@@ -13,7 +13,7 @@ from django.apps import apps
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.utils.module_loading import import_string
 
 from ttmemory import conversation
@@ -26,6 +26,7 @@ from ttmemory.conf import DEFAULTS, SETTINGS, InvalidSetting, app_settings
 from ttmemory.crypto import Keyring
 from ttmemory.exceptions import EncryptionKeyError
 from ttmemory.longterm.blind import parse_blind_key
+from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade
 
 KEY_HINT = (
     "Set TTMEMORY['ENCRYPTION_KEYS'] = ['k1:<base64 of 32 random bytes>'] or the "
@@ -263,6 +264,32 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     return warnings
 
 
+def check_ciphertext_upgrade(
+    databases: list[str] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
+    """W010 while values encrypted before row binding remain (one indexed query per database)."""
+    warnings: list[checks.CheckMessage] = []
+    for alias in databases or []:
+        try:
+            pending = (
+                CiphertextUpgrade.objects.using(alias)
+                .filter(name=ROW_BINDING, finished_at__isnull=True)
+                .exists()
+            )
+        except DatabaseError:  # not migrated yet: nothing stored, nothing to upgrade
+            continue
+        if pending:
+            warnings.append(
+                checks.Warning(
+                    f"Database {alias!r} holds values encrypted before row binding; they are "
+                    "still read, and refused once the upgrade finishes.",
+                    hint="Run: python manage.py ttmemory_rebind (batched, resumable).",
+                    id="ttmemory.W010",
+                )
+            )
+    return warnings
+
+
 def register() -> None:
     for check in (
         check_settings_shape,
@@ -275,3 +302,4 @@ def register() -> None:
     ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
+    checks.register(check_ciphertext_upgrade, "ttmemory", checks.Tags.database)

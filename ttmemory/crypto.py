@@ -2,10 +2,12 @@
 
 Wire format of one encrypted value (bytes)::
 
-    b"\\x01" | len(key_id) (1 byte) | key_id (ASCII) | nonce (12 bytes) | ciphertext + tag (16)
+    version (1 byte) | len(key_id) (1 byte) | key_id (ASCII) | nonce (12 bytes) | ciphertext + tag
 
-The associated data binds a value to its table and column, so a value copied into another
-column does not decrypt.
+The version names the associated data the value was sealed with: 2 (``FORMAT_VERSION``)
+binds it to its table, column and row (``fields._EncryptedField.row_aad``); 1
+(``LEGACY_FORMAT_VERSION``, before row binding) to table and column only. A value copied into
+another column or row does not decrypt.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from django.dispatch import receiver
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import DecryptionError, EncryptionKeyError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+LEGACY_FORMAT_VERSION = 1
+_KNOWN_VERSIONS = frozenset({FORMAT_VERSION, LEGACY_FORMAT_VERSION})
 NONCE_BYTES = 12
 KEY_BYTES = 32
 KEY_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
@@ -113,16 +117,17 @@ class Keyring:
         try:
             return cipher.decrypt(nonce, blob[start + NONCE_BYTES :], aad)
         except InvalidTag:
+            # The associated data is not quoted: it names the row (namespace, ids).
             raise DecryptionError(
                 f"value failed authentication with key {key_id!r}: wrong key, tampered data, "
-                f"or a value moved from another column ({aad.decode(errors='replace')})"
+                "or a value moved from another column or row"
             ) from None
 
 
 def key_id_of(blob: bytes) -> str:
     """Return the key id a stored value was encrypted with; DecryptionError if not ours."""
     blob = bytes(blob)
-    if len(blob) < 2 or blob[0] != FORMAT_VERSION:
+    if len(blob) < 2 or blob[0] not in _KNOWN_VERSIONS:
         raise DecryptionError("value is not a ttmemory ciphertext (unknown format)")
     length = blob[1]
     if len(blob) < 2 + length + NONCE_BYTES + 16:

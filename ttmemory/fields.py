@@ -1,18 +1,37 @@
-"""Encrypted model fields: AES-256-GCM per value, bound to table and column, with a key id."""
+"""Encrypted model fields: AES-256-GCM per value, bound to their row, with a key id.
+
+A field declared with ``bind=("namespace", "session_id", "seq")`` authenticates, as associated
+data, its table, its column and those columns of its own row (``row_aad``). Moving a value to
+another row, another tenant's included, makes it fail with ``DecryptionError``.
+
+The database hands a bound field's bytes to ``from_db_value`` without the row, so they arrive
+as a ``Sealed`` value and are opened by the code that has the row's columns: the field's
+descriptor (model instances, lazily, on first access) and ``EncryptedQuerySet.values()`` /
+``values_list()``, which select the binding columns too and open every row as it is read. A
+``Sealed`` value that escapes (a ``values_list()`` across a relation) is not data: it cannot
+be used as text or JSON, so ciphertext is never mistaken for content.
+
+Values written before row binding (format 1: associated data ``ttmemory:<table>.<column>``) are
+read only while ``legacy_format_accepted()`` says so (until ``ttmemory_rebind`` finishes).
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
-from django.core.exceptions import FieldError, ImproperlyConfigured
-from django.db import models
+from django.core.exceptions import FieldDoesNotExist, FieldError, ImproperlyConfigured
+from django.db import models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.query import BaseIterable, ValuesIterable
+from django.db.models.utils import create_namedtuple_class
 
-from ttmemory.crypto import get_keyring
+from ttmemory.crypto import FORMAT_VERSION, LEGACY_FORMAT_VERSION, get_keyring
+from ttmemory.exceptions import DecryptionError
 
 try:  # orjson decodes about 6x faster; reads of long histories are the hot path
     import orjson
@@ -21,12 +40,89 @@ try:  # orjson decodes about 6x faster; reads of long histories are the hot path
 except ImportError:  # pragma: no cover - orjson is a dependency, but stay importable without it
     _fast_loads = json.loads
 
+_M = TypeVar("_M", bound=models.Model)
+_LEGACY_BYTE = bytes([LEGACY_FORMAT_VERSION])
+
 # orjson turns integers beyond 64 bits into floats. Such values are tagged at write time and
 # decoded by the standard library, so every JSON type round-trips exactly.
 _EXACT_TAG = b"\x00"
 _LONG_DIGITS = re.compile(rb"\d{19,}")
 
-__all__ = ["EncryptedJSONField", "EncryptedTextField", "encrypt"]
+__all__ = [
+    "EncryptedJSONField",
+    "EncryptedQuerySet",
+    "EncryptedTextField",
+    "Sealed",
+    "encrypt",
+    "seal",
+]
+
+
+class Sealed:
+    """Ciphertext read from the database, not yet opened with its row's binding.
+
+    Deliberately not ``str``, ``bytes`` or ``dict``: a value that was never opened fails loudly
+    wherever content is expected instead of passing ciphertext off as data.
+    """
+
+    __slots__ = ("blob",)
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    def __repr__(self) -> str:
+        return "<Sealed ttmemory value: read it through its model or EncryptedQuerySet>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sealed) and other.blob == self.blob
+
+    def __hash__(self) -> int:
+        return hash(self.blob)
+
+
+def _refuse_legacy() -> bool:
+    return False
+
+
+# Whether format-1 values (bound to table and column only) may still be read. Wired in
+# ``apps.ready`` to the database marker that ``ttmemory_rebind`` clears; refuse until then.
+_legacy_policy: Callable[[], bool] = _refuse_legacy
+
+
+def set_legacy_format_policy(policy: Callable[[], bool]) -> None:
+    """Install the callable deciding whether pre-row-binding values are still readable."""
+    global _legacy_policy
+    _legacy_policy = policy
+
+
+def legacy_format_accepted() -> bool:
+    return _legacy_policy()
+
+
+class _BoundAttribute:
+    """The descriptor of a bound field: opens a ``Sealed`` value on first access, with the
+    instance's own binding columns, and caches the plaintext on the instance."""
+
+    def __init__(self, field: _EncryptedField) -> None:
+        self.field = field
+
+    def __get__(self, instance: Any, cls: Any = None) -> Any:
+        if instance is None:
+            return self
+        data = instance.__dict__
+        field = self.field
+        attname = field.attname
+        if attname not in data:  # deferred: load it with whatever binding is missing
+            missing = [name for name in field.bind if name not in data]
+            instance.refresh_from_db(fields=[attname, *missing])
+        value = data[attname]
+        if type(value) is Sealed:
+            value = field.open(value.blob, field.binding_of(instance))
+            data[attname] = value
+        return value
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[self.field.attname] = value
 
 
 class _EncryptedField(models.Field):
@@ -34,8 +130,11 @@ class _EncryptedField(models.Field):
 
     empty_values = [None]
     description = "Encrypted value"
+    # ``bind`` changes what a value is authenticated with, never the column.
+    non_db_attrs = (*models.Field.non_db_attrs, "bind")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, bind: Sequence[str] = (), **kwargs: Any) -> None:
+        self.bind = tuple(bind)
         for option in ("unique", "db_index", "primary_key"):
             if kwargs.get(option):
                 raise ImproperlyConfigured(
@@ -44,12 +143,71 @@ class _EncryptedField(models.Field):
                 )
         super().__init__(*args, **kwargs)
 
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        if self.bind:
+            kwargs["bind"] = self.bind
+        return name, path, args, kwargs
+
+    def contribute_to_class(self, cls: Any, name: str, private_only: bool = False) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only)
+        if self.bind:
+            setattr(cls, self.attname, _BoundAttribute(self))
+
     def get_internal_type(self) -> str:
         return "BinaryField"
 
     @cached_property
     def associated_data(self) -> bytes:
+        """Format 1 (before row binding): table and column only. Read while migrating."""
         return f"ttmemory:{self.model._meta.db_table}.{self.column}".encode()
+
+    @cached_property
+    def _aad_prefix(self) -> str:
+        return f"ttmemory/{FORMAT_VERSION}:{self.model._meta.db_table}.{self.column}|"
+
+    def row_aad(self, binding: Sequence[Any]) -> bytes:
+        """Format 2 associated data: table, column and the row's binding columns, each
+        length-prefixed (``<chars>:<text>``) so no two rows can produce the same bytes."""
+        parts = [self._aad_prefix]
+        for value in binding:
+            if value is None:
+                raise DecryptionError(
+                    f"{self.model.__name__}.{self.name} is bound to {', '.join(self.bind)}, "
+                    "and one of them is not set"
+                )
+            text = value if type(value) is str else str(value)
+            parts.append(f"{len(text)}:{text}")
+        return "".join(parts).encode()
+
+    def binding_of(self, instance: Any) -> tuple[Any, ...]:
+        return tuple(getattr(instance, name) for name in self.bind)
+
+    def seal(self, value: Any, binding: Sequence[Any]) -> Sealed | None:
+        """Encrypt ``value`` for the row whose binding columns hold ``binding``."""
+        if value is None:
+            return None
+        return Sealed(get_keyring().encrypt(self.to_plaintext(value), self.row_aad(binding)))
+
+    def open(self, blob: bytes, binding: Sequence[Any]) -> Any:
+        """Decrypt ``blob`` read from the row whose binding columns hold ``binding``."""
+        keyring = get_keyring()
+        if blob[:1] == _LEGACY_BYTE:
+            if not legacy_format_accepted():
+                raise DecryptionError(
+                    f"{self.model.__name__}.{self.name} holds a value in the format before row "
+                    "binding, and ttmemory_rebind has finished; it is refused (restored from "
+                    "an old backup? run ttmemory_rebind again)"
+                )
+            aad = self.associated_data
+        else:
+            aad = self.row_aad(binding)
+        try:
+            plaintext = keyring.decrypt(blob, aad)
+        except DecryptionError as exc:
+            where = f" (bound to {', '.join(self.bind)})" if self.bind else ""
+            raise DecryptionError(f"{self.model.__name__}.{self.name}{where}: {exc}") from None
+        return self.from_plaintext(plaintext)
 
     def get_lookup(self, lookup_name: str) -> Any:
         if lookup_name == "isnull":
@@ -72,23 +230,35 @@ class _EncryptedField(models.Field):
     def from_plaintext(self, data: bytes) -> Any:
         raise NotImplementedError
 
-    def encrypt_value(self, value: Any) -> bytes | None:
-        if value is None:
-            return None
-        return get_keyring().encrypt(self.to_plaintext(value), self.associated_data)
-
-    def decrypt_value(self, blob: bytes | memoryview | None) -> Any:
-        if blob is None:
-            return None
-        return self.from_plaintext(get_keyring().decrypt(bytes(blob), self.associated_data))
+    def pre_save(self, model_instance: Any, add: bool) -> Any:
+        # The instance is here, so this is where a bound value learns its row.
+        value = getattr(model_instance, self.attname)
+        if not self.bind:
+            return value
+        return self.seal(value, self.binding_of(model_instance))
 
     def get_db_prep_value(
         self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
     ) -> Any:
-        return self.encrypt_value(value)
+        if value is None:
+            return None
+        if type(value) is Sealed:
+            return value.blob
+        if self.bind:
+            raise TypeError(
+                f"{self.model.__name__}.{self.name} is bound to its row ({', '.join(self.bind)}): "
+                "write it through a model instance (save, create, bulk_create) or pass "
+                "ttmemory.fields.seal(instance, name, value) to QuerySet.update()"
+            )
+        sealed = self.seal(value, ())
+        return sealed.blob if sealed is not None else None
 
     def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> Any:
-        return self.decrypt_value(value)
+        if value is None:
+            return None
+        if self.bind:
+            return Sealed(bytes(value))
+        return self.open(bytes(value), ())
 
 
 class EncryptedTextField(_EncryptedField):
@@ -140,6 +310,14 @@ class EncryptedJSONField(_EncryptedField):
         return super().formfield(**{"form_class": forms.JSONField, **kwargs})
 
 
+def seal(instance: models.Model, name: str, value: Any) -> Sealed | None:
+    """``value`` encrypted for ``instance``'s row, for ``QuerySet.update(name=...)``."""
+    field = instance._meta.get_field(name)
+    if not isinstance(field, _EncryptedField):
+        raise TypeError(f"{type(instance).__name__}.{name} is not an encrypted field")
+    return field.seal(value, field.binding_of(instance))
+
+
 def encrypt(base_field: models.Field) -> _EncryptedField:
     """django-cryptography's familiar shape: ``encrypt(models.TextField(null=True))``.
 
@@ -159,3 +337,186 @@ def encrypt(base_field: models.Field) -> _EncryptedField:
     raise ImproperlyConfigured(
         f"encrypt() supports TextField, CharField and JSONField, not {type(base_field).__name__}"
     )
+
+
+class _OpenPlan:
+    """How to open the bound fields of one ``values()`` / ``values_list()`` row.
+
+    ``names`` is what is selected: the caller's names, then any binding column they did not ask
+    for (``extra``). ``opens`` holds, per bound field asked for, its position (or name), the
+    field, and the positions (or names) of its binding columns.
+    """
+
+    __slots__ = ("names", "opens", "row_class", "shape", "width")
+
+    def __init__(self, names: list[Any], width: int, opens: list[Any]) -> None:
+        self.names = names
+        self.width = width
+        self.opens = opens
+        self.shape = "tuple"
+        self.row_class: Any = None
+
+
+def _open_plan(model: Any, requested: Sequence[Any], *, by_name: bool) -> _OpenPlan | None:
+    """None when no bound encrypted field of ``model`` is asked for (nothing to do)."""
+    meta = model._meta
+    names: list[Any] = list(requested)
+    resolved: list[str | None] = []
+    for name in names:
+        field = None
+        if isinstance(name, str) and "__" not in name:
+            try:
+                field = meta.get_field("id" if name == "pk" else name)
+            except FieldDoesNotExist:
+                field = None
+        resolved.append(getattr(field, "attname", None))
+    opens = []
+    width = len(names)
+    for position, attname in enumerate(resolved[:width]):
+        field = meta.get_field(attname) if attname else None
+        if not isinstance(field, _EncryptedField) or not field.bind:
+            continue
+        binding = []
+        for bound in field.bind:
+            if bound not in resolved:
+                names.append(bound)
+                resolved.append(bound)
+            binding.append(resolved.index(bound))
+        if by_name:
+            opens.append((names[position], field, tuple(names[i] for i in binding)))
+        else:
+            opens.append((position, field, tuple(binding)))
+    if not opens:
+        return None
+    return _OpenPlan(names, width, opens)
+
+
+class _OpenedValuesListIterable(BaseIterable):
+    """``values_list()`` rows with bound fields opened and the extra binding columns dropped."""
+
+    def __iter__(self) -> Iterator[Any]:
+        queryset = self.queryset
+        plan: _OpenPlan = queryset._open_plan
+        compiler = queryset.query.get_compiler(queryset.db)
+        rows = compiler.results_iter(
+            tuple_expected=True, chunked_fetch=self.chunked_fetch, chunk_size=self.chunk_size
+        )
+        width, opens, shape = plan.width, plan.opens, plan.shape
+        if shape == "flat":  # the hot path of message_recent: one bound column, nothing else
+            _, field, binding = opens[0]
+            open_ = field.open
+            for row in rows:
+                value = row[0]
+                yield None if value is None else open_(value.blob, [row[i] for i in binding])
+            return
+        row_class = plan.row_class
+        for row in rows:
+            out = list(row[:width])
+            for position, field, binding in opens:
+                value = out[position]
+                if value is not None:
+                    out[position] = field.open(value.blob, [row[i] for i in binding])
+            yield row_class(*out) if row_class is not None else tuple(out)
+
+
+class _OpenedValuesIterable(BaseIterable):
+    """``values()`` dicts with bound fields opened and the extra binding columns dropped."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        queryset = self.queryset
+        plan: _OpenPlan = queryset._open_plan
+        extra = plan.names[plan.width :]
+        for row in ValuesIterable(
+            queryset, chunked_fetch=self.chunked_fetch, chunk_size=self.chunk_size
+        ):
+            for name, field, binding in plan.opens:
+                value = row[name]
+                if value is not None:
+                    row[name] = field.open(value.blob, [row[b] for b in binding])
+            for name in extra:
+                del row[name]
+            yield row
+
+
+class EncryptedQuerySet(models.QuerySet[_M]):
+    """The QuerySet of a model with bound encrypted fields: ``values()``, ``values_list()`` and
+    ``only()`` select the binding columns a bound field needs, so reads stay one query."""
+
+    _open_plan: _OpenPlan | None = None
+
+    def _clone(self) -> Any:
+        clone = super()._clone()
+        clone._open_plan = self._open_plan
+        return clone
+
+    def _all_names(self) -> list[str]:
+        return [f.attname for f in self.model._meta.concrete_fields]
+
+    def values_list(self, *fields: Any, flat: bool = False, named: bool = False) -> Any:
+        requested = fields or (tuple(self._all_names()) if not self.query.annotations else ())
+        plan = _open_plan(self.model, requested, by_name=False) if requested else None
+        if plan is None:
+            return super().values_list(*fields, flat=flat, named=named)
+        if flat and (named or len(fields) > 1):
+            return super().values_list(*fields, flat=flat, named=named)  # Django's TypeError
+        clone = super().values_list(*plan.names)
+        if flat:
+            plan.shape = "flat"
+        elif named:
+            plan.row_class = create_namedtuple_class(*[str(n) for n in plan.names[: plan.width]])
+        clone._open_plan = plan
+        clone._iterable_class = _OpenedValuesListIterable
+        return clone
+
+    def values(self, *fields: Any, **expressions: Any) -> Any:
+        requested = fields or (tuple(self._all_names()) if not self.query.annotations else ())
+        plan = _open_plan(self.model, requested, by_name=True) if requested else None
+        if plan is None or any(not isinstance(n, str) for n in plan.names):
+            return super().values(*fields, **expressions)
+        clone = super().values(*plan.names, **expressions)
+        clone._open_plan = plan
+        clone._iterable_class = _OpenedValuesIterable
+        return clone
+
+    def update(self, **kwargs: Any) -> int:
+        """Django's ``update()``; a plain value for a bound field is sealed for each row.
+
+        That costs a SELECT ... FOR UPDATE of the rows' binding columns and one UPDATE per row;
+        services that know the row pass ``seal(instance, name, value)`` instead (one UPDATE).
+        """
+        meta = self.model._meta
+        bound: dict[str, _EncryptedField] = {}
+        for name, value in kwargs.items():
+            field = meta.get_field(name)
+            if (
+                isinstance(field, _EncryptedField)
+                and field.bind
+                and value is not None
+                and type(value) is not Sealed
+            ):
+                bound[name] = field
+        if not bound:
+            return super().update(**kwargs)
+        names = list(dict.fromkeys(b for field in bound.values() for b in field.bind))
+        updated = 0
+        with transaction.atomic(using=self.db, savepoint=False):
+            for row in self.select_for_update().values_list("pk", *names):
+                values = dict(zip(names, row[1:], strict=True))
+                sealed = {
+                    name: field.seal(kwargs[name], [values[b] for b in field.bind])
+                    for name, field in bound.items()
+                }
+                updated += self.filter(pk=row[0]).update(**{**kwargs, **sealed})
+        return updated
+
+    def only(self, *fields: Any) -> Any:
+        meta = self.model._meta
+        wanted = list(fields)
+        for name in fields:
+            try:
+                field = meta.get_field(name)
+            except FieldDoesNotExist:
+                continue
+            if isinstance(field, _EncryptedField):
+                wanted.extend(b for b in field.bind if b not in wanted)
+        return super().only(*wanted)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist
@@ -11,8 +12,15 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from ttmemory.exceptions import LockTimeout, MemoryValidationError, SnapshotIntegrityError
+from ttmemory.exceptions import (
+    DecryptionError,
+    LockTimeout,
+    MemoryValidationError,
+    SnapshotIntegrityError,
+)
 from ttmemory.services.idempotency import IdempotencyKeyReusedError
+
+logger = logging.getLogger(__name__)
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -21,7 +29,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist and Http404 -> 404
     ``{"detail": "Not found."}``; a reused
     Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
-    and can be retried); a snapshot failing its checksum -> 409.
+    and can be retried); a snapshot failing its checksum -> 409; a stored value failing
+    authentication (wrong key, tampered, or moved from another row) -> 500 JSON that names
+    nothing of the row (the reason is logged).
     """
     if isinstance(exc, MemoryValidationError):
         return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
@@ -41,4 +51,10 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         )
     if isinstance(exc, SnapshotIntegrityError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, DecryptionError):
+        logger.error("a stored value could not be decrypted: %s", exc)
+        return Response(
+            {"detail": "A stored value failed authentication and was not returned."},
+            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
     return exception_handler(exc, context)

@@ -15,6 +15,7 @@ from ttmemory.backends.llm import LLMResponse, get_llm
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
+from ttmemory.fields import seal
 from ttmemory.longterm import extraction
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange
@@ -245,7 +246,9 @@ def session_summarise(*, session_id: int) -> bool:
     upto = rows[-1][0]
     with session_lock(session):
         updated = MemorySession.objects.filter(pk=session.pk, summary_upto_seq=covered).update(
-            summary=summary, summary_upto_seq=upto, updated_at=timezone.now()
+            summary=seal(session, "summary", summary),
+            summary_upto_seq=upto,
+            updated_at=timezone.now(),
         )
         if updated and app_settings.TRIM_MODE == "delete":
             Message.objects.filter(
