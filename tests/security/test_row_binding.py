@@ -282,15 +282,15 @@ def test_appends_from_a_stale_session_object_are_bound_to_the_seq_they_get(
 # --- upgrading a database written by the previous release ----------------------------------
 
 
-def _row_binding_migration() -> tuple[str, str]:
-    """(this change's migration, the one before it), found by what they do, not by number."""
+def _migration_before_row_binding() -> str:
+    """The migration before this change's, found by what it does, not by its number."""
     loader = MigrationLoader(connection)
-    for (app, name), migration in loader.disk_migrations.items():
+    for (app, _name), migration in loader.disk_migrations.items():
         if app == "ttmemory" and any(
             getattr(op, "name", "") == "CiphertextUpgrade" for op in migration.operations
         ):
             parent = next(dep for dep in migration.dependencies if dep[0] == "ttmemory")
-            return name, parent[1]
+            return str(parent[1])
     raise AssertionError("no migration creates CiphertextUpgrade")
 
 
@@ -354,7 +354,7 @@ def _w010() -> list[checks.CheckMessage]:
 def test_a_database_of_the_previous_release_is_upgraded_and_every_value_reads_back(
     settings: Any,
 ) -> None:
-    ours, previous = _row_binding_migration()
+    previous = _migration_before_row_binding()
     call_command("migrate", "ttmemory", previous, verbosity=0)
     try:
         namespaces = ["user-a", "acme/user-b"]
