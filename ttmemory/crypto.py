@@ -80,6 +80,9 @@ class Keyring:
     keys: list[tuple[str, bytes]]
     _ciphers: dict[str, AESGCM] = field(default_factory=dict, repr=False)
     _headers: dict[str, bytes] = field(default_factory=dict, repr=False)
+    # Header bytes (either format) -> (cipher, where the nonce starts): one dict lookup per
+    # decryption on the read path instead of parsing the key id each time.
+    _by_header: dict[bytes, tuple[AESGCM, int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not self.keys:
@@ -91,6 +94,9 @@ class Keyring:
             seen.add(key_id)
             self._ciphers[key_id] = AESGCM(raw)
             self._headers[key_id] = bytes([FORMAT_VERSION, len(key_id)]) + key_id.encode("ascii")
+            for version in _KNOWN_VERSIONS:
+                header = bytes([version, len(key_id)]) + key_id.encode("ascii")
+                self._by_header[header] = (self._ciphers[key_id], len(header))
 
     @classmethod
     def from_entries(cls, entries: list[str] | tuple[str, ...]) -> Keyring:
@@ -106,6 +112,16 @@ class Keyring:
         return self._headers[key_id] + nonce + self._ciphers[key_id].encrypt(nonce, plaintext, aad)
 
     def decrypt(self, blob: bytes, aad: bytes) -> bytes:
+        try:
+            cipher, start = self._by_header[blob[: 2 + blob[1]]]
+            nonce_end = start + NONCE_BYTES
+            if len(blob) >= nonce_end + 16:
+                return cipher.decrypt(blob[start:nonce_end], blob[nonce_end:], aad)
+        except (KeyError, IndexError, TypeError, InvalidTag):
+            pass  # the checks below say what is wrong
+        return self._decrypt_checked(blob, aad)
+
+    def _decrypt_checked(self, blob: bytes, aad: bytes) -> bytes:
         key_id = key_id_of(blob)
         cipher = self._ciphers.get(key_id)
         if cipher is None:
