@@ -264,12 +264,10 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     return warnings
 
 
-def check_ciphertext_upgrade(
-    databases: list[str] | None = None, **kwargs: Any
-) -> list[checks.CheckMessage]:
+def check_ciphertext_upgrade(**kwargs: Any) -> list[checks.CheckMessage]:
     """W010 while values encrypted before row binding remain (one indexed query per database)."""
     warnings: list[checks.CheckMessage] = []
-    for alias in databases or []:
+    for alias in kwargs.get("databases") or []:
         try:
             pending = (
                 CiphertextUpgrade.objects.using(alias)

@@ -114,9 +114,18 @@ class _BoundAttribute:
         data = instance.__dict__
         field = self.field
         attname = field.attname
-        if attname not in data:  # deferred: load it with whatever binding is missing
-            missing = [name for name in field.bind if name not in data]
-            instance.refresh_from_db(fields=[attname, *missing])
+        if attname not in data:  # deferred: one query for it and its row's binding
+            row = (
+                type(instance)
+                ._base_manager.db_manager(instance._state.db)
+                .filter(pk=instance.pk)
+                .values_list(attname, *field.bind)
+                .get()
+            )
+            for name, stored in zip(field.bind, row[1:], strict=True):
+                data.setdefault(name, stored)  # deferred binding columns come along
+            sealed = row[0]
+            data[attname] = None if sealed is None else field.open(sealed.blob, row[1:])
         value = data[attname]
         if type(value) is Sealed:
             value = field.open(value.blob, field.binding_of(instance))
@@ -466,8 +475,9 @@ def _raw_rows(queryset: Any, iterable: BaseIterable, plan: _OpenPlan) -> Iterato
     return rows
 
 
-def _opener(field: _EncryptedField, binding: tuple[int, ...]) -> Callable[[Any], Any]:
-    """A function from a raw row to the opened value of ``field`` (None stays None)."""
+def _opener(field: _EncryptedField, binding: tuple[int, ...]) -> Callable[[Any, Any], Any]:
+    """A function of (stored bytes, raw row) to the opened value of ``field`` (None stays
+    None); the row's binding columns are at the positions ``binding``."""
     keyring = get_keyring()
     decrypt = keyring.decrypt
     row_aad = field._row_aad
@@ -495,7 +505,7 @@ class _OpenedValuesListIterable(BaseIterable):
 
     def __iter__(self) -> Iterator[Any]:
         queryset = self.queryset
-        plan: _OpenPlan = queryset._open_plan
+        plan: _OpenPlan = queryset._open_plan  # type: ignore[attr-defined]
         rows = _raw_rows(queryset, self, plan)
         width, shape = plan.width, plan.shape
         openers = [(position, _opener(field, binding)) for position, field, binding in plan.opens]
@@ -517,7 +527,7 @@ class _OpenedValuesIterable(BaseIterable):
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         queryset = self.queryset
-        plan: _OpenPlan = queryset._open_plan
+        plan: _OpenPlan = queryset._open_plan  # type: ignore[attr-defined]
         extra = plan.names[plan.width :]
         for row in ValuesIterable(
             queryset, chunked_fetch=self.chunked_fetch, chunk_size=self.chunk_size
@@ -538,7 +548,7 @@ class EncryptedQuerySet(models.QuerySet[_M]):
     _open_plan: _OpenPlan | None = None
 
     def _clone(self) -> Any:
-        clone = super()._clone()
+        clone = super()._clone()  # type: ignore[misc]  # private in the stubs, stable in Django
         clone._open_plan = self._open_plan
         return clone
 
@@ -552,7 +562,7 @@ class EncryptedQuerySet(models.QuerySet[_M]):
             return super().values_list(*fields, flat=flat, named=named)
         if flat and (named or len(fields) > 1):
             return super().values_list(*fields, flat=flat, named=named)  # Django's TypeError
-        clone = super().values_list(*plan.names)
+        clone: Any = super().values_list(*plan.names)
         if flat:
             plan.shape = "flat"
         elif named:
@@ -566,7 +576,7 @@ class EncryptedQuerySet(models.QuerySet[_M]):
         plan = _open_plan(self.model, requested, by_name=True) if requested else None
         if plan is None or any(not isinstance(n, str) for n in plan.names):
             return super().values(*fields, **expressions)
-        clone = super().values(*plan.names, **expressions)
+        clone: Any = super().values(*plan.names, **expressions)
         clone._open_plan = plan
         clone._iterable_class = _OpenedValuesIterable
         return clone

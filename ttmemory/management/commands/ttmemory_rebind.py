@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
@@ -48,7 +49,7 @@ class Command(BaseCommand):
                 on_batch=bar.advance,
                 legacy_only=True,
                 start_after=after,
-                on_checkpoint=lambda pk, t=table: rotation.rebind_checkpoint(upgrade, t, pk),
+                on_checkpoint=partial(rotation.rebind_checkpoint, upgrade, table),
             )
             bar.finish()
             rebound += stats.rebound
