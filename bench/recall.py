@@ -732,8 +732,9 @@ class LargeLoader:
         self.model = f"bench-clusters-{plan.dimensions}"
         self.centres: dict[str, np.ndarray] = {}
         field = Fact._meta.get_field("text")
-        self.encrypt: Callable[[str], Any] = lambda text: field.get_db_prep_value(
-            text, connection, prepared=False
+        # Each text is encrypted for its row: bound to its namespace and text hash.
+        self.encrypt: Callable[[str, str, str], Any] = lambda text, namespace, text_hash: (
+            field.get_db_prep_value(field.seal(text, (namespace, text_hash)), connection)
         )
 
     def close(self) -> None:
@@ -782,16 +783,16 @@ class LargeLoader:
             words = [self.words[j] for j in picks[cursor_at : cursor_at + lengths[i]]]
             cursor_at += int(lengths[i])
             text = " ".join(words) + f" #{offset + i}"
+            text_hash = blind.text_hash(text, namespace=namespace)
             counts: dict[int, int] = {}
             for word in [*words, f"{offset + i}"]:
                 h = self.term_hash(namespace, word)
                 counts[h] = counts.get(h, 0) + 1
             facts.append(
                 (
-                    ids[i], namespace, "snippet", self.encrypt(text),
-                    blind.text_hash(text, namespace=namespace), "{}", vectors[i], self.model,
-                    self.plan.dimensions, sum(counts.values()), index_version, "[]", now, 0, now,
-                    now,
+                    ids[i], namespace, "snippet", self.encrypt(text, namespace, text_hash),
+                    text_hash, "{}", vectors[i], self.model, self.plan.dimensions,
+                    sum(counts.values()), index_version, "[]", now, 0, now, now,
                 )
             )  # fmt: skip
             terms += [(ids[i], namespace, h, tf) for h, tf in counts.items()]

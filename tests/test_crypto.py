@@ -140,3 +140,32 @@ def test_integers_beyond_64_bits_and_digit_strings_round_trip_exactly(
     stored = memory.message_recent(session=session)[0]
     assert stored == value
     assert type(stored["big"]) is int and type(stored["neg"]) is int
+
+
+def test_bound_fields_read_the_same_through_every_queryset_shape(
+    session: MemorySession, django_assert_num_queries: Any
+) -> None:
+    memory.message_add_many(session=session, messages=[user("one"), user("two")])
+    live = Message.objects.filter(session=session).order_by("seq")
+
+    with django_assert_num_queries(1):
+        assert [m["content"] for m in live.values_list("data", flat=True)] == ["one", "two"]
+    with django_assert_num_queries(1):
+        assert [
+            (r.seq, r.data["content"]) for r in live.values_list("seq", "data", named=True)
+        ] == [
+            (1, "one"),
+            (2, "two"),
+        ]
+    with django_assert_num_queries(1):
+        rows = list(live.values("data"))
+    assert rows == [{"data": user("one")}, {"data": user("two")}]  # no binding columns added
+    with django_assert_num_queries(1):
+        assert [m.data["content"] for m in live.only("data")] == ["one", "two"]
+    with django_assert_num_queries(2):  # a deferred column loads with its binding: one query
+        first = live.defer("data", "namespace").first()
+        assert first is not None and first.data == user("one")
+
+    # A plain value through QuerySet.update() is sealed for each row it lands in.
+    assert live.update(data={"role": "user", "content": "same"}) == 2
+    assert [m["content"] for m in memory.message_recent(session=session)] == ["same", "same"]

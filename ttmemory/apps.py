@@ -16,9 +16,12 @@ class TTMemoryConfig(AppConfig):
         # stop runserver, migrate and check --deploy; ready() raises none of them.
         # Imported here, not at module level: they load models, which Django allows only once
         # the app registry is ready (the documented place for this wiring).
-        from ttmemory import checks
+        from ttmemory import checks, fields
+        from ttmemory.models.ciphertext import legacy_format_accepted
 
         checks.register()
+        # Values from before row binding are readable only while their upgrade is pending.
+        fields.set_legacy_format_policy(legacy_format_accepted)
         import ttmemory.services.background
 
         try:  # Celery is optional: with it, background jobs become Celery tasks

@@ -29,6 +29,7 @@ from ttmemory.crypto import Keyring
 from ttmemory.exceptions import EncryptionKeyError
 from ttmemory.longterm.blind import index_version, parse_blind_key
 from ttmemory.models import ApiKey, Fact
+from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade
 
 KEY_HINT = (
     "Set TTMEMORY['ENCRYPTION_KEYS'] = ['k1:<base64 of 32 random bytes>'] or the "
@@ -376,6 +377,30 @@ def check_api_key_grants(
     return found
 
 
+def check_ciphertext_upgrade(**kwargs: Any) -> list[checks.CheckMessage]:
+    """W010 while values encrypted before row binding remain (one indexed query per database)."""
+    warnings: list[checks.CheckMessage] = []
+    for alias in kwargs.get("databases") or []:
+        try:
+            pending = (
+                CiphertextUpgrade.objects.using(alias)
+                .filter(name=ROW_BINDING, finished_at__isnull=True)
+                .exists()
+            )
+        except DatabaseError:  # not migrated yet: nothing stored, nothing to upgrade
+            continue
+        if pending:
+            warnings.append(
+                checks.Warning(
+                    f"Database {alias!r} holds values encrypted before row binding; they are "
+                    "still read, and refused once the upgrade finishes.",
+                    hint="Run: python manage.py ttmemory_rebind (batched, resumable).",
+                    id="ttmemory.W010",
+                )
+            )
+    return warnings
+
+
 def register() -> None:
     for check in (
         check_settings_shape,
@@ -392,3 +417,4 @@ def register() -> None:
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
     checks.register(check_derived_values, "ttmemory", checks.Tags.database)
     checks.register(check_api_key_grants, "ttmemory", checks.Tags.database)
+    checks.register(check_ciphertext_upgrade, "ttmemory", checks.Tags.database)

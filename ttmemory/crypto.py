@@ -2,10 +2,12 @@
 
 Wire format of one encrypted value (bytes)::
 
-    b"\\x01" | len(key_id) (1 byte) | key_id (ASCII) | nonce (12 bytes) | ciphertext + tag (16)
+    version (1 byte) | len(key_id) (1 byte) | key_id (ASCII) | nonce (12 bytes) | ciphertext + tag
 
-The associated data binds a value to its table and column, so a value copied into another
-column does not decrypt.
+The version names the associated data the value was sealed with: 2 (``FORMAT_VERSION``)
+binds it to its table, column and row (``fields._EncryptedField.row_aad``); 1
+(``LEGACY_FORMAT_VERSION``, before row binding) to table and column only. A value copied into
+another column or row does not decrypt.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from django.dispatch import receiver
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import DecryptionError, EncryptionKeyError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+LEGACY_FORMAT_VERSION = 1
+_KNOWN_VERSIONS = frozenset({FORMAT_VERSION, LEGACY_FORMAT_VERSION})
 NONCE_BYTES = 12
 KEY_BYTES = 32
 KEY_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
@@ -78,6 +82,9 @@ class Keyring:
     keys: list[tuple[str, bytes]]
     _ciphers: dict[str, AESGCM] = field(default_factory=dict, repr=False)
     _headers: dict[str, bytes] = field(default_factory=dict, repr=False)
+    # Header bytes (either format) -> (cipher, where the nonce starts): one dict lookup per
+    # decryption on the read path instead of parsing the key id each time.
+    _by_header: dict[bytes, tuple[AESGCM, int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not self.keys:
@@ -89,6 +96,9 @@ class Keyring:
             seen.add(key_id)
             self._ciphers[key_id] = AESGCM(raw)
             self._headers[key_id] = bytes([FORMAT_VERSION, len(key_id)]) + key_id.encode("ascii")
+            for version in _KNOWN_VERSIONS:
+                header = bytes([version, len(key_id)]) + key_id.encode("ascii")
+                self._by_header[header] = (self._ciphers[key_id], len(header))
 
     @classmethod
     def from_entries(cls, entries: list[str] | tuple[str, ...]) -> Keyring:
@@ -104,6 +114,16 @@ class Keyring:
         return self._headers[key_id] + nonce + self._ciphers[key_id].encrypt(nonce, plaintext, aad)
 
     def decrypt(self, blob: bytes, aad: bytes) -> bytes:
+        try:
+            cipher, start = self._by_header[blob[: 2 + blob[1]]]
+            nonce_end = start + NONCE_BYTES
+            if len(blob) >= nonce_end + 16:
+                return cipher.decrypt(blob[start:nonce_end], blob[nonce_end:], aad)
+        except (KeyError, IndexError, TypeError, InvalidTag):
+            pass  # the checks below say what is wrong
+        return self._decrypt_checked(blob, aad)
+
+    def _decrypt_checked(self, blob: bytes, aad: bytes) -> bytes:
         key_id = key_id_of(blob)
         cipher = self._ciphers.get(key_id)
         if cipher is None:
@@ -115,16 +135,17 @@ class Keyring:
         try:
             return cipher.decrypt(nonce, blob[start + NONCE_BYTES :], aad)
         except InvalidTag:
+            # The associated data is not quoted: it names the row (namespace, ids).
             raise DecryptionError(
                 f"value failed authentication with key {key_id!r}: wrong key, tampered data, "
-                f"or a value moved from another column ({aad.decode(errors='replace')})"
+                "or a value moved from another column or row"
             ) from None
 
 
 def key_id_of(blob: bytes) -> str:
     """Return the key id a stored value was encrypted with; DecryptionError if not ours."""
     blob = bytes(blob)
-    if len(blob) < 2 or blob[0] != FORMAT_VERSION:
+    if len(blob) < 2 or blob[0] not in _KNOWN_VERSIONS:
         raise DecryptionError("value is not a ttmemory ciphertext (unknown format)")
     length = blob[1]
     if len(blob) < 2 + length + NONCE_BYTES + 16:

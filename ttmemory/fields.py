@@ -1,18 +1,40 @@
-"""Encrypted model fields: AES-256-GCM per value, bound to table and column, with a key id."""
+"""Encrypted model fields: AES-256-GCM per value, bound to their row, with a key id.
+
+A field declared with ``bind=("namespace", "session_id", "seq")`` authenticates, as associated
+data, its table, its column and those columns of its own row (``row_aad``). Moving a value to
+another row, another tenant's included, makes it fail with ``DecryptionError``.
+
+The database hands a bound field's bytes to ``from_db_value`` without the row, so they arrive
+as a ``Sealed`` value and are opened by the code that has the row's columns: the field's
+descriptor (model instances, lazily, on first access) and ``EncryptedQuerySet.values()`` /
+``values_list()``, which select the binding columns too and open every row as it is read. A
+``Sealed`` value that escapes (a ``values_list()`` across a relation) is not data: it cannot
+be used as text or JSON, so ciphertext is never mistaken for content.
+
+Values written before row binding (format 1: associated data ``ttmemory:<table>.<column>``) are
+read only while ``legacy_format_accepted()`` says so (until ``ttmemory_rebind`` finishes).
+"""
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
-from typing import Any
+from itertools import chain
+from operator import itemgetter
+from typing import Any, TypeVar
 
 from django import forms
-from django.core.exceptions import FieldError, ImproperlyConfigured
-from django.db import models
+from django.core.exceptions import FieldDoesNotExist, FieldError, ImproperlyConfigured
+from django.db import models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.query import BaseIterable, ValuesIterable
+from django.db.models.sql.constants import MULTI
+from django.db.models.utils import create_namedtuple_class
 
-from ttmemory.crypto import get_keyring
+from ttmemory.crypto import FORMAT_VERSION, LEGACY_FORMAT_VERSION, get_keyring
+from ttmemory.exceptions import DecryptionError
 
 try:  # orjson decodes about 6x faster; reads of long histories are the hot path
     import orjson
@@ -21,12 +43,97 @@ try:  # orjson decodes about 6x faster; reads of long histories are the hot path
 except ImportError:  # pragma: no cover - orjson is a dependency, but stay importable without it
     _fast_loads = json.loads
 
+_M = TypeVar("_M", bound=models.Model)
+
 # orjson turns integers beyond 64 bits into floats. Such values are tagged at write time and
 # decoded by the standard library, so every JSON type round-trips exactly.
 _EXACT_TAG = b"\x00"
 _LONG_DIGITS = re.compile(rb"\d{19,}")
 
-__all__ = ["EncryptedJSONField", "EncryptedTextField", "encrypt"]
+__all__ = [
+    "EncryptedJSONField",
+    "EncryptedQuerySet",
+    "EncryptedTextField",
+    "Sealed",
+    "encrypt",
+    "seal",
+]
+
+
+class Sealed:
+    """Ciphertext read from the database, not yet opened with its row's binding.
+
+    Deliberately not ``str``, ``bytes`` or ``dict``: a value that was never opened fails loudly
+    wherever content is expected instead of passing ciphertext off as data.
+    """
+
+    __slots__ = ("blob",)
+
+    def __init__(self, blob: bytes) -> None:
+        self.blob = blob
+
+    def __repr__(self) -> str:
+        return "<Sealed ttmemory value: read it through its model or EncryptedQuerySet>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sealed) and other.blob == self.blob
+
+    def __hash__(self) -> int:
+        return hash(self.blob)
+
+
+def _refuse_legacy() -> bool:
+    return False
+
+
+# Whether format-1 values (bound to table and column only) may still be read. Wired in
+# ``apps.ready`` to the database marker that ``ttmemory_rebind`` clears; refuse until then.
+_legacy_policy: Callable[[], bool] = _refuse_legacy
+
+
+def set_legacy_format_policy(policy: Callable[[], bool]) -> None:
+    """Install the callable deciding whether pre-row-binding values are still readable."""
+    global _legacy_policy
+    _legacy_policy = policy
+
+
+def legacy_format_accepted() -> bool:
+    return _legacy_policy()
+
+
+class _BoundAttribute:
+    """The descriptor of a bound field: opens a ``Sealed`` value on first access, with the
+    instance's own binding columns, and caches the plaintext on the instance."""
+
+    def __init__(self, field: _EncryptedField) -> None:
+        self.field = field
+
+    def __get__(self, instance: Any, cls: Any = None) -> Any:
+        if instance is None:
+            return self
+        data = instance.__dict__
+        field = self.field
+        attname = field.attname
+        if attname not in data:  # deferred: one query for it and its row's binding
+            row = (
+                type(instance)
+                ._base_manager.db_manager(instance._state.db)
+                .filter(pk=instance.pk)
+                .values_list(attname, *field.bind)
+                .get()
+            )
+            for name, stored in zip(field.bind, row[1:], strict=True):
+                data.setdefault(name, stored)  # deferred binding columns come along
+            sealed = row[0]
+            data[attname] = None if sealed is None else field.open(sealed.blob, row[1:])
+        value = data[attname]
+        if type(value) is Sealed:
+            value = field.open(value.blob, field.binding_of(instance))
+            data[attname] = value
+        return value
+
+    def __set__(self, instance: Any, value: Any) -> None:
+        instance.__dict__[self.field.attname] = value
 
 
 class _EncryptedField(models.Field):
@@ -34,8 +141,11 @@ class _EncryptedField(models.Field):
 
     empty_values = [None]
     description = "Encrypted value"
+    # ``bind`` changes what a value is authenticated with, never the column.
+    non_db_attrs = (*models.Field.non_db_attrs, "bind")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, bind: Sequence[str] = (), **kwargs: Any) -> None:
+        self.bind = tuple(bind)
         for option in ("unique", "db_index", "primary_key"):
             if kwargs.get(option):
                 raise ImproperlyConfigured(
@@ -44,12 +154,120 @@ class _EncryptedField(models.Field):
                 )
         super().__init__(*args, **kwargs)
 
+    def deconstruct(self) -> Any:
+        name, path, args, kwargs = super().deconstruct()
+        if self.bind:
+            kwargs["bind"] = self.bind
+        return name, path, args, kwargs
+
+    def contribute_to_class(self, cls: Any, name: str, private_only: bool = False) -> None:
+        super().contribute_to_class(cls, name, private_only=private_only)
+        if self.bind:
+            setattr(cls, self.attname, _BoundAttribute(self))
+
     def get_internal_type(self) -> str:
         return "BinaryField"
 
     @cached_property
     def associated_data(self) -> bytes:
+        """Format 1 (before row binding): table and column only. Read while migrating."""
         return f"ttmemory:{self.model._meta.db_table}.{self.column}".encode()
+
+    @cached_property
+    def _aad_prefix(self) -> str:
+        return f"ttmemory/{FORMAT_VERSION}:{self.model._meta.db_table}.{self.column}|"
+
+    def row_aad(self, binding: Sequence[Any]) -> bytes:
+        """Format 2 associated data: table, column and the row's binding columns, each
+        length-prefixed (``<chars>:<text>``) so no two rows can produce the same bytes."""
+        return self._row_aad(binding)
+
+    @cached_property
+    def _row_aad(self) -> Callable[[Sequence[Any]], bytes]:
+        # Built once per field: on a page of 1,000 messages this runs 1,000 times, and the
+        # unrolled forms cost about half of a loop over the parts.
+        prefix = self._aad_prefix
+        unset = self._unset_binding
+
+        if len(self.bind) == 2:
+
+            def two(binding: Sequence[Any]) -> bytes:
+                a, b = binding
+                if a is None or b is None:
+                    unset()
+                a, b = str(a), str(b)
+                return f"{prefix}{len(a)}:{a}{len(b)}:{b}".encode()
+
+            return two
+        if len(self.bind) == 3:
+            # Rows read together mostly share their first two parts (a page of one session):
+            # the last ones are remembered as one tuple, replaced whole, so threads never mix.
+            last: list[tuple[Any, Any, str]] = [(None, None, "")]
+
+            def three(binding: Sequence[Any]) -> bytes:
+                a, b, c = binding
+                if a is None or b is None or c is None:
+                    unset()
+                seen_a, seen_b, head = last[0]
+                if (
+                    a != seen_a
+                    or b != seen_b
+                    or type(a) is not type(seen_a)
+                    or type(b) is not type(seen_b)
+                ):
+                    sa, sb = str(a), str(b)
+                    head = f"{prefix}{len(sa)}:{sa}{len(sb)}:{sb}"
+                    last[0] = (a, b, head)
+                c = str(c)
+                return f"{head}{len(c)}:{c}".encode()
+
+            return three
+
+        def any_length(binding: Sequence[Any]) -> bytes:
+            out = prefix
+            for value in binding:
+                if value is None:
+                    unset()
+                text = str(value)
+                out += f"{len(text)}:{text}"
+            return out.encode()
+
+        return any_length
+
+    def _unset_binding(self) -> None:
+        raise DecryptionError(
+            f"{self.model.__name__}.{self.name} is bound to {', '.join(self.bind)}, and one of "
+            "them is not set"
+        )
+
+    def binding_of(self, instance: Any) -> tuple[Any, ...]:
+        return tuple(getattr(instance, name) for name in self.bind)
+
+    def seal(self, value: Any, binding: Sequence[Any]) -> Sealed | None:
+        """Encrypt ``value`` for the row whose binding columns hold ``binding``."""
+        if value is None:
+            return None
+        return Sealed(get_keyring().encrypt(self.to_plaintext(value), self.row_aad(binding)))
+
+    def open(self, blob: bytes, binding: Sequence[Any]) -> Any:
+        """Decrypt ``blob`` read from the row whose binding columns hold ``binding``."""
+        keyring = get_keyring()
+        if blob and blob[0] == LEGACY_FORMAT_VERSION:
+            if not legacy_format_accepted():
+                raise DecryptionError(
+                    f"{self.model.__name__}.{self.name} holds a value in the format before row "
+                    "binding, and ttmemory_rebind has finished; it is refused (restored from "
+                    "an old backup? run ttmemory_rebind again)"
+                )
+            aad = self.associated_data
+        else:
+            aad = self.row_aad(binding)
+        try:
+            plaintext = keyring.decrypt(blob, aad)
+        except DecryptionError as exc:
+            where = f" (bound to {', '.join(self.bind)})" if self.bind else ""
+            raise DecryptionError(f"{self.model.__name__}.{self.name}{where}: {exc}") from None
+        return self.from_plaintext(plaintext)
 
     def get_lookup(self, lookup_name: str) -> Any:
         if lookup_name == "isnull":
@@ -72,23 +290,35 @@ class _EncryptedField(models.Field):
     def from_plaintext(self, data: bytes) -> Any:
         raise NotImplementedError
 
-    def encrypt_value(self, value: Any) -> bytes | None:
-        if value is None:
-            return None
-        return get_keyring().encrypt(self.to_plaintext(value), self.associated_data)
-
-    def decrypt_value(self, blob: bytes | memoryview | None) -> Any:
-        if blob is None:
-            return None
-        return self.from_plaintext(get_keyring().decrypt(bytes(blob), self.associated_data))
+    def pre_save(self, model_instance: Any, add: bool) -> Any:
+        # The instance is here, so this is where a bound value learns its row.
+        value = getattr(model_instance, self.attname)
+        if not self.bind:
+            return value
+        return self.seal(value, self.binding_of(model_instance))
 
     def get_db_prep_value(
         self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
     ) -> Any:
-        return self.encrypt_value(value)
+        if value is None:
+            return None
+        if type(value) is Sealed:
+            return value.blob
+        if self.bind:
+            raise TypeError(
+                f"{self.model.__name__}.{self.name} is bound to its row ({', '.join(self.bind)}): "
+                "write it through a model instance (save, create, bulk_create) or pass "
+                "ttmemory.fields.seal(instance, name, value) to QuerySet.update()"
+            )
+        sealed = self.seal(value, ())
+        return sealed.blob if sealed is not None else None
 
     def from_db_value(self, value: Any, expression: Any, connection: BaseDatabaseWrapper) -> Any:
-        return self.decrypt_value(value)
+        if value is None:
+            return None
+        if self.bind:
+            return Sealed(bytes(value))
+        return self.open(bytes(value), ())
 
 
 class EncryptedTextField(_EncryptedField):
@@ -140,6 +370,14 @@ class EncryptedJSONField(_EncryptedField):
         return super().formfield(**{"form_class": forms.JSONField, **kwargs})
 
 
+def seal(instance: models.Model, name: str, value: Any) -> Sealed | None:
+    """``value`` encrypted for ``instance``'s row, for ``QuerySet.update(name=...)``."""
+    field = instance._meta.get_field(name)
+    if not isinstance(field, _EncryptedField):
+        raise TypeError(f"{type(instance).__name__}.{name} is not an encrypted field")
+    return field.seal(value, field.binding_of(instance))
+
+
 def encrypt(base_field: models.Field) -> _EncryptedField:
     """django-cryptography's familiar shape: ``encrypt(models.TextField(null=True))``.
 
@@ -159,3 +397,229 @@ def encrypt(base_field: models.Field) -> _EncryptedField:
     raise ImproperlyConfigured(
         f"encrypt() supports TextField, CharField and JSONField, not {type(base_field).__name__}"
     )
+
+
+class _OpenPlan:
+    """How to open the bound fields of one ``values()`` / ``values_list()`` row.
+
+    ``names`` is what is selected: the caller's names, then any binding column they did not ask
+    for (``extra``). ``opens`` holds, per bound field asked for, its position (or name), the
+    field, and the positions (or names) of its binding columns.
+    """
+
+    __slots__ = ("names", "opens", "row_class", "shape", "width")
+
+    def __init__(self, names: list[Any], width: int, opens: list[Any]) -> None:
+        self.names = names
+        self.width = width
+        self.opens = opens
+        self.shape = "tuple"
+        self.row_class: Any = None
+
+
+def _open_plan(model: Any, requested: Sequence[Any], *, by_name: bool) -> _OpenPlan | None:
+    """None when no bound encrypted field of ``model`` is asked for (nothing to do)."""
+    meta = model._meta
+    names: list[Any] = list(requested)
+    resolved: list[str | None] = []
+    for name in names:
+        field = None
+        if isinstance(name, str) and "__" not in name:
+            try:
+                field = meta.get_field("id" if name == "pk" else name)
+            except FieldDoesNotExist:
+                field = None
+        resolved.append(getattr(field, "attname", None))
+    opens = []
+    width = len(names)
+    for position, attname in enumerate(resolved[:width]):
+        field = meta.get_field(attname) if attname else None
+        if not isinstance(field, _EncryptedField) or not field.bind:
+            continue
+        binding = []
+        for bound in field.bind:
+            if bound not in resolved:
+                names.append(bound)
+                resolved.append(bound)
+            binding.append(resolved.index(bound))
+        if by_name:
+            opens.append((names[position], field, tuple(names[i] for i in binding)))
+        else:
+            opens.append((position, field, tuple(binding)))
+    if not opens:
+        return None
+    return _OpenPlan(names, width, opens)
+
+
+def _raw_rows(queryset: Any, iterable: BaseIterable, plan: _OpenPlan) -> Iterator[Any]:
+    """The query's rows with every converter applied except the bound fields' own: their
+    column arrives as the stored bytes, to be opened here without a ``Sealed`` in between.
+
+    What ``SQLCompiler.results_iter`` does, minus those converters; a page of messages then
+    needs no converter at all, so the rows come straight from the cursor.
+    """
+    compiler = queryset.query.get_compiler(queryset.db)
+    results = compiler.execute_sql(
+        MULTI, chunked_fetch=iterable.chunked_fetch, chunk_size=iterable.chunk_size
+    )
+    skip = {position for position, _, _ in plan.opens}
+    fields = [column[0] for column in compiler.select[: compiler.col_count]]
+    converters = {
+        position: converter
+        for position, converter in compiler.get_converters(fields).items()
+        if position not in skip
+    }
+    rows: Iterator[Any] = chain.from_iterable(results)
+    if converters:
+        rows = compiler.apply_converters(rows, converters)
+    return rows
+
+
+def _opener(field: _EncryptedField, binding: tuple[int, ...]) -> Callable[[Any, Any], Any]:
+    """A function of (stored bytes, raw row) to the opened value of ``field`` (None stays
+    None); the row's binding columns are at the positions ``binding``."""
+    keyring = get_keyring()
+    decrypt = keyring.decrypt
+    row_aad = field._row_aad
+    from_plaintext = field.from_plaintext
+    open_ = field.open
+    pick = itemgetter(*binding) if len(binding) > 1 else (lambda row: (row[binding[0]],))
+
+    def opened(blob: Any, row: Any) -> Any:
+        if blob is None:
+            return None
+        if type(blob) is not bytes:
+            blob = bytes(blob)
+        if not blob or blob[0] != FORMAT_VERSION:
+            return open_(blob, pick(row))  # the old format, or not ours: the full checks
+        try:
+            return from_plaintext(decrypt(blob, row_aad(pick(row))))
+        except DecryptionError:
+            return open_(blob, pick(row))  # again, for the error naming the field
+
+    return opened
+
+
+class _OpenedValuesListIterable(BaseIterable):
+    """``values_list()`` rows with bound fields opened and the extra binding columns dropped."""
+
+    def __iter__(self) -> Iterator[Any]:
+        queryset = self.queryset
+        plan: _OpenPlan = queryset._open_plan  # type: ignore[attr-defined]
+        rows = _raw_rows(queryset, self, plan)
+        width, shape = plan.width, plan.shape
+        openers = [(position, _opener(field, binding)) for position, field, binding in plan.opens]
+        if shape == "flat":  # message_recent: one bound column and its binding, nothing else
+            opened = openers[0][1]
+            for row in rows:
+                yield opened(row[0], row)
+            return
+        row_class = plan.row_class
+        for row in rows:
+            out = list(row[:width])
+            for position, opened in openers:
+                out[position] = opened(out[position], row)
+            yield row_class(*out) if row_class is not None else tuple(out)
+
+
+class _OpenedValuesIterable(BaseIterable):
+    """``values()`` dicts with bound fields opened and the extra binding columns dropped."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        queryset = self.queryset
+        plan: _OpenPlan = queryset._open_plan  # type: ignore[attr-defined]
+        extra = plan.names[plan.width :]
+        for row in ValuesIterable(
+            queryset, chunked_fetch=self.chunked_fetch, chunk_size=self.chunk_size
+        ):
+            for name, field, binding in plan.opens:
+                value = row[name]
+                if value is not None:
+                    row[name] = field.open(value.blob, [row[b] for b in binding])
+            for name in extra:
+                del row[name]
+            yield row
+
+
+class EncryptedQuerySet(models.QuerySet[_M]):
+    """The QuerySet of a model with bound encrypted fields: ``values()``, ``values_list()`` and
+    ``only()`` select the binding columns a bound field needs, so reads stay one query."""
+
+    _open_plan: _OpenPlan | None = None
+
+    def _clone(self) -> Any:
+        clone = super()._clone()  # type: ignore[misc]  # private in the stubs, stable in Django
+        clone._open_plan = self._open_plan
+        return clone
+
+    def _all_names(self) -> list[str]:
+        return [f.attname for f in self.model._meta.concrete_fields]
+
+    def values_list(self, *fields: Any, flat: bool = False, named: bool = False) -> Any:
+        requested = fields or (tuple(self._all_names()) if not self.query.annotations else ())
+        plan = _open_plan(self.model, requested, by_name=False) if requested else None
+        if plan is None:
+            return super().values_list(*fields, flat=flat, named=named)
+        if flat and (named or len(fields) > 1):
+            return super().values_list(*fields, flat=flat, named=named)  # Django's TypeError
+        clone: Any = super().values_list(*plan.names)
+        if flat:
+            plan.shape = "flat"
+        elif named:
+            plan.row_class = create_namedtuple_class(*[str(n) for n in plan.names[: plan.width]])
+        clone._open_plan = plan
+        clone._iterable_class = _OpenedValuesListIterable
+        return clone
+
+    def values(self, *fields: Any, **expressions: Any) -> Any:
+        requested = fields or (tuple(self._all_names()) if not self.query.annotations else ())
+        plan = _open_plan(self.model, requested, by_name=True) if requested else None
+        if plan is None or any(not isinstance(n, str) for n in plan.names):
+            return super().values(*fields, **expressions)
+        clone: Any = super().values(*plan.names, **expressions)
+        clone._open_plan = plan
+        clone._iterable_class = _OpenedValuesIterable
+        return clone
+
+    def update(self, **kwargs: Any) -> int:
+        """Django's ``update()``; a plain value for a bound field is sealed for each row.
+
+        That costs a SELECT ... FOR UPDATE of the rows' binding columns and one UPDATE per row;
+        services that know the row pass ``seal(instance, name, value)`` instead (one UPDATE).
+        """
+        meta = self.model._meta
+        bound: dict[str, _EncryptedField] = {}
+        for name, value in kwargs.items():
+            field = meta.get_field(name)
+            if (
+                isinstance(field, _EncryptedField)
+                and field.bind
+                and value is not None
+                and type(value) is not Sealed
+            ):
+                bound[name] = field
+        if not bound:
+            return super().update(**kwargs)
+        names = list(dict.fromkeys(b for field in bound.values() for b in field.bind))
+        updated = 0
+        with transaction.atomic(using=self.db, savepoint=False):
+            for row in self.select_for_update().values_list("pk", *names):
+                values = dict(zip(names, row[1:], strict=True))
+                sealed = {
+                    name: field.seal(kwargs[name], [values[b] for b in field.bind])
+                    for name, field in bound.items()
+                }
+                updated += self.filter(pk=row[0]).update(**{**kwargs, **sealed})
+        return updated
+
+    def only(self, *fields: Any) -> Any:
+        meta = self.model._meta
+        wanted = list(fields)
+        for name in fields:
+            try:
+                field = meta.get_field(name)
+            except FieldDoesNotExist:
+                continue
+            if isinstance(field, _EncryptedField):
+                wanted.extend(b for b in field.bind if b not in wanted)
+        return super().only(*wanted)

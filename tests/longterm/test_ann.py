@@ -53,7 +53,7 @@ def load_clusters(namespace: str, count: int, rng: np.random.Generator) -> np.nd
     points = unit(
         centres[rng.integers(0, CLUSTERS, count)] + 0.12 * rng.standard_normal((count, DIM))
     )
-    blob = Fact._meta.get_field("text").get_db_prep_value("synthetic", connection)
+    field = Fact._meta.get_field("text")
     now = dt.datetime.now(dt.UTC)
     with connection.cursor() as cursor:
         with cursor.cursor.copy(
@@ -63,8 +63,12 @@ def load_clusters(namespace: str, count: int, rng: np.random.Generator) -> np.nd
         ) as copy:
             for i, point in enumerate(points):
                 vector = "[" + ",".join(f"{x:.6f}" for x in point) + "]"
+                text_hash = f"{namespace}-{i}"  # each text is encrypted for its own row
+                blob = field.get_db_prep_value(
+                    field.seal("synthetic", (namespace, text_hash)), connection
+                )
                 copy.write_row(
-                    (namespace, "fact", blob, f"{namespace}-{i}", "{}", vector, MODEL, DIM, 1,
+                    (namespace, "fact", blob, text_hash, "{}", vector, MODEL, DIM, 1,
                      "[]", now, 0, now, now)
                 )  # fmt: skip
         cursor.execute("ANALYZE ttmemory_fact")

@@ -14,7 +14,12 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import exception_handler, set_rollback
 
-from ttmemory.exceptions import LockTimeout, MemoryValidationError, SnapshotIntegrityError
+from ttmemory.exceptions import (
+    DecryptionError,
+    LockTimeout,
+    MemoryValidationError,
+    SnapshotIntegrityError,
+)
 from ttmemory.services.idempotency import IdempotencyKeyReusedError
 
 logger = logging.getLogger(__name__)
@@ -28,11 +33,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist and Http404 -> 404
     ``{"detail": "Not found."}``; a reused
     Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
-    and can be retried); a snapshot failing its integrity check -> 409; a body Django refused
-    as too large -> 413; the database unavailable (``OperationalError``: connection lost,
-    deadlock, serialisation failure, "database is locked"; ``InterfaceError``: connection
-    closed) -> 503 with ``Retry-After`` (the request's transaction, if any, is rolled back; the
-    error is logged).
+    and can be retried); a snapshot failing its integrity check -> 409; a stored value failing
+    authentication (wrong key, tampered, or moved from another row) -> 500 JSON that names
+    nothing of the row (the reason is logged); a body Django refused as too large -> 413; the
+    database unavailable (``OperationalError``: connection lost, deadlock, serialisation
+    failure, "database is locked"; ``InterfaceError``: connection closed) -> 503 with
+    ``Retry-After`` (the request's transaction, if any, is rolled back; the error is logged).
     """
     if isinstance(exc, MemoryValidationError):
         return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
@@ -52,6 +58,12 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         )
     if isinstance(exc, SnapshotIntegrityError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+    if isinstance(exc, DecryptionError):
+        logger.error("a stored value could not be decrypted: %s", exc)
+        return Response(
+            {"detail": "A stored value failed authentication and was not returned."},
+            status=status.HTTP_500_INTERNAL_SERVER_ERROR,
+        )
     if isinstance(exc, RequestDataTooBig):
         return Response(
             {"detail": "Request body too large."},

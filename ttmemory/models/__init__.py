@@ -2,6 +2,7 @@
 
 from ttmemory.models.apikey import ApiKey
 from ttmemory.models.audit import AuditAction, AuditEntry
+from ttmemory.models.ciphertext import CiphertextUpgrade
 from ttmemory.models.fact import Fact, FactTerm, Profile
 from ttmemory.models.idempotency import IdempotencyRecord
 from ttmemory.models.learnjob import LearnJob, LearnJobStatus
@@ -15,6 +16,7 @@ __all__ = [
     "ApiKey",
     "AuditAction",
     "AuditEntry",
+    "CiphertextUpgrade",
     "Fact",
     "FactTerm",
     "IdempotencyRecord",

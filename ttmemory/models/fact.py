@@ -9,7 +9,7 @@ from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from ttmemory.fields import EncryptedJSONField, EncryptedTextField
+from ttmemory.fields import EncryptedJSONField, EncryptedQuerySet, EncryptedTextField
 
 
 class EmbeddingField(models.Field):
@@ -44,7 +44,7 @@ class EmbeddingField(models.Field):
         return [float(v) for v in value]  # pgvector's own adapter (numpy array)
 
 
-class FactQuerySet(models.QuerySet["Fact"]):
+class FactQuerySet(EncryptedQuerySet["Fact"]):
     def for_namespace(self, namespace: str) -> FactQuerySet:
         return self.filter(namespace=namespace)
 
@@ -67,7 +67,7 @@ class Fact(models.Model):
 
     namespace = models.CharField(max_length=255)
     kind = models.CharField(max_length=32, default="fact")
-    text = EncryptedTextField()
+    text = EncryptedTextField(bind=("namespace", "text_hash"))
     text_hash = models.CharField(max_length=64)
     metadata = models.JSONField(default=dict, blank=True, help_text="Stored in clear.")
     embedding = EmbeddingField(null=True, blank=True, editable=False)
@@ -144,9 +144,11 @@ class Profile(models.Model):
 
     namespace = models.CharField(max_length=255)
     kind = models.CharField(max_length=32, default="user")
-    data = EncryptedJSONField(default=dict)
+    data = EncryptedJSONField(default=dict, bind=("namespace", "kind"))
     expires_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
+
+    objects = EncryptedQuerySet["Profile"].as_manager()
 
     class Meta:
         constraints = [

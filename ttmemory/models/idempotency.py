@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from ttmemory.fields import EncryptedJSONField
+from ttmemory.fields import EncryptedJSONField, EncryptedQuerySet
 
 
 class IdempotencyRecord(models.Model):
@@ -22,8 +22,10 @@ class IdempotencyRecord(models.Model):
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)
     status_code = models.PositiveSmallIntegerField()
-    response = EncryptedJSONField(default=dict)
+    response = EncryptedJSONField(default=dict, bind=("namespace", "scope", "key"))
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = EncryptedQuerySet["IdempotencyRecord"].as_manager()
 
     class Meta:
         constraints = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from ttmemory.fields import EncryptedJSONField
+from ttmemory.fields import EncryptedJSONField, EncryptedQuerySet
 
 
 class Role(models.TextChoices):
@@ -17,7 +17,7 @@ class Role(models.TextChoices):
     FUNCTION = "function"
 
 
-class MessageQuerySet(models.QuerySet["Message"]):
+class MessageQuerySet(EncryptedQuerySet["Message"]):
     def live(self) -> MessageQuerySet:
         return self.filter(archived_at__isnull=True)
 
@@ -43,7 +43,7 @@ class Message(models.Model):
     namespace = models.CharField(max_length=255)
     seq = models.PositiveBigIntegerField()
     role = models.CharField(max_length=16, choices=Role.choices)
-    data = EncryptedJSONField()
+    data = EncryptedJSONField(bind=("namespace", "session_id", "seq"))
     token_count = models.PositiveIntegerField(default=0)
     tool_call_id = models.CharField(max_length=255, blank=True, default="")
     tool_call_ids = models.JSONField(default=list, blank=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from ttmemory.fields import EncryptedJSONField, EncryptedTextField
+from ttmemory.fields import EncryptedJSONField, EncryptedQuerySet, EncryptedTextField
 
 
-class MemorySessionQuerySet(models.QuerySet["MemorySession"]):
+class MemorySessionQuerySet(EncryptedQuerySet["MemorySession"]):
     def for_namespace(self, namespace: str) -> MemorySessionQuerySet:
         return self.filter(namespace=namespace)
 
@@ -26,7 +26,8 @@ class MemorySession(models.Model):
     message_count = models.PositiveIntegerField(default=0)
     token_count = models.PositiveBigIntegerField(default=0)
     last_seq = models.PositiveBigIntegerField(default=0)
-    summary = EncryptedTextField(null=True, blank=True)
+    # Bound to (namespace, key), the identity the row has before its INSERT assigns an id.
+    summary = EncryptedTextField(null=True, blank=True, bind=("namespace", "key"))
     summary_upto_seq = models.PositiveBigIntegerField(default=0)
     history_version = models.PositiveBigIntegerField(
         default=0,
@@ -39,7 +40,12 @@ class MemorySession(models.Model):
     learned_upto_seq = models.PositiveBigIntegerField(
         default=0, help_text="Messages up to this seq have been through fact extraction."
     )
-    state = EncryptedJSONField(default=dict, blank=True, help_text="Named variables for prompts.")
+    state = EncryptedJSONField(
+        default=dict,
+        blank=True,
+        help_text="Named variables for prompts.",
+        bind=("namespace", "key"),
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from ttmemory.fields import EncryptedJSONField
+from ttmemory.fields import EncryptedJSONField, EncryptedQuerySet
 
 
 class SnapshotKind(models.TextChoices):
@@ -15,7 +15,7 @@ class SnapshotKind(models.TextChoices):
     AUTOMATIC = "automatic"  # every AUTO_SNAPSHOT_EVERY messages
 
 
-class SnapshotQuerySet(models.QuerySet["Snapshot"]):
+class SnapshotQuerySet(EncryptedQuerySet["Snapshot"]):
     def for_namespace(self, namespace: str) -> SnapshotQuerySet:
         return self.filter(namespace=namespace)
 
@@ -39,7 +39,7 @@ class Snapshot(models.Model):
     kind = models.CharField(
         max_length=16, choices=SnapshotKind.choices, default=SnapshotKind.MANUAL
     )
-    payload = EncryptedJSONField()
+    payload = EncryptedJSONField(bind=("namespace", "session_id", "upto_seq"))
     message_count = models.PositiveIntegerField()
     token_count = models.PositiveBigIntegerField()
     upto_seq = models.PositiveBigIntegerField(help_text="The session's last_seq when taken.")

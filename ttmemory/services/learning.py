@@ -15,6 +15,7 @@ from ttmemory.backends.llm import LLMResponse, get_llm
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
+from ttmemory.fields import seal
 from ttmemory.longterm import extraction
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange
@@ -263,7 +264,7 @@ def session_summarise(*, session_id: int) -> bool:
         updated = MemorySession.objects.filter(
             pk=session.pk, summary_upto_seq=covered, history_version=version
         ).update(
-            summary=summary,
+            summary=seal(session, "summary", summary),
             summary_upto_seq=upto,
             history_version=F("history_version") + 1,
             updated_at=timezone.now(),

@@ -12,6 +12,7 @@ from django.utils import timezone
 from ttmemory import events
 from ttmemory.backends.locks import get_lock, session_lock, session_lock_hold
 from ttmemory.exceptions import MemoryValidationError
+from ttmemory.fields import seal
 from ttmemory.models import (
     AuditEntry,
     Fact,
@@ -123,6 +124,8 @@ def session_state_update(*, session: MemorySession, values: Mapping[str, Any]) -
     with session_lock(session):
         current = MemorySession.objects.filter(pk=session.pk).values_list("state", flat=True).get()
         state = merged(current, clean)
-        MemorySession.objects.filter(pk=session.pk).update(state=state, updated_at=timezone.now())
+        MemorySession.objects.filter(pk=session.pk).update(
+            state=seal(session, "state", state), updated_at=timezone.now()
+        )
     session.state = state
     return state

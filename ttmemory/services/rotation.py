@@ -1,4 +1,4 @@
-"""Key rotation: re-encrypt every encrypted column with the primary key, in resumable batches."""
+"""Re-encryption in resumable batches: key rotation, and the upgrade to row-bound ciphertext."""
 
 from __future__ import annotations
 
@@ -8,19 +8,23 @@ from typing import Any
 
 from django.apps import apps
 from django.db import connection, models, transaction
+from django.utils import timezone
 
-from ttmemory.crypto import get_keyring, key_id_of
+from ttmemory.crypto import FORMAT_VERSION, LEGACY_FORMAT_VERSION, get_keyring, key_id_of
 from ttmemory.fields import _EncryptedField
+from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade, reset_legacy_format_cache
 
 
 @dataclass
 class RotationStats:
-    """Per table: rows scanned, values re-encrypted, values already on the primary key."""
+    """Per table: rows scanned, values re-encrypted (of which moved from the format before row
+    binding: ``rebound``), values left as they were."""
 
     table: str
     scanned: int = 0
     rotated: int = 0
     current: int = 0
+    rebound: int = 0
 
 
 def encrypted_columns() -> Iterator[tuple[type[models.Model], list[_EncryptedField]]]:
@@ -31,8 +35,11 @@ def encrypted_columns() -> Iterator[tuple[type[models.Model], list[_EncryptedFie
             yield model, fields
 
 
-def count_rows(model: type[models.Model]) -> int:
-    return model._default_manager.count()
+def count_rows(model: type[models.Model], *, after: Any = None) -> int:
+    queryset = model._default_manager.all()
+    if after is not None:
+        queryset = queryset.filter(pk__gt=after)
+    return queryset.count()
 
 
 def rotate_model(
@@ -41,54 +48,94 @@ def rotate_model(
     *,
     batch_size: int,
     on_batch: Callable[[int], None] | None = None,
+    legacy_only: bool = False,
+    start_after: Any = None,
+    on_checkpoint: Callable[[Any], None] | None = None,
 ) -> RotationStats:
-    """Re-encrypt ``fields`` of every row whose value is not under the primary key.
+    """Re-encrypt ``fields`` of every row, in the current format, with the primary key.
 
-    Reads raw ciphertext (no ORM decryption), walks the primary key in batches of
-    ``batch_size``, one transaction per batch. An update is a compare-and-set on the old bytes,
-    so a value rewritten concurrently (already under the primary key) is left alone. Stopping
-    at any point is safe; running again skips what is done.
+    A value is rewritten when it is in the format before row binding, or (unless
+    ``legacy_only``) under another key than the primary. Reads raw ciphertext with each row's
+    binding columns (no ORM decryption), walks the primary key from ``start_after`` in batches
+    of ``batch_size``, one transaction per batch, and reports the last primary key of each
+    committed batch to ``on_checkpoint``. An update is a compare-and-set on the old bytes, so a
+    value rewritten concurrently is left alone. Stopping at any point is safe; running again
+    skips what is done. DecryptionError when a value fails authentication (it is not skipped:
+    a value that cannot be read must be looked at, not silently kept).
     """
     keyring = get_keyring()
     primary = keyring.primary_key_id
     quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    pk = quote(_column(model._meta.pk))
-    columns = ", ".join(quote(_column(f)) for f in fields)
-    stats = RotationStats(table=model._meta.db_table)
-    last_pk: Any = None
+    meta = model._meta
+    table = quote(meta.db_table)
+    pk = quote(_column(meta.pk))
+    binding_names = list(dict.fromkeys(name for f in fields for name in f.bind))
+    binding_columns = [_column(meta.get_field(name)) for name in binding_names]
+    positions = {f.name: [binding_names.index(name) for name in f.bind] for f in fields}
+    selected = ", ".join(
+        [pk, *(quote(c) for c in binding_columns), *(quote(_column(f)) for f in fields)]
+    )
+    width = len(binding_columns)
+    stats = RotationStats(table=meta.db_table)
+    last_pk: Any = start_after
     while True:
         where = f"WHERE {pk} > %s " if last_pk is not None else ""
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
-                f"SELECT {pk}, {columns} FROM {table} {where}ORDER BY {pk} LIMIT %s",
+                f"SELECT {selected} FROM {table} {where}ORDER BY {pk} LIMIT %s",
                 ([last_pk] if last_pk is not None else []) + [batch_size],
             )
             rows = cursor.fetchall()
             for row in rows:
-                row_pk, values = row[0], row[1:]
+                row_pk, binding, values = row[0], row[1 : 1 + width], row[1 + width :]
                 for field, value in zip(fields, values, strict=True):
                     if value is None:
                         continue
                     old = bytes(value)
-                    if key_id_of(old) == primary:
+                    legacy = old[0] == LEGACY_FORMAT_VERSION
+                    if not legacy and (legacy_only or key_id_of(old) == primary):
                         stats.current += 1
                         continue
-                    aad = field.associated_data
-                    new = keyring.encrypt(keyring.decrypt(old, aad), aad)
+                    aad = field.row_aad([binding[i] for i in positions[field.name]])
+                    plaintext = keyring.decrypt(old, field.associated_data if legacy else aad)
+                    new = keyring.encrypt(plaintext, aad)
+                    assert new[0] == FORMAT_VERSION
                     column = quote(_column(field))
                     cursor.execute(
                         f"UPDATE {table} SET {column} = %s WHERE {pk} = %s AND {column} = %s",
                         [new, row_pk, old],
                     )
                     stats.rotated += cursor.rowcount
+                    stats.rebound += cursor.rowcount if legacy else 0
         if not rows:
             break
         stats.scanned += len(rows)
         last_pk = rows[-1][0]
+        if on_checkpoint is not None:
+            on_checkpoint(last_pk)
         if on_batch is not None:
             on_batch(len(rows))
     return stats
+
+
+def rebind_upgrade() -> CiphertextUpgrade | None:
+    """The pending row-binding upgrade, or None when there is nothing to upgrade."""
+    return CiphertextUpgrade.objects.filter(name=ROW_BINDING, finished_at__isnull=True).first()
+
+
+def rebind_checkpoint(upgrade: CiphertextUpgrade | None, table: str, last_pk: Any) -> None:
+    """Record that ``table`` is upgraded up to ``last_pk`` (what a resumed run skips)."""
+    if upgrade is None:
+        return
+    upgrade.progress[table] = last_pk
+    CiphertextUpgrade.objects.filter(pk=upgrade.pk).update(progress=upgrade.progress)
+
+
+def rebind_finish(upgrade: CiphertextUpgrade | None) -> None:
+    """Mark the upgrade finished: from now on values of the old format are refused."""
+    if upgrade is not None:
+        CiphertextUpgrade.objects.filter(pk=upgrade.pk).update(finished_at=timezone.now())
+    reset_legacy_format_cache()
 
 
 def _column(field: Any) -> str:

@@ -43,8 +43,9 @@ def insert_messages(rows: list[Message]) -> None:
     """INSERT ... RETURNING id for ``rows``, setting their pks.
 
     The hot path of every append: one multi-row statement built from the fields' own
-    ``get_db_prep_save`` (so encryption and JSON encoding are the fields'), without
-    ``bulk_create``'s per-call machinery, which cost about a third of an append.
+    ``pre_save`` and ``get_db_prep_save`` (so encryption, bound to each row's namespace,
+    session and seq, and JSON encoding are the fields'), without ``bulk_create``'s per-call
+    machinery, which cost about a third of an append. Every row's ``seq`` must be set.
     """
     meta = Message._meta
     fields = insert_fields()
@@ -56,7 +57,7 @@ def insert_messages(rows: list[Message]) -> None:
         chunk = rows[start : start + INSERT_CHUNK]
         params: list[Any] = []
         for row in chunk:
-            params.extend(f.get_db_prep_save(getattr(row, f.attname), connection) for f in fields)
+            params.extend(f.get_db_prep_save(f.pre_save(row, True), connection) for f in fields)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {table} ({columns}) VALUES "

@@ -119,9 +119,12 @@ def _append(
     started = time.perf_counter()
     now = timezone.now()
     with session_lock(session):
+        one = None
         if count == 1 and connection.vendor == "postgresql":
-            rows = [_append_one_postgres(session, prepared[0][0], prepared[0][1], now, many=many)]
-            last_seq = first_seq = rows[0].seq
+            one = _append_one_postgres(session, prepared[0][0], prepared[0][1], now, many=many)
+        if one is not None:
+            rows = [one]
+            last_seq = first_seq = one.seq
         else:
             cleaned = [clean for clean, _ in prepared]
             open_calls = _open_calls(session, cleaned)
@@ -178,19 +181,23 @@ def _append_one_postgres(
     now: dt.datetime,
     *,
     many: bool,
-) -> Message:
+) -> Message | None:
     """One message in one statement: the counter UPDATE and the INSERT share a round trip.
 
-    The hot path of a chat turn on PostgreSQL. A tool result's group is looked up first (the
-    session lock is held, so no append can come in between); any other message heads its own
-    group (group_seq = its seq, filled in by the statement).
+    The hot path of a chat turn on PostgreSQL. The message is encrypted for its row, so its
+    seq is known before the statement: the next after ``session.last_seq`` as this process
+    last saw it, and the UPDATE applies only if that is still the session's ``last_seq``.
+    None (nothing written) when it is not: another process appended since, and the caller
+    takes the general path. A tool result's group is looked up first (the session lock is
+    held, so no append can come in between); any other message heads its own group.
     """
     head = None
     if clean["role"] == "tool":
         open_calls = _open_calls(session, [clean])
         _check_results_answer_calls([clean], open_calls, many=many)
         head = open_calls[clean["tool_call_id"]]
-    row = _message_row(session, 0, clean, token_count, head or 0, now)
+    seq = session.last_seq + 1
+    row = _message_row(session, seq, clean, token_count, head or seq, now)
     meta = Message._meta
     quote = connection.ops.quote_name
     fields = insert_fields()
@@ -199,7 +206,7 @@ def _append_one_postgres(
     values = {f.name: getattr(row, f.attname) for f in fields}
     for name in ("data", "tool_call_ids"):
         field = Message._meta.get_field(name)
-        values[name] = field.get_db_prep_save(values[name], connection)  # type: ignore[union-attr]
+        values[name] = field.get_db_prep_save(field.pre_save(row, True), connection)  # type: ignore[union-attr]
     columns = ", ".join(quote(f.column) for f in fields)
     select = ", ".join(
         "s.last_seq" if f.name == "seq" else
@@ -207,24 +214,26 @@ def _append_one_postgres(
         for f in fields
     )  # fmt: skip
     params = [
+        seq,
         token_count,
         now,
         session.pk,
+        seq - 1,
         *[head if f.name == "group_seq" else values[f.name] for f in fields if f.name != "seq"],
     ]
     sessions = quote(MemorySession._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH s AS (UPDATE {sessions} SET last_seq = last_seq + 1, "
+            f"WITH s AS (UPDATE {sessions} SET last_seq = %s, "
             "message_count = message_count + 1, token_count = token_count + %s, updated_at = %s "
-            "WHERE id = %s RETURNING last_seq, message_count, token_count) "
+            "WHERE id = %s AND last_seq = %s RETURNING last_seq, message_count, token_count) "
             f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT {select} FROM s "
             "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
             params,
         )
         result = cursor.fetchone()
-    if result is None:
-        raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
+    if result is None:  # stale last_seq (or a deleted session, which the general path reports)
+        return None
     row.pk, row.seq, session.message_count, session.token_count = result
     row.group_seq = head or row.seq
     row._state.adding = False

@@ -13,6 +13,7 @@ from ttmemory import events
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import DecryptionError, MemoryValidationError, SnapshotIntegrityError
+from ttmemory.fields import seal
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
 from ttmemory.results import RollbackResult
 from ttmemory.services.facts import facts_supersede_sources
@@ -211,7 +212,7 @@ def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
     MemorySession.objects.filter(pk=session.pk).update(
         message_count=payload["message_count"],
         token_count=payload["token_count"],
-        summary=payload["summary"],
+        summary=seal(session, "summary", payload["summary"]),
         summary_upto_seq=payload["summary_upto_seq"],
         history_version=F("history_version") + 1,  # never restored: a rollback is a new state
         updated_at=now,

@@ -15,7 +15,9 @@ from ttmemory.services import rotation
 class Command(BaseCommand):
     help = (
         "Re-encrypt all ttmemory data with the primary (first) key. Safe to interrupt: run it "
-        "again to resume. Remove an old key from ENCRYPTION_KEYS only after a complete run."
+        "again to resume. Remove an old key from ENCRYPTION_KEYS only after a complete run. "
+        "Values stored before row binding are bound to their row on the way (a complete run "
+        "also finishes ttmemory_rebind's upgrade)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -28,6 +30,7 @@ class Command(BaseCommand):
             raise SystemExit(2)
         primary = get_keyring().primary_key_id
         self.stdout.write(f"re-encrypting with key {primary!r}, {batch_size} rows per batch")
+        upgrade = rotation.rebind_upgrade()
         rotated = 0
         for model, fields in rotation.encrypted_columns():
             bar = ProgressBar(model._meta.db_table, rotation.count_rows(model), stream=self.stdout)
@@ -40,4 +43,5 @@ class Command(BaseCommand):
                 f"  {stats.table}: {stats.scanned} rows, {stats.rotated} values re-encrypted, "
                 f"{stats.current} already on {primary!r}"
             )
+        rotation.rebind_finish(upgrade)  # every value is now in the current format too
         self.stdout.write(self.style.SUCCESS(f"done: {rotated} values re-encrypted"))

@@ -1,0 +1,66 @@
+"""Re-encrypt values written before row binding so that each is bound to its own row."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from ttmemory.conf import app_settings
+from ttmemory.management.progress import ProgressBar
+from ttmemory.services import rotation
+
+
+class Command(BaseCommand):
+    help = (
+        "Bind every encrypted value to its row (namespace, table, column, row identity): "
+        "re-encrypt the values stored before row binding, in batches. Safe to interrupt: run "
+        "it again to resume where it stopped. When it finishes, values in the old format are "
+        "refused. Run it once every process runs this release."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--batch-size", type=int, default=None, help="rows per transaction")
+        parser.add_argument(
+            "--from-start",
+            action="store_true",
+            help="scan every row again, ignoring the recorded progress (after a restore)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
+        if batch_size < 1:
+            self.stderr.write("--batch-size must be positive")
+            raise SystemExit(2)
+        upgrade = rotation.rebind_upgrade()
+        progress = {} if upgrade is None or options["from_start"] else dict(upgrade.progress)
+        if upgrade is None:
+            self.stdout.write("no pending upgrade recorded; scanning every row anyway")
+        rebound = 0
+        for model, fields in rotation.encrypted_columns():
+            table = model._meta.db_table
+            after = progress.get(table)
+            bar = ProgressBar(table, rotation.count_rows(model, after=after), stream=self.stdout)
+            stats = rotation.rotate_model(
+                model,
+                fields,
+                batch_size=batch_size,
+                on_batch=bar.advance,
+                legacy_only=True,
+                start_after=after,
+                on_checkpoint=partial(rotation.rebind_checkpoint, upgrade, table),
+            )
+            bar.finish()
+            rebound += stats.rebound
+            self.stdout.write(
+                f"  {table}: {stats.scanned} rows, {stats.rebound} values bound to their row"
+                + (f" (resumed after id {after})" if after is not None else "")
+            )
+        rotation.rebind_finish(upgrade)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"done: {rebound} values bound to their row; values in the old format are "
+                "now refused"
+            )
+        )
