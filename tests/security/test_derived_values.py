@@ -30,6 +30,7 @@ from ttmemory.admin.selectors import fact_ids_matching
 from ttmemory.checks import check_derived_values
 from ttmemory.conf import app_settings
 from ttmemory.crypto import decode_key_material
+from ttmemory.fields import seal
 from ttmemory.longterm import blind
 from ttmemory.models import Fact, FactTerm, MemorySession
 from ttmemory.services import reindex
@@ -89,8 +90,11 @@ def make_old(fact: Fact) -> None:
         FactTerm(fact_id=fact.pk, namespace=fact.namespace, term=term, tf=tf)
         for term, tf in terms.items()
     )
+    old = Fact.objects.get(pk=fact.pk)
+    old.text_hash = old_text_hash(text)
     Fact.objects.filter(pk=fact.pk).update(
-        text_hash=old_text_hash(text),
+        text_hash=old.text_hash,
+        text=seal(old, "text", text),  # the text is bound to its row's text_hash
         index_version="",
         embedding=keyless_vector(text),
         embedding_model=f"hash-{DIMENSIONS}",
@@ -380,7 +384,7 @@ def test_migrating_a_database_of_the_previous_release_loses_nothing() -> None:
     canonical = json.dumps(
         snapshot.payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
-    before = [("ttmemory", "0005_access_audit_jobs")]
+    before = [("ttmemory", "0007_ciphertext_row_binding")]  # the state before 0008
     executor = MigrationExecutor(connection)
     try:
         executor.migrate(before)
@@ -401,8 +405,11 @@ def test_migrating_a_database_of_the_previous_release_loses_nothing() -> None:
                 old_term(fact_id=fact.pk, namespace=fact.namespace, term=term, tf=tf)
                 for term, tf in counts.items()
             )
+            stored = old_fact.objects.get(pk=fact.pk)
+            stored.text_hash = old_text_hash(text)
             old_fact.objects.filter(pk=fact.pk).update(
-                text_hash=old_text_hash(text),
+                text_hash=stored.text_hash,
+                text=seal(stored, "text", text),  # the text is bound to its row's text_hash
                 embedding=keyless_vector(text),
                 embedding_model=f"hash-{DIMENSIONS}",
             )

@@ -90,15 +90,15 @@ def snapshot_rollback_detailed(
     if snapshot.session_id != session.pk:
         raise MemoryValidationError("snapshot", "belongs to another session")
     with session_lock(session):
-        try:
-            stored = Snapshot.objects.filter(pk=snapshot.pk, session=session).first()
+        stored = Snapshot.objects.filter(pk=snapshot.pk, session=session).first()
+        if stored is None:
+            raise MemoryValidationError("snapshot", "no longer exists (removed by retention?)")
+        try:  # the payload is decrypted here, on first access, bound to its row
+            payload = stored.payload
         except DecryptionError as exc:
             raise SnapshotIntegrityError(
                 f"snapshot {snapshot.pk} cannot be restored: {exc}; nothing was restored"
             ) from exc
-        if stored is None:
-            raise MemoryValidationError("snapshot", "no longer exists (removed by retention?)")
-        payload = stored.payload
         verify_payload(stored, payload)
         safety = None
         if safe:

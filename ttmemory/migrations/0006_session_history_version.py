@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ttmemory", "0006_keyed_derived_values"),
+        ("ttmemory", "0005_access_audit_jobs"),
     ]
 
     operations = [

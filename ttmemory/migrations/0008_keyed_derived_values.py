@@ -25,7 +25,7 @@ def recompute_checksums(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ttmemory", "0005_access_audit_jobs"),
+        ("ttmemory", "0007_ciphertext_row_binding"),
     ]
 
     operations = [

@@ -22,7 +22,7 @@ def mark_pending_if_data(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("ttmemory", "0007_session_history_version"),
+        ("ttmemory", "0006_session_history_version"),
     ]
 
     operations = [
