@@ -301,7 +301,7 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
                 checks.Warning(
                     f"Database {alias!r} is SQLite without transaction_mode IMMEDIATE.",
                     hint="Set DATABASES[...]['OPTIONS'] = {'transaction_mode': 'IMMEDIATE', "
-                    "'timeout': 20} so concurrent writers wait instead of failing with "
+                    "'timeout': 30} so concurrent writers wait instead of failing with "
                     "'database is locked'.",
                     id="ttmemory.W001",
                 )
