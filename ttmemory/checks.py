@@ -255,7 +255,7 @@ def check_jobs(**kwargs: Any) -> list[checks.CheckMessage]:
     return [
         checks.Error(
             "TTMEMORY['JOBS'] is 'celery' but Celery is not installed.",
-            hint="pip install 'ttmemory[celery]' (and a broker extra such as celery[redis]), "
+            hint="pip install 'ttmemory[celery]' (Celery with its Redis transport), "
             "or set TTMEMORY['JOBS'] = 'inline'.",
             id="ttmemory.E035",
         )

@@ -41,6 +41,8 @@ from urllib.parse import quote
 import pytest
 from django.conf import settings
 
+from tests.backends.redis_servers import RedisServer, require_redis_server
+
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SECTION = "## Use it in your project"
@@ -222,11 +224,8 @@ def run(cmd: list[str], *, name: str, cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def test_the_readme_quickstart_runs_in_a_fresh_project(
-    wheel: Path, database_url: str | None, tmp_path: Path
-) -> None:
-    blocks = quickstart_blocks(README.read_text())
-    venv, project = tmp_path / "venv", tmp_path / "mysite"
+def project_env(venv: Path, database_url: str | None) -> dict[str, str]:
+    """This environment without the suite's settings, keys or database; the venv first."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -237,24 +236,36 @@ def test_the_readme_quickstart_runs_in_a_fresh_project(
     env["VIRTUAL_ENV"] = str(venv)
     if database_url:
         env["DATABASE_URL"] = database_url
-    python = str(venv / "bin" / "python")
+    return env
 
-    # The user's project: a venv with Django, and `django-admin startproject`.
+
+def start_project(venv: Path, project: Path, env: dict[str, str]) -> None:
+    """The user's project: a venv with Django, and ``django-admin startproject mysite``."""
     base_python = getattr(sys, "_base_executable", None) or shutil.which("python3") or "python3"
-    run([base_python, "-m", "venv", str(venv)], name="python -m venv", cwd=tmp_path, env=env)
+    run([base_python, "-m", "venv", str(venv)], name="python -m venv", cwd=venv.parent, env=env)
     run(
-        [python, "-m", "pip", "install", "-q", "Django>=5.2,<6.2"],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "Django>=5.2,<6.2"],
         name="pip install Django",
-        cwd=tmp_path,
+        cwd=venv.parent,
         env=env,
     )
     project.mkdir()
     run(
         [str(venv / "bin" / "django-admin"), "startproject", "mysite", str(project)],
         name="django-admin startproject",
-        cwd=tmp_path,
+        cwd=venv.parent,
         env=env,
     )
+
+
+def test_the_readme_quickstart_runs_in_a_fresh_project(
+    wheel: Path, database_url: str | None, tmp_path: Path
+) -> None:
+    blocks = quickstart_blocks(README.read_text())
+    venv, project = tmp_path / "venv", tmp_path / "mysite"
+    env = project_env(venv, database_url)
+    python = str(venv / "bin" / "python")
+    start_project(venv, project, env)
     settings_py = project / "mysite" / "settings.py"
 
     python_blocks: list[Block] = []
@@ -270,7 +281,8 @@ def test_the_readme_quickstart_runs_in_a_fresh_project(
         elif block.kind == "settings":
             with settings_py.open("a") as fh:
                 fh.write(f"\n# {block.name}\n{apply_settings(block.code)}")
-                if database_url and DATABASE_SETTINGS not in settings_py.read_text():
+            if database_url and DATABASE_SETTINGS not in settings_py.read_text():
+                with settings_py.open("a") as fh:
                     fh.write(DATABASE_SETTINGS)
         elif block.kind == "python":
             python_blocks.append(block)
@@ -300,3 +312,89 @@ def test_the_readme_quickstart_runs_in_a_fresh_project(
     assert [ln[4:] for ln in out.splitlines() if ln.startswith("=== ")] == [
         b.name for b in python_blocks
     ]
+
+
+INSTALLATION = ROOT / "docs" / "installation.md"
+CELERY_FILES = re.compile(r"^# (mysite/[\w.]+|settings\.py)$", re.M)
+CELERY_LEARN = """\
+import time
+from ttmemory import memory
+session = memory.session_open(namespace="user-42", key="support-chat")
+memory.message_add(session=session, message={"role": "user", "content": "I'm allergic to peanuts."})
+deadline = time.monotonic() + 90
+while not memory.fact_list(namespace="user-42") and time.monotonic() < deadline:
+    time.sleep(0.5)
+print("FACTS", [fact.text for fact in memory.fact_list(namespace="user-42")])
+"""
+
+
+def celery_block() -> dict[str, str]:
+    """docs/installation.md's Celery wiring, by file: {"mysite/celery.py": code, ...}."""
+    lines = INSTALLATION.read_text().splitlines()
+    start = lines.index("<!-- quickstart: celery -->") + 2
+    end = lines.index("```", start)
+    parts = CELERY_FILES.split("\n".join(lines[start:end]))
+    return {name: code.strip() + "\n" for name, code in zip(parts[1::2], parts[2::2], strict=True)}
+
+
+def test_the_documented_celery_wiring_sends_jobs_to_a_redis_worker(
+    wheel: Path, database_url: str | None, tmp_path: Path
+) -> None:
+    """``ttmemory[celery]`` and the ten lines of docs/installation.md: a worker on Redis learns.
+
+    The test adds ``LEARN_EVERY = 1`` (learn after each message) and points the broker at a
+    private redis-server; the job can only finish in the worker (``JOBS = "celery"``).
+    """
+    require_redis_server()
+    files = celery_block()
+    assert set(files) == {"mysite/celery.py", "mysite/__init__.py", "settings.py"}
+    venv, project = tmp_path / "venv", tmp_path / "mysite"
+    env = project_env(venv, database_url)
+    python = str(venv / "bin" / "python")
+    start_project(venv, project, env)
+    run(
+        [python, "-m", "pip", "install", "-q", f"{wheel}[postgres,celery]"],
+        name="pip install ttmemory[postgres,celery]",
+        cwd=project,
+        env=env,
+    )
+    env.update(
+        EXPORT.findall(run([python, "-m", "ttmemory", "init"], name="init", cwd=project, env=env))
+    )
+    broker = RedisServer(tmp_path / "redis").start()
+    settings_code = files["settings.py"].replace("redis://127.0.0.1:6379/0", broker.url)
+    assert broker.url in settings_code, "the Celery block names no redis://127.0.0.1:6379/0 broker"
+    (project / "mysite" / "celery.py").write_text(files["mysite/celery.py"])
+    with (project / "mysite" / "__init__.py").open("a") as fh:
+        fh.write(files["mysite/__init__.py"])
+    with (project / "mysite" / "settings.py").open("a") as fh:
+        fh.write('\nINSTALLED_APPS = [*INSTALLED_APPS, "ttmemory"]\n' + settings_code)
+        fh.write('TTMEMORY["LEARN_EVERY"] = 1  # added by the test\n')
+        if database_url:
+            fh.write(DATABASE_SETTINGS)
+    run([python, "manage.py", "migrate", "-v", "0"], name="migrate", cwd=project, env=env)
+
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [str(venv / "bin" / "celery"), "-A", "mysite", "worker", "-P", "solo", "-l", "info"],
+            cwd=project,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        learned = run(
+            [python, "manage.py", "shell", "-c", CELERY_LEARN],
+            name="a message, learned by the worker",
+            cwd=project,
+            env=env,
+        )
+    finally:
+        worker.terminate()
+        worker.wait(timeout=30)
+        broker.stop()
+    assert re.search(r"^FACTS \[.*peanuts.*\]$", learned, re.M), (
+        f"{learned}\n--- worker\n{log.read_text()[-4000:]}"
+    )
+    assert re.search(r"Task ttmemory\.learn\[[-\w]+\] succeeded", log.read_text())
