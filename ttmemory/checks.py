@@ -256,7 +256,7 @@ def check_jobs(**kwargs: Any) -> list[checks.CheckMessage]:
     return [
         checks.Error(
             "TTMEMORY['JOBS'] is 'celery' but Celery is not installed.",
-            hint="pip install 'ttmemory[celery]' (and a broker extra such as celery[redis]), "
+            hint="pip install 'ttmemory[celery]' (Celery with its Redis transport), "
             "or set TTMEMORY['JOBS'] = 'inline'.",
             id="ttmemory.E035",
         )
@@ -302,7 +302,7 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
                 checks.Warning(
                     f"Database {alias!r} is SQLite without transaction_mode IMMEDIATE.",
                     hint="Set DATABASES[...]['OPTIONS'] = {'transaction_mode': 'IMMEDIATE', "
-                    "'timeout': 20} so concurrent writers wait instead of failing with "
+                    "'timeout': 30} so concurrent writers wait instead of failing with "
                     "'database is locked'.",
                     id="ttmemory.W001",
                 )
