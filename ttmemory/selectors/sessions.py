@@ -44,7 +44,7 @@ def message_page(
     before_seq: int | None = None,
     include_archived: bool = False,
 ) -> list[dict[str, Any]]:
-    """Up to ``limit`` messages older than ``before_seq`` (newest when None), oldest first.
+    """The ``limit`` messages just before ``before_seq`` (the newest when None), oldest first.
 
     For paging back through a history: pass the first seq of a page as ``before_seq`` to get
     the page before it. Each item is ``{"seq", "role", "tokens", "archived", "created_at",
