@@ -8,6 +8,7 @@ import pytest
 from django.core.checks import run_checks
 
 from tests.conftest import user
+from tests.longterm.test_facts import use_broken_embedder
 from ttmemory import memory
 from ttmemory.exceptions import MemoryValidationError
 
@@ -21,9 +22,16 @@ def facts(db: Any) -> None:
     memory.fact_remember(namespace=NS, text="Ada's cat is called Pixel")
 
 
-def test_a_query_about_nothing_stored_returns_no_hits(facts: None) -> None:
+# Keyword scores are 0 for a query sharing no word with any fact. The lexical HashEmbedder's
+# keyed buckets can collide, so its cosine may be above 0 for unrelated words: these tests pin
+# the keyword path (embedder down), where "matched nothing" is exact.
+
+
+def test_a_query_about_nothing_stored_returns_no_hits(facts: None, settings: Any) -> None:
+    use_broken_embedder(settings)
     result = memory.fact_recall(namespace=NS, query="zebra quantum", k=3)
 
+    assert result.mode == "keyword"
     assert result.hits == []
 
 
@@ -41,7 +49,8 @@ def test_relevant_hits_stay_and_min_score_raises_the_bar(facts: None) -> None:
     assert error.value.field == "min_score"
 
 
-def test_the_prompt_holds_no_memory_that_matched_nothing(facts: None) -> None:
+def test_the_prompt_holds_no_memory_that_matched_nothing(facts: None, settings: Any) -> None:
+    use_broken_embedder(settings)
     session = memory.session_open(namespace=NS, key="chat")
     memory.message_add(session=session, message=user("Tell me about zebras"))
 
