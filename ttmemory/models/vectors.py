@@ -80,7 +80,7 @@ def vector_storage(connection: BaseDatabaseWrapper) -> VectorStorage:
         and connection.connection is not None
         and cached[0] is connection.connection
     ):
-        return cached[1]  # type: ignore[no-any-return]
+        return cached[1]
     column = embedding_column_type(connection)
     if column is None:  # not migrated yet: what the migration is about to create
         return PGVECTOR if pgvector_installed(connection) else BYTES
