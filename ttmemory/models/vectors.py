@@ -105,7 +105,7 @@ class VectorExtensionIfAvailable(Operation):
     """
 
     reversible = True
-    reduces_to_sql = False
+    reduces_to_sql = True  # sqlmigrate shows the CREATE EXTENSION where it would run
 
     def state_forwards(self, app_label: str, state: ProjectState) -> None:
         pass
