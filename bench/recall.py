@@ -39,6 +39,7 @@ from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm import blind, recall
 from ttmemory.longterm.embedding import embed_texts, reset_health
 from ttmemory.models import Fact, FactTerm
+from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 PREFIX = "bench-recall-"
 KS = (5, 10, 50)
@@ -515,6 +516,8 @@ class RawRecall:
             )
             self.p = "?"
         self.current = self.CURRENT.format(p=self.p)
+        # PostgreSQL without pgvector stores float32 bytes, ranked in numpy as on SQLite.
+        self.pgvector = vector_storage(connection) == PGVECTOR
 
     def close(self) -> None:
         self.conn.close()
@@ -539,7 +542,7 @@ class RawRecall:
     def _vector_ids(self, namespace: str, vector: list[float], model: str, limit: int) -> list[int]:
         p = self.p
         where = f"f.namespace = {p} AND f.embedding_model = {p} AND {self.current}"
-        if self.vendor == "postgresql":
+        if self.pgvector:
             literal = "[" + ",".join(repr(float(v)) for v in vector) + "]"
             sql = (
                 f"SELECT f.id FROM ttmemory_fact f WHERE {where} "
@@ -821,7 +824,7 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
     """Load ``plan`` with COPY, build the HNSW index, measure; PostgreSQL only."""
     from ttmemory.longterm.vector_index import ensure_hnsw_index, index_name
 
-    if connection.vendor != "postgresql":
+    if vector_storage(connection) != PGVECTOR:
         raise RuntimeError("the large benchmark needs PostgreSQL with pgvector")
     prefix = f"{PREFIX}x{uuid.uuid4().hex[:6]}-"
     loader = LargeLoader(plan, prefix)

@@ -30,6 +30,13 @@ from ttmemory.exceptions import EncryptionKeyError
 from ttmemory.longterm.blind import index_version, parse_blind_key
 from ttmemory.models import ApiKey, Fact
 from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade
+from ttmemory.models.vectors import (
+    BYTES,
+    embedding_column_type,
+    pgvector_available,
+    pgvector_installed,
+    vector_storage,
+)
 
 KEY_HINT = (
     "Set TTMEMORY['ENCRYPTION_KEYS'] = ['k1:<base64 of 32 random bytes>'] or the "
@@ -349,6 +356,62 @@ def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.Ch
     return warnings
 
 
+PGVECTOR_INSTALL = (
+    "install pgvector on the database server (Debian/Ubuntu: the postgresql-<version>-pgvector "
+    "package from apt.postgresql.org; others: https://github.com/pgvector/pgvector#installation)"
+)
+PGVECTOR_CREATE = "run CREATE EXTENSION vector; in the database as a superuser"
+PGVECTOR_MOVE = "run python manage.py ttmemory_reembed to move the stored vectors to it"
+
+
+def check_pgvector(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """PostgreSQL without pgvector (W050): vectors as float32 bytes, ranked in numpy.
+
+    Recall stays hybrid (exact cosine similarity in numpy, as on SQLite), but there is no HNSW
+    index for large namespaces. Says what is missing: the extension on the server, in the
+    database, or the move of a column created before the extension was installed.
+    """
+    warnings: list[checks.CheckMessage] = []
+    for alias in databases or ():
+        conn = connections[alias]
+        if conn.vendor != "postgresql":
+            continue
+        try:
+            if vector_storage(conn) != BYTES:
+                continue
+            available = pgvector_available(conn)
+            installed = pgvector_installed(conn)
+            migrated = embedding_column_type(conn) is not None
+        except DatabaseError:  # unreachable: Django's own checks and migrate say so
+            continue
+        if not available:
+            missing, steps = (
+                "the server has no pgvector extension",
+                [
+                    PGVECTOR_INSTALL,
+                    PGVECTOR_CREATE,
+                ],
+            )
+        elif not installed:
+            missing, steps = "the pgvector extension is not installed in it", [PGVECTOR_CREATE]
+        else:
+            missing, steps = "its fact table was created before pgvector was installed", []
+        if migrated:
+            steps.append(PGVECTOR_MOVE)
+        warnings.append(
+            checks.Warning(
+                f"Database {alias!r} is PostgreSQL without pgvector: {missing}. Fact "
+                "vectors are stored as float32 bytes and ranked in numpy, like on SQLite "
+                "(recall stays hybrid and exact, without an HNSW index for large namespaces).",
+                hint="To use pgvector: "
+                + "; then ".join(steps)
+                + ". Or silence this with SILENCED_SYSTEM_CHECKS = ['ttmemory.W050'].",
+                id="ttmemory.W050",
+            )
+        )
+    return warnings
+
+
 def check_api_key_grants(
     *, databases: Sequence[str] | None = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
@@ -418,3 +481,4 @@ def register() -> None:
     checks.register(check_derived_values, "ttmemory", checks.Tags.database)
     checks.register(check_api_key_grants, "ttmemory", checks.Tags.database)
     checks.register(check_ciphertext_upgrade, "ttmemory", checks.Tags.database)
+    checks.register(check_pgvector, "ttmemory", checks.Tags.database)

@@ -3,7 +3,8 @@
 Keyword ranking is BM25 (k1=1.2, b=0.75) on keyed term hashes: term frequency, inverse document
 frequency within the namespace and length normalisation all survive the hashing. Vector
 ranking is cosine similarity: in SQL with pgvector on PostgreSQL (exact within small
-namespaces, the HNSW index with iterative scans in large ones), with numpy elsewhere. The
+namespaces, the HNSW index with iterative scans in large ones), with numpy elsewhere (SQLite,
+PostgreSQL without pgvector). The
 two are fused by a weighted blend of max-normalised scores, tuned on the evaluation set in
 docs/benchmarks.md (plain reciprocal rank fusion ranked worse there).
 """
@@ -27,6 +28,7 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
 from ttmemory.models import Fact, FactTerm
+from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -140,7 +142,7 @@ def vector_scores(
 ) -> dict[int, float]:
     """Cosine similarity of the best ``limit`` facts embedded by ``model``."""
     facts = facts.filter(embedding_model=model, embedding_dim=len(vector))
-    if connection.vendor == "postgresql":
+    if vector_storage(connection) == PGVECTOR:
         literal = "[" + ",".join(repr(float(v)) for v in vector) + "]"
         dim = len(vector)
         if not approximate:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.db import connection
 
 from ttmemory.models import Fact
+from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 
 def index_name(dimensions: int) -> str:
@@ -19,9 +20,9 @@ def index_name(dimensions: int) -> str:
 def ensure_hnsw_index(dimensions: int, *, m: int = 16, ef_construction: int = 64) -> bool:
     """Create the HNSW index for ``dimensions`` if missing; True if it was created.
 
-    A no-op on databases other than PostgreSQL (vector search runs in numpy there).
+    A no-op on databases other than PostgreSQL with pgvector (vector search runs in numpy there).
     """
-    if connection.vendor != "postgresql":
+    if vector_storage(connection) != PGVECTOR:
         return False
     if not isinstance(dimensions, int) or not 1 <= dimensions <= 2000:
         raise ValueError("HNSW indexes support 1 to 2000 dimensions")

@@ -3,9 +3,9 @@
 import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
-from pgvector.django import VectorExtension
 
 import ttmemory.fields
+import ttmemory.models.vectors
 
 
 class Migration(migrations.Migration):
@@ -14,8 +14,9 @@ class Migration(migrations.Migration):
     dependencies = []
 
     operations = [
-        # A no-op on SQLite; on PostgreSQL the vector type must exist before any table uses it.
-        VectorExtension(),
+        # A no-op on SQLite and on PostgreSQL without pgvector (vectors are then stored as
+        # float32 bytes); elsewhere the vector type must exist before any table uses it.
+        ttmemory.models.vectors.VectorExtensionIfAvailable(),
         migrations.CreateModel(
             name="MemorySession",
             fields=[

@@ -10,26 +10,32 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from ttmemory.fields import EncryptedJSONField, EncryptedQuerySet, EncryptedTextField
+from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 
 class EmbeddingField(models.Field):
-    """A float vector: pgvector ``vector`` on PostgreSQL, packed little-endian float32 elsewhere.
+    """A float vector: pgvector ``vector`` on PostgreSQL with pgvector, packed little-endian
+    float32 (``bytea`` / ``blob``) elsewhere, PostgreSQL without pgvector included.
 
-    The column has no fixed dimension, so switching embedders needs no migration; the HNSW
-    index is an expression index per dimension (``ttmemory_vector_index``).
+    The column type follows the database (``ttmemory.models.vectors.vector_storage``), the model
+    state does not, so ``makemigrations`` sees one field everywhere. The column has no fixed
+    dimension, so switching embedders needs no migration; the HNSW index is an expression index
+    per dimension (``ttmemory.longterm.vector_index``).
     """
 
     description = "Embedding vector"
 
     def db_type(self, connection: BaseDatabaseWrapper) -> str:
-        return "vector" if connection.vendor == "postgresql" else "blob"
+        if connection.vendor == "postgresql":
+            return "vector" if vector_storage(connection) == PGVECTOR else "bytea"
+        return "blob"
 
     def get_db_prep_value(
         self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
     ) -> Any:
         if value is None:
             return None
-        if connection.vendor == "postgresql":
+        if vector_storage(connection) == PGVECTOR:
             return "[" + ",".join(repr(float(v)) for v in value) + "]"
         return struct.pack(f"<{len(value)}f", *value)
 

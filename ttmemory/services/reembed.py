@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,6 +14,13 @@ from ttmemory.backends.embedders import Embedder, get_embedder
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm.vector_index import ensure_hnsw_index
 from ttmemory.models import Fact
+from ttmemory.models.vectors import (
+    BYTES,
+    PGVECTOR,
+    pgvector_installed,
+    vector_storage,
+    vector_storage_reset,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +131,7 @@ def facts_reembed(
         last_pk = batch[-1].pk
         if on_batch is not None:
             on_batch(len(batch))
-    if connection.vendor == "postgresql" and dimensions <= HNSW_MAX_DIMENSIONS:
+    if vector_storage(connection) == PGVECTOR and dimensions <= HNSW_MAX_DIMENSIONS:
         if connection.in_atomic_block:
             # Called inside a transaction: CREATE INDEX refuses to run while deferred foreign
             # key checks are pending, so run them now (they would run at commit anyway).
@@ -131,6 +139,48 @@ def facts_reembed(
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         stats.index_created = ensure_hnsw_index(dimensions)
     return stats
+
+
+def vector_column_upgrade() -> int | None:
+    """Move the embedding column from float32 bytes to pgvector's ``vector``, keeping vectors.
+
+    For a PostgreSQL database migrated before the ``vector`` extension was installed: once it
+    is (``CREATE EXTENSION vector``), this changes the column type and writes every stored
+    vector back, in one transaction (recall waits for it, then ranks in SQL). Returns how many
+    vectors were moved, or None when there is nothing to do (not PostgreSQL, the column is
+    already ``vector``, or the extension is not installed).
+    """
+    if connection.vendor != "postgresql" or vector_storage(connection) != BYTES:
+        return None
+    if not pgvector_installed(connection):
+        return None
+    table = connection.ops.quote_name(Fact._meta.db_table)
+    try:
+        moved = _move_vectors(table)
+    finally:  # committed or rolled back: read the column type afresh
+        vector_storage_reset(connection)
+    logger.info("moved %d fact vectors to a pgvector column", moved)
+    return moved
+
+
+def _move_vectors(table: str) -> int:
+    moved = 0
+    with transaction.atomic(), connection.cursor() as cursor:
+        # ALTER TABLE refuses to run while deferred foreign-key checks are pending.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+        cursor.execute(f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL")
+        stored = [(pk, bytes(raw)) for pk, raw in cursor.fetchall()]
+        cursor.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector USING NULL")
+        vector_storage_reset(connection)
+        for pk, raw in stored:
+            values = struct.unpack(f"<{len(raw) // 4}f", raw)
+            literal = "[" + ",".join(repr(v) for v in values) + "]"
+            cursor.execute(
+                f"UPDATE {table} SET embedding = %s::vector WHERE id = %s", [literal, pk]
+            )
+            moved += 1
+    return moved
 
 
 def _embed(

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm.vector_index import index_name
 from ttmemory.management.progress import ProgressBar
+from ttmemory.models.vectors import BYTES, pgvector_installed, vector_storage
 from ttmemory.services import reembed
 
 
@@ -20,7 +22,9 @@ class Command(BaseCommand):
         "than TTMEMORY['EMBEDDER'], one transaction per batch. Safe to interrupt: run it again "
         "to resume. Recall keeps working meanwhile: facts already re-embedded are found by "
         "meaning and by keyword, the others by keyword only (vectors of two models are never "
-        "compared). On PostgreSQL the HNSW index of the new dimension is created at the end."
+        "compared). On PostgreSQL the HNSW index of the new dimension is created at the end. "
+        "On a PostgreSQL database migrated without pgvector, once the extension is installed "
+        "(CREATE EXTENSION vector), it first moves the stored vectors to a pgvector column."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,11 +35,26 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="only print fact counts per vector model"
         )
 
+    def _upgrade_vector_column(self) -> None:
+        if connection.vendor != "postgresql" or vector_storage(connection) != BYTES:
+            return
+        moved = reembed.vector_column_upgrade()
+        if moved is None:
+            self.stdout.write(
+                "vectors are stored as float32 bytes and ranked in numpy: the database has no "
+                "pgvector extension (install pgvector on the server, run CREATE EXTENSION "
+                "vector; as a superuser, then this command again)"
+            )
+        else:
+            self.stdout.write(f"moved {moved} stored vectors to a pgvector column")
+
     def handle(self, *args: Any, **options: Any) -> None:
         batch_size = options["batch_size"] or app_settings.BATCH_SIZE
         if batch_size < 1:
             raise CommandError("--batch-size must be positive", returncode=2)
         embedder = get_embedder()
+        if not options["dry_run"]:
+            self._upgrade_vector_column()
         self.stdout.write(f"embedder: {embedder.model!r}, {embedder.dimensions} dimensions")
         pending = 0
         for group in reembed.vector_groups(embedder):
@@ -47,6 +66,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  {label}: {group.count} facts, {state}")
             pending += 0 if group.current else group.count
         if options["dry_run"]:
+            if vector_storage(connection) == BYTES and pgvector_installed(connection):
+                self.stdout.write("dry run: the vector column would move to pgvector")
             self.stdout.write(f"dry run: {pending} facts would be re-embedded")
             return
         bar = ProgressBar("re-embedding facts", pending, stream=self.stdout)
