@@ -478,7 +478,13 @@ def register() -> None:
     ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
-    checks.register(check_derived_values, "ttmemory", checks.Tags.database)
-    checks.register(check_api_key_grants, "ttmemory", checks.Tags.database)
-    checks.register(check_ciphertext_upgrade, "ttmemory", checks.Tags.database)
-    checks.register(check_pgvector, "ttmemory", checks.Tags.database)
+    # Checks that query the database carry only Django's database tag: they run with
+    # `check --database default` and before `migrate`, never for a tag selection alone (on
+    # Django 6 a tag selection runs them against every connection).
+    for check in (
+        check_derived_values,
+        check_api_key_grants,
+        check_ciphertext_upgrade,
+        check_pgvector,
+    ):
+        checks.register(check, checks.Tags.database)

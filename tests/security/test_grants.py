@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.core.checks import run_checks
+from django.core.checks import Tags, run_checks
 from rest_framework.test import APIClient
 
 from tests.api.conftest import BASE
@@ -42,6 +42,11 @@ def test_a_prefix_grant_that_does_not_end_at_a_separator_is_refused(db: Any, gra
     assert not ApiKey.objects.exists()
 
 
+def database_checks() -> list[Any]:
+    """What `check --database default` reports (the checks that query the database)."""
+    return list(run_checks(tags=[Tags.database], databases=["default"]))
+
+
 def test_a_stored_legacy_grant_user_1_star_reaches_neither_user_10_nor_user_12(
     victims: None,
 ) -> None:
@@ -60,12 +65,16 @@ def test_a_stored_legacy_grant_user_1_star_reaches_neither_user_10_nor_user_12(
 def test_the_system_check_lists_stored_grants_that_do_not_end_at_a_separator(db: Any) -> None:
     key, _ = api_key_create(name="partner", namespaces=["user-1:*"])
     assert [
-        m for m in run_checks(tags=["ttmemory"], databases=["default"]) if m.id == "ttmemory.W020"
+        m
+        for m in run_checks(tags=[Tags.database], databases=["default"])
+        if m.id == "ttmemory.W020"
     ] == []
     ApiKey.objects.filter(pk=key.pk).update(namespaces=["user-1*", "acme/*"])
 
     found = [
-        m for m in run_checks(tags=["ttmemory"], databases=["default"]) if m.id == "ttmemory.W020"
+        m
+        for m in run_checks(tags=[Tags.database], databases=["default"])
+        if m.id == "ttmemory.W020"
     ]
 
     assert len(found) == 1
