@@ -172,8 +172,8 @@ def vector_scores(
 def _planner_settings() -> Iterator[None]:
     """HNSW search settings for the body's queries only, never left on a pooled connection.
 
-    ``SET LOCAL`` in a transaction of its own; inside a caller's transaction, in a savepoint
-    that is rolled back afterwards (the body only reads), which undoes the ``SET LOCAL`` too.
+    ``SET LOCAL`` in a transaction of its own, or a savepoint inside a caller's transaction,
+    rolled back afterwards (the body only reads), which undoes the ``SET LOCAL`` too.
     """
 
     def apply() -> None:
@@ -181,17 +181,13 @@ def _planner_settings() -> Iterator[None]:
             cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             cursor.execute("SET LOCAL hnsw.ef_search = 100")
 
-    if not connection.in_atomic_block:
-        with transaction.atomic():
-            apply()
-            yield
-        return
-    savepoint = transaction.savepoint()
-    try:
+    with transaction.atomic():  # a transaction, or a savepoint inside the caller's
         apply()
-        yield
-    finally:
-        transaction.savepoint_rollback(savepoint)
+        try:
+            yield
+        finally:
+            # Rolled back on the way out (the body only reads): undoes the SET LOCAL too.
+            transaction.set_rollback(True)
 
 
 def vector_weight() -> float:
