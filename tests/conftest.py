@@ -1,9 +1,13 @@
-"""Shared fixtures: a session to write into, and raw SQL access for at-rest checks."""
+"""Shared fixtures: a session to write into, raw SQL access for at-rest checks, and a database
+on this machine's PostgreSQL 15 without pgvector."""
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
+import psycopg
 import pytest
 from django.core.cache import cache
 from django.db import connection
@@ -17,6 +21,33 @@ def _fresh_cache() -> None:
     """Each test starts with an empty cache: the API's write throttle counts requests per user
     id there, and ids repeat across tests (a busy suite would otherwise be throttled)."""
     cache.clear()
+
+
+SYSTEM_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
+RESTART = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
+
+
+@pytest.fixture
+def system_postgres_database() -> Iterator[str]:
+    """The URL of a fresh database on the system PostgreSQL 15 (127.0.0.1:5432, user postgres,
+    trust auth, no pgvector), dropped afterwards. A required service: unreachable, it fails."""
+    name = f"ttm_nopgvector_{uuid.uuid4().hex[:10]}"
+    try:
+        admin = psycopg.connect(SYSTEM_PG, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        pytest.fail(
+            f"the system PostgreSQL at 127.0.0.1:5432 is required ({exc}); start it: {RESTART}"
+        )
+    with admin:
+        has_pgvector = admin.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchone()
+        assert has_pgvector is None, "this test needs a server without pgvector"
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield f"postgres://postgres@127.0.0.1:5432/{name}"
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """PostgreSQL without pgvector: migrate, remember, recall, a window, check W050, move to pgvector.
 
 The first test uses this machine's own PostgreSQL 15 (127.0.0.1:5432, user postgres, trust
-auth), which has no pgvector: a required service here, so an unreachable server fails the test.
-Restart it with ``pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start``.
+auth), which has no pgvector: a required service here, so an unreachable server fails the test
+(the ``system_postgres_database`` fixture of ``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -28,8 +27,6 @@ from ttmemory.checks import check_pgvector
 from ttmemory.models.vectors import vector_storage_reset
 
 ROOT = Path(__file__).resolve().parents[2]
-SYSTEM_PG = "postgresql://postgres@127.0.0.1:5432/postgres"
-RESTART = "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start"
 
 # Run inside the migrated database: facts, recall, a session window, the checks, the command.
 USE_IT = """
@@ -94,36 +91,11 @@ def run(code_or_args: list[str], env: dict[str, str]) -> subprocess.CompletedPro
     )
 
 
-@pytest.fixture
-def system_postgres_database() -> Iterator[str]:
-    """A fresh database on the system PostgreSQL 15 (no pgvector), dropped afterwards."""
-    name = f"ttm_nopgvector_{uuid.uuid4().hex[:10]}"
-    try:
-        admin = psycopg.connect(SYSTEM_PG, autocommit=True, connect_timeout=10)
-    except psycopg.OperationalError as exc:
-        pytest.fail(
-            f"the system PostgreSQL at 127.0.0.1:5432 is required ({exc}); start it: {RESTART}"
-        )
-    with admin:
-        has_pgvector = admin.execute(
-            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
-        ).fetchone()
-        assert has_pgvector is None, "this test needs a server without pgvector"
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield name
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 def test_postgresql_without_pgvector_migrates_stores_vectors_as_bytes_and_recalls(
     system_postgres_database: str,
 ) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TTMEMORY_EMBEDDED_DB"}
-    env.update(
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{system_postgres_database}",
-        DJANGO_SETTINGS_MODULE="tests.settings",
-    )
+    env.update(DATABASE_URL=system_postgres_database, DJANGO_SETTINGS_MODULE="tests.settings")
 
     migrated = run(["-m", "django", "migrate", "--no-input"], env)
     assert migrated.returncode == 0, migrated.stderr

@@ -26,6 +26,7 @@ holds Django and then whatever the README installs, never this checkout's source
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -258,9 +259,11 @@ def start_project(venv: Path, project: Path, env: dict[str, str]) -> None:
     )
 
 
-def test_the_readme_quickstart_runs_in_a_fresh_project(
+def run_quickstart(
     wheel: Path, database_url: str | None, tmp_path: Path
-) -> None:
+) -> tuple[Path, dict[str, str]]:
+    """Every block of the quickstart in a fresh project on ``database_url`` (None: its SQLite);
+    fails naming the block that fails. Returns the project folder and its environment."""
     blocks = quickstart_blocks(README.read_text())
     venv, project = tmp_path / "venv", tmp_path / "mysite"
     env = project_env(venv, database_url)
@@ -312,6 +315,71 @@ def test_the_readme_quickstart_runs_in_a_fresh_project(
     assert [ln[4:] for ln in out.splitlines() if ln.startswith("=== ")] == [
         b.name for b in python_blocks
     ]
+    return project, env
+
+
+def test_the_readme_quickstart_runs_in_a_fresh_project(
+    wheel: Path, database_url: str | None, tmp_path: Path
+) -> None:
+    run_quickstart(wheel, database_url, tmp_path)
+
+
+# Run in the fresh project after the quickstart: where it ran, and a recall.
+WHERE_AND_RECALL = """\
+import json
+from django.db import connection
+from ttmemory import memory
+for text in ("Ada is allergic to peanuts", "Ada prefers window seats", "Ada lives in Lisbon"):
+    memory.fact_remember(namespace="user-7", text=text)
+found = memory.fact_recall(namespace="user-7", query="peanuts allergy", k=3)
+with connection.cursor() as cursor:
+    cursor.execute(
+        "SELECT inet_server_port(), current_database(), current_setting('server_version_num'), "
+        "(SELECT count(*) FROM pg_extension WHERE extname = 'vector'), "
+        "(SELECT DISTINCT pg_typeof(embedding)::text FROM ttmemory_fact)"
+    )
+    server = cursor.fetchone()
+print("RESULT", json.dumps({"server": server, "mode": found.mode, "hits": [
+    [fact.text, score] for fact, score in found.hits
+]}))
+"""
+
+
+def test_the_readme_quickstart_runs_on_postgresql_without_pgvector(
+    wheel: Path, system_postgres_database: str, tmp_path: Path
+) -> None:
+    """The same quickstart on a fresh database of this machine's PostgreSQL 15 (no pgvector).
+
+    Runs in the PostgreSQL pass only (the SQLite pass has its own quickstart above): the
+    system server is the same whichever database the suite runs on.
+    """
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("run once, in the PostgreSQL pass: the system server is the same for both")
+    project, env = run_quickstart(wheel, system_postgres_database, tmp_path)
+    python = str(Path(env["VIRTUAL_ENV"]) / "bin" / "python")
+
+    checked = subprocess.run(
+        [python, "manage.py", "check", "--database", "default"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "ttmemory.W050" in checked.stderr and "CREATE EXTENSION vector" in checked.stderr
+    out = run(
+        [python, "manage.py", "shell", "-c", WHERE_AND_RECALL],
+        name="where it ran, and a recall",
+        cwd=project,
+        env=env,
+    )
+    result = json.loads(out.split("RESULT ", 1)[1])
+    port, database, version, extensions, column = result["server"]
+    assert (port, database) == (5432, system_postgres_database.rsplit("/", 1)[1])
+    assert version.startswith("15") and extensions == 0 and column == "bytea"
+    assert result["mode"] == "hybrid"
+    assert result["hits"][0][0] == "Ada is allergic to peanuts"
 
 
 INSTALLATION = ROOT / "docs" / "installation.md"
