@@ -118,6 +118,6 @@ def test_the_examples_run_as_written() -> None:
     scope: dict[str, Any] = {}
     for number, block in enumerate(BLOCK.findall(DOC.read_text()), start=1):
         try:
-            exec(compile(block, f"docs/api-python.md block {number}", "exec"), scope)  # noqa: S102
+            exec(compile(block, f"docs/api-python.md block {number}", "exec"), scope)
         except Exception as error:
             raise AssertionError(f"block {number} failed:\n{block}") from error
