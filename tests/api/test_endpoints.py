@@ -195,6 +195,27 @@ def test_facts_remember_list_recall_correct_forget(client_a: APIClient) -> None:
     assert client_a.get(f"{BASE}facts/{corrected.json()['id']}/").status_code == 404
 
 
+def test_remember_answers_201_when_created_and_200_when_the_fact_existed(
+    client_a: APIClient,
+) -> None:
+    first = client_a.post(f"{BASE}facts/", {"text": "Prefers window seats"}, "json")
+    again = client_a.post(
+        f"{BASE}facts/", {"text": "  prefers   WINDOW seats ", "kind": "preference"}, "json"
+    )
+    other = client_a.post(f"{BASE}facts/", {"text": "Allergic to peanuts"}, "json")
+    assert (first.status_code, again.status_code, other.status_code) == (201, 200, 201)
+    assert again.json()["id"] == first.json()["id"] and again.json()["kind"] == "preference"
+    assert client_a.get(f"{BASE}facts/").json()["count"] == 2
+    schema = client_a.get(f"{BASE}schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
+    documented = {
+        op["operationId"]: set(op["responses"])
+        for path in schema.json()["paths"].values()
+        for op in path.values()
+    }
+    assert {"200", "201"} <= documented["fact_list_post"]
+    assert {"200", "201"} <= documented["session_list_post"]
+
+
 def test_learn_answers_202_and_the_job_reports_what_it_did(
     client_a: APIClient, django_capture_on_commit_callbacks: Any
 ) -> None:

@@ -59,6 +59,16 @@ def test_the_same_normalised_text_is_one_fact(db: Any) -> None:
     assert Fact.objects.get(pk=first.pk).metadata == {"a": 2}
 
 
+def test_remember_with_created_tells_a_new_fact_from_an_upsert(db: Any) -> None:
+    made, created = memory.fact_remember(namespace=NS, text="Likes tea", with_created=True)
+    same, again = memory.fact_remember(namespace=NS, text="likes  TEA", with_created=True)
+    other, fresh = memory.fact_remember(namespace="user-43", text="Likes tea", with_created=True)
+
+    assert (created, again, fresh) == (True, False, True)
+    assert same.pk == made.pk and other.pk != made.pk
+    assert isinstance(memory.fact_remember(namespace=NS, text="Likes tea"), Fact)
+
+
 def test_recall_finds_facts_by_keyword_and_returns_metadata(
     db: Any, django_capture_on_commit_callbacks: Any
 ) -> None:

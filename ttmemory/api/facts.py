@@ -61,9 +61,9 @@ class FactViewSet(
     @extend_schema(
         operation_id="fact_list_post",
         description=FACTS_DESCRIPTION,
-        summary="Remember a fact (an upsert: the same text is one fact)",
+        summary="Remember a fact (an upsert: 201 created, 200 when the same text existed)",
         request=s.FactCreateSerializer,
-        responses={201: s.FactSerializer},
+        responses={200: s.FactSerializer, 201: s.FactSerializer},
         examples=[
             OpenApiExample(
                 "Remember",
@@ -83,15 +83,19 @@ class FactViewSet(
         if data.get("source"):
             session = self.session_from_body(data["source"]["session"], field="source.session")
             source = (session, data["source"]["seqs"])
-        fact = fact_remember(
+        fact, created = fact_remember(
             namespace=self.namespace,
             text=data["text"],
             kind=data["kind"],
             metadata=data.get("metadata"),
             source=source,
             expires_at=data.get("expires_at"),
+            with_created=True,
         )
-        return Response(s.FactSerializer(fact).data, status=status.HTTP_201_CREATED)
+        return Response(
+            s.FactSerializer(fact).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
 
     @extend_schema(
         operation_id="fact_detail_get",

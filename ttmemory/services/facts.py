@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
@@ -79,6 +79,7 @@ def _clean_source(source: Any, namespace: str) -> tuple[int | None, list[int]]:
     return session.pk, wanted
 
 
+@overload
 def fact_remember(
     *,
     namespace: str,
@@ -87,8 +88,37 @@ def fact_remember(
     metadata: Mapping[str, Any] | None = None,
     source: Any = None,
     expires_at: dt.datetime | None = None,
-) -> Fact:
+) -> Fact: ...
+
+
+@overload
+def fact_remember(
+    *,
+    namespace: str,
+    text: str,
+    kind: str = "fact",
+    metadata: Mapping[str, Any] | None = None,
+    source: Any = None,
+    expires_at: dt.datetime | None = None,
+    with_created: Literal[True],
+) -> tuple[Fact, bool]: ...
+
+
+def fact_remember(
+    *,
+    namespace: str,
+    text: str,
+    kind: str = "fact",
+    metadata: Mapping[str, Any] | None = None,
+    source: Any = None,
+    expires_at: dt.datetime | None = None,
+    with_created: bool = False,
+) -> Fact | tuple[Fact, bool]:
     """Store a fact, or update the one with the same normalised text (an upsert).
+
+    Returns the stored ``Fact`` (the existing row when the text was already known). With
+    ``with_created=True`` the answer is ``(fact, created)``, decided by the same locked upsert,
+    so callers that report "created" (the REST API's 201 vs 200) need no racy check of their own.
 
     The embedding is computed first, outside the transaction; if the embedder fails the fact is
     stored without a vector and is still found by keyword. Remembering a superseded text makes
@@ -125,7 +155,7 @@ def fact_remember(
                 )
                 if vector is None:  # the embedder failed: embed it later, in the background
                     jobs.schedule("embed", fact.pk)
-                return fact
+                return (fact, created) if with_created else fact
         except IntegrityError:
             continue  # a concurrent remember created it first: update that one
     raise MemoryValidationError("text", "could not be stored (concurrent conflict); retry")
