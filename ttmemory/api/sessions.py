@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import mixins, status
 from rest_framework.decorators import action
@@ -18,7 +17,7 @@ from ttmemory.api.base import MemoryPagination, MemoryViewSet, extend_schema, se
 from ttmemory.api.examples import CHAT, ROLLBACK_EXAMPLE, SESSION_EXAMPLE
 from ttmemory.api.filters import SessionKeyFilter
 from ttmemory.api.permissions import CanRollback
-from ttmemory.api.snapshots import rollback_answer
+from ttmemory.api.snapshots import audited_rollback
 from ttmemory.conf import app_settings
 from ttmemory.models import SnapshotKind
 from ttmemory.selectors import context_window, prompt_build, snapshot_list
@@ -28,7 +27,6 @@ from ttmemory.services import (
     session_open,
     session_state_update,
     session_trim,
-    snapshot_rollback_detailed,
 )
 
 SESSIONS_DESCRIPTION = (
@@ -236,22 +234,4 @@ class SessionViewSet(
                 {"detail": "This session has no rollback to undo."},
                 status=status.HTTP_409_CONFLICT,
             )
-        user = request.user if getattr(request.user, "pk", None) else None
-        with transaction.atomic():  # the undo and its audit entry commit together
-            result = snapshot_rollback_detailed(
-                session=session,
-                snapshot=safety,
-                safe=True,
-                created_by=user,  # type: ignore[arg-type]
-            )
-            self.audit(
-                "undo",
-                object_type="session",
-                object_id=session.pk,
-                details={
-                    "snapshot": safety.pk,
-                    "safety_snapshot": result.safety.pk if result.safety else None,
-                    "via": "api",
-                },
-            )
-        return Response(rollback_answer(request, session, result))
+        return audited_rollback(self, session, safety, safe=True, action="undo")

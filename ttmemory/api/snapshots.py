@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -13,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import SessionChildViewSet, extend_schema
+from ttmemory.api.base import MemoryViewSet, SessionChildViewSet, extend_schema
 from ttmemory.api.examples import ROLLBACK_EXAMPLE, SNAPSHOT_EXAMPLE
 from ttmemory.api.permissions import CanRollback
 from ttmemory.models import MemorySession, Snapshot
@@ -114,27 +115,51 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         snapshot = self.get_object()
         session = snapshot.session
         data = self.valid_body(s.RollbackRequestSerializer)
-        user = request.user if getattr(request.user, "pk", None) else None
-        with transaction.atomic():  # the rollback and its audit entry commit together
-            result = snapshot_rollback_detailed(
-                session=session,
-                snapshot=snapshot,
-                safe=data["safe"],
-                created_by=user,  # type: ignore[arg-type]
-            )
-            self.audit(
-                "rollback",
-                object_type="session",
-                object_id=session.pk,
-                details={
-                    "snapshot": snapshot.pk,
-                    "safety_snapshot": result.safety.pk if result.safety else None,
-                    "removed": len(result.removed_seqs),
-                    "restored": len(result.restored_seqs),
-                    "via": "api",
-                },
-            )
-        return Response(rollback_answer(request, session, result))
+        return audited_rollback(
+            self,
+            session,
+            snapshot,
+            safe=data["safe"],
+            action="rollback",
+            counts=lambda result: {
+                "removed": len(result.removed_seqs),
+                "restored": len(result.restored_seqs),
+            },
+        )
+
+
+def audited_rollback(
+    view: MemoryViewSet,
+    session: MemorySession,
+    snapshot: Snapshot,
+    *,
+    safe: bool,
+    action: str,
+    counts: Callable[[RollbackResult], dict[str, int]] = lambda result: {},
+) -> Response:
+    """Roll ``session`` back to ``snapshot`` and record ``action`` in the audit log, committed
+    together (a failed audit write leaves nothing changed); answer with ``rollback_answer``."""
+    request = view.request
+    user = request.user if getattr(request.user, "pk", None) else None
+    with transaction.atomic():
+        result = snapshot_rollback_detailed(
+            session=session,
+            snapshot=snapshot,
+            safe=safe,
+            created_by=user,  # type: ignore[arg-type]
+        )
+        view.audit(
+            action,
+            object_type="session",
+            object_id=session.pk,
+            details={
+                "snapshot": snapshot.pk,
+                "safety_snapshot": result.safety.pk if result.safety else None,
+                **counts(result),
+                "via": "api",
+            },
+        )
+    return Response(rollback_answer(request, session, result))
 
 
 def rollback_answer(
