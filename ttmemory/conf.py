@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Generic, Literal, TypeVar, cast, overload
 
+import snowballstemmer
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
@@ -173,6 +174,19 @@ def encoding_name(value: Any) -> str:
             check_id="ttmemory.E020",
         )
     return value
+
+
+def stemmer_language(value: Any) -> str | None:
+    """A Snowball stemmer language such as "english" or None (no stemming) (E045)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.lower() not in snowballstemmer.algorithms():
+        raise InvalidSetting(
+            f"is {value!r}, which has no Snowball stemmer; use None (no stemming) or one of: "
+            + ", ".join(snowballstemmer.algorithms()),
+            check_id="ttmemory.E045",
+        )
+    return value.lower()
 
 
 # DRF's rate syntax, as SimpleRateThrottle.parse_rate reads it: "<count>/<s|m|h|d...>".
@@ -332,6 +346,10 @@ class AppSettings:
     )
     # Seconds recall skips a failing embedder before trying it again (circuit breaker).
     EMBEDDER_BREAKER_SECONDS = Setting(30.0, seconds())
+    # Language of the stemmer that folds words to keyword terms (blind index, HashEmbedder):
+    # a Snowball language ("english", "portuguese", "german", ...) or None (whole words).
+    # Changing it makes every fact's keyword index stale (ttmemory.W040): run ttmemory_reindex.
+    STEMMER_LANGUAGE = Setting("english", stemmer_language)
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
     # None: the embedder's own (0.8 for sentence embedders, 0.3 for the lexical HashEmbedder),
     # tuned on the evaluation set in docs/benchmarks.md.

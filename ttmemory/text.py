@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+import snowballstemmer
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from ttmemory.conf import app_settings
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A short English stop list: these words carry no recall signal and inflate every posting list.
@@ -70,25 +78,68 @@ def normalise_text(text: str) -> str:
 
 
 def normalise_terms(text: str) -> list[str]:
-    """Words of ``text`` in order, normalised, with stop words and 1-letter tokens removed.
+    """Words of ``text`` in order, normalised, stop words and 1-letter tokens removed, stemmed.
 
-    A light suffix folding (plural "s", "ing", "ed") lets "allergies" match "allergy" and
-    "booking" match "booked" without a stemmer dependency.
+    Stems come from the Snowball stemmer of ``TTMEMORY["STEMMER_LANGUAGE"]`` (English by
+    default; None keeps whole words), so "speed"/"speeds", "use"/"used"/"uses" and
+    "note"/"notes" are one term. One fold on top: a stem's final "i" (Snowball's ending of
+    words in -y/-ies) is dropped, so "allergies"/"allergy" meet "allergic". Changing this
+    function (or the language) changes every blind-index term: bump ``NORMALISER_VERSION``.
     """
+    stem = _stemmer()
     terms = []
     for word in _WORD.findall(normalise_text(text)):
         if len(word) < 2 or word in STOP_WORDS:
             continue
-        terms.append(_fold(word))
+        terms.append(stem(word))
     return terms
 
 
-def _fold(word: str) -> str:
-    if not word.isascii():
-        return word
-    if len(word) > 4 and not word.endswith(("ss", "us", "is")):
-        for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-                return word[: -len(suffix)] + replacement
-    # "move"/"moved" and "live"/"living" share a stem only without the final e.
-    return word[:-1] if len(word) >= 4 and word.endswith("e") else word
+#: What ``normalise_terms`` returns, as a version: part of every blind-index marker and of the
+#: HashEmbedder's model name, so a change makes facts stale until they are rebuilt.
+#: 1: hand-written suffix folding; 2: Snowball stems with the final-"i" fold.
+NORMALISER_VERSION = 2
+_stem_cache: dict[str, str] = {}
+_stem: Callable[[str], str] | None = None
+STEM_CACHE_SIZE = 65536
+
+
+def normaliser_version() -> str:
+    """``"2-english"``: the normaliser version and the stemmer language (``none``: no stems)."""
+    return f"{NORMALISER_VERSION}-{app_settings.STEMMER_LANGUAGE or 'none'}"
+
+
+def _stemmer() -> Callable[[str], str]:
+    global _stem
+    if _stem is None:
+        language = app_settings.STEMMER_LANGUAGE
+        if language is None:
+            _stem = _identity
+        else:
+            algorithm = snowballstemmer.stemmer(language)
+
+            def stem(word: str) -> str:
+                cached = _stem_cache.get(word)
+                if cached is None:
+                    cached = algorithm.stemWord(word)
+                    if len(cached) > 4 and cached.endswith("i"):
+                        cached = cached[:-1]
+                    if len(_stem_cache) >= STEM_CACHE_SIZE:
+                        _stem_cache.clear()
+                    _stem_cache[word] = cached
+                return cached
+
+            _stem = stem
+    return _stem
+
+
+def _identity(word: str) -> str:
+    return word
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    global _stem
+    if setting == "TTMEMORY":
+        _stem = None
+        _stem_cache.clear()

@@ -25,13 +25,14 @@ from django.dispatch import receiver
 
 from ttmemory.conf import app_settings
 from ttmemory.crypto import decode_key_material, derive_key
-from ttmemory.text import normalise_terms, normalise_text
+from ttmemory.text import normalise_terms, normalise_text, normaliser_version
 
 #: The scheme of the postings: 2 = one HKDF subkey per namespace. The first release (one global
 #: key for every namespace) wrote no marker: ``LEGACY_INDEX_VERSION``.
 INDEX_SCHEME = 2
-#: Bump when ``ttmemory.text.normalise_terms`` or ``normalise_text`` change what they return:
-#: every fact is then stale until ``ttmemory_reindex`` has rebuilt its postings.
+#: Bump when ``ttmemory.text.normalise_text`` changes what it returns; a change of
+#: ``normalise_terms`` (its ``NORMALISER_VERSION`` or ``STEMMER_LANGUAGE``) is part of the marker
+#: by itself. Every fact is then stale until ``ttmemory_reindex`` has rebuilt its postings.
 TOKENIZER_VERSION = 1
 LEGACY_INDEX_VERSION = ""
 NAMESPACE_KEY_CACHE = 4096
@@ -104,7 +105,8 @@ def index_version() -> str:
     global _version
     if _version is None:
         mac = hmac.new(blind_key(), b"ttmemory/blind-index/fingerprint", hashlib.sha256)
-        _version = f"{INDEX_SCHEME}.{TOKENIZER_VERSION}.{mac.hexdigest()[:8]}"
+        tokenizer = f"{TOKENIZER_VERSION}-{normaliser_version()}"
+        _version = f"{INDEX_SCHEME}.{tokenizer}.{mac.hexdigest()[:8]}"
     return _version
 
 

@@ -13,7 +13,7 @@ from django.core.exceptions import ImproperlyConfigured
 from ttmemory.backends.embedders.base import Embedder
 from ttmemory.conf import app_settings
 from ttmemory.crypto import decode_key_material, derive_key
-from ttmemory.text import normalise_terms
+from ttmemory.text import normalise_terms, normaliser_version
 
 MIN_KEY_BYTES = 32
 
@@ -50,7 +50,9 @@ class HashEmbedder(Embedder):
     def model(self) -> str:
         """``hash-<dimensions>-keyed-<key fingerprint>`` unless OPTIONS names one."""
         if not self._model:
-            mac = hmac.new(self.key(), b"ttmemory/hash-embedder/fingerprint", hashlib.sha256)
+            # The words it hashes come from normalise_terms: a new stemmer is a new model.
+            purpose = b"ttmemory/hash-embedder/fingerprint/" + normaliser_version().encode()
+            mac = hmac.new(self.key(), purpose, hashlib.sha256)
             self._model = f"hash-{self.dimensions}-keyed-{mac.hexdigest()[:8]}"
         return self._model
 
