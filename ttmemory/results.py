@@ -82,6 +82,16 @@ class FactChange:
     previous: Any = None
 
 
+class FactChanges(list[FactChange]):
+    """The decisions of one extraction run, in order (a list of ``FactChange``).
+
+    ``rejected`` counts the candidates the quality gate refused (first person left in, a
+    question, a hypothetical, a fragment, about the assistant): counted, never stored.
+    """
+
+    rejected: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class ErasureReceipt:
     """What ``namespace_erase`` removed: rows per table, Redis keys, and when.

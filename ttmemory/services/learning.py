@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -16,10 +18,10 @@ from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
 from ttmemory.fields import seal
-from ttmemory.longterm import extraction
+from ttmemory.longterm import blind, extraction, statements
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
-from ttmemory.results import FactChange
-from ttmemory.selectors.facts import fact_list, fact_recall
+from ttmemory.results import FactChange, FactChanges
+from ttmemory.selectors.facts import fact_list, fact_recall, profile_get
 from ttmemory.services.facts import fact_remember, fact_supersede
 from ttmemory.services.ledger import budget_left, ledger_record
 from ttmemory.services.sessions import session_trim
@@ -36,15 +38,22 @@ def facts_learn(
     namespace: str,
     messages: Sequence[dict[str, Any]],
     source: tuple[MemorySession, list[int]] | None = None,
-) -> list[FactChange]:
+) -> FactChanges:
     """Extract facts from ``messages`` and apply ADD / UPDATE / SUPERSEDE / NOOP decisions.
 
     With ``TTMEMORY["LLM"]`` one LLM call sees the messages and the closest existing facts;
-    without it, offline rules catch explicit statements ("I'm allergic to ...", "my name is
-    ...", "I prefer ...", "remember that ..."). Running it twice on the same messages changes
-    nothing the second time (facts are upserted by normalised text). Skipped, and the skip
-    recorded in the ledger, when the namespace's daily token budget is spent. Raises LLMError
-    when the LLM fails (tasks retry).
+    without it, offline rules catch explicit first-person statements, one per clause ("I'm
+    allergic to peanuts and I prefer window seats" is two facts), and leave out questions,
+    hypotheticals, negations and what other people say. Both paths then get the same
+    post-processing: each fact becomes a short third-person statement about one subject (the
+    ``name`` of the namespace's ``"user"`` profile when set, else "The user"), a quality
+    gate rejects what is not a clean statement (counted in the result's ``rejected``, never
+    stored), and each fact is deduplicated on write: the same text (under either subject) or
+    a recalled neighbour saying the same thing in other words (``DEDUPE_SIMILARITY``) is a
+    NOOP or an UPDATE, and a new value of a single-valued slot (location, employer, job, diet,
+    name, ...) SUPERSEDEs the old fact. Running it twice on the same messages changes nothing
+    the second time. Skipped, and the skip recorded in the ledger, when the namespace's daily
+    token budget is spent. Raises LLMError when the LLM fails (tasks retry).
     """
     namespace = clean_identifier(namespace, field="namespace")
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
@@ -60,7 +69,7 @@ def facts_learn(
                 namespace=namespace, purpose="extract", model=llm.model, status=LedgerStatus.SKIPPED
             )
             logger.info("fact extraction skipped: daily token budget of %s is spent", namespace)
-            return []
+            return FactChanges()
         existing = _closest_facts(namespace, messages)
         request = extraction.extraction_messages(messages, existing)
         response = _call(
@@ -72,7 +81,57 @@ def facts_learn(
             )
         except ValueError as exc:
             raise LLMError(f"the extraction answer was not usable JSON: {exc}") from exc
-    return _apply(namespace, candidates, source)
+    subject = _subject(namespace)
+    prepared, rejected = _prepare(candidates, subject)
+    if rejected:
+        logger.info("fact extraction: the quality gate rejected %s candidates", rejected)
+    changes = _apply(namespace, prepared, source, subject)
+    changes.rejected = rejected
+    return changes
+
+
+# Two statements with a Jaccard similarity of their content terms at or above this say the same
+# thing (an UPDATE, or a NOOP when the new one adds no term). Measured on the dev split of
+# bench/extraction_set.jsonl: python bench/manage.py ttmemory_bench_extraction --sweep
+DEDUPE_SIMILARITY = 0.6
+# Neighbours recalled to look for a fact said before in other words.
+DEDUPE_NEIGHBOURS = 5
+
+
+def _subject(namespace: str) -> str:
+    """Whom facts are written about: the ``"user"`` profile's ``name`` when set, else "The user"."""
+    name = profile_get(namespace=namespace, kind="user").get("name")
+    if isinstance(name, str) and _NAME.fullmatch(name.strip()):
+        return name.strip()
+    return statements.DEFAULT_SUBJECT
+
+
+_NAME = re.compile(r"[^\W\d_][\w'. -]{0,39}")
+
+
+def _prepare(
+    candidates: list[extraction.Candidate], subject: str
+) -> tuple[list[extraction.Candidate], int]:
+    """Candidates as third-person statements about ``subject``, gated and slotted, deduplicated."""
+    prepared: list[extraction.Candidate] = []
+    seen: set[str] = set()
+    rejected = 0
+    for candidate in candidates:
+        if candidate.action == "NOOP":
+            prepared.append(candidate)
+            continue
+        text = statements.normalise_statement(candidate.text, subject=subject)
+        if statements.quality_problem(text) is not None:
+            rejected += 1
+            continue
+        key = statements.canonical(text, subject=subject)
+        if key in seen:
+            continue
+        seen.add(key)
+        slot = statements.infer_slot(text, subject=subject)
+        kind = candidate.kind
+        prepared.append(dataclasses.replace(candidate, text=text, slot=slot, kind=kind))
+    return prepared, rejected
 
 
 def _call(
@@ -131,8 +190,9 @@ def _apply(
     namespace: str,
     candidates: list[extraction.Candidate],
     source: tuple[MemorySession, list[int]] | None,
-) -> list[FactChange]:
-    changes: list[FactChange] = []
+    subject: str,
+) -> FactChanges:
+    changes = FactChanges()
     for candidate in candidates:
         if source is not None and candidate.message_index is not None:
             # Provenance as precise as the extractor knows it: the one message that said it.
@@ -151,40 +211,83 @@ def _apply(
             )
             changes.append(FactChange("NOOP", target))
             continue
-        target_id = candidate.target_id
-        if target_id is None and candidate.slot:
-            slotted = (
-                Fact.objects.current()
-                .filter(namespace=namespace, metadata__slot=candidate.slot)
-                .order_by("-pk")
-                .first()
-            )
-            target_id = slotted.pk if slotted else None
         metadata = {"slot": candidate.slot} if candidate.slot else None
-        if target_id is not None:
-            previous = Fact.objects.filter(namespace=namespace, pk=target_id).first()
-            if previous is not None and previous.text == candidate.text:
-                changes.append(FactChange("NOOP", previous))
-                continue
+        action = candidate.action
+        previous: Fact | None = None
+        if candidate.target_id is not None:
+            previous = Fact.objects.current().filter(namespace=namespace, pk=candidate.target_id).first()
+        if previous is None:
+            previous, action = _existing(namespace, candidate, subject)
+        if previous is not None and (action == "NOOP" or previous.text == candidate.text):
+            changes.append(FactChange("NOOP", previous))
+            continue
+        if previous is not None:
             fact = fact_supersede(
                 namespace=namespace,
-                fact_id=target_id,
+                fact_id=previous.pk,
                 text=candidate.text,
                 kind=candidate.kind,
                 metadata=metadata,
                 source=fact_source,
             )
-            action = "UPDATE" if candidate.action == "UPDATE" else "SUPERSEDE"
-            changes.append(FactChange(action, fact, previous))
+            changes.append(FactChange("UPDATE" if action == "UPDATE" else "SUPERSEDE", fact, previous))
             continue
-        existed = Fact.objects.current().filter(namespace=namespace).count()
-        fact = fact_remember(
+        fact, created = fact_remember(
             namespace=namespace, text=candidate.text, kind=candidate.kind, metadata=metadata,
-            source=fact_source,
+            source=fact_source, with_created=True,
         )  # fmt: skip
-        now_current = Fact.objects.current().filter(namespace=namespace).count()
-        changes.append(FactChange("ADD" if now_current > existed else "NOOP", fact))
+        changes.append(FactChange("ADD" if created else "NOOP", fact))
     return changes
+
+
+def _existing(
+    namespace: str, candidate: extraction.Candidate, subject: str
+) -> tuple[Fact | None, str]:
+    """The current fact ``candidate`` repeats, updates or supersedes, and the action; or ADD.
+
+    In order: the same statement under the other subject ("The user ..." when facts are now
+    about "Ada ..."), the current value of the candidate's single-valued slot, then a recalled
+    neighbour of the same slot whose content terms are ``DEDUPE_SIMILARITY`` alike.
+    """
+    current = Fact.objects.current().filter(namespace=namespace)
+    key = statements.canonical(candidate.text, subject=subject)
+    variants = {
+        blind.text_hash(_with_subject(key, name), namespace=namespace)
+        for name in {subject, statements.DEFAULT_SUBJECT}
+    }
+    same = current.filter(text_hash__in=variants).order_by("-pk").first()
+    if same is not None:
+        return same, "NOOP" if same.text == candidate.text else "UPDATE"
+    slot = candidate.slot
+    if slot and statements.is_single_valued(slot):
+        slots = [slot, *statements.SLOT_ALIASES.get(slot, ())]
+        slotted = current.filter(metadata__slot__in=slots).order_by("-pk").first()
+        if slotted is not None:
+            same_value = statements.canonical(slotted.text, subject=subject) == key
+            return slotted, "NOOP" if same_value else "SUPERSEDE"
+    try:
+        neighbours = fact_recall(namespace=namespace, query=candidate.text, k=DEDUPE_NEIGHBOURS)
+    except MemoryValidationError:
+        return None, "ADD"
+    terms = statements.content_terms(candidate.text, subject=subject)
+    best: tuple[float, Fact | None] = (0.0, None)
+    for fact in neighbours.facts:
+        if fact.valid_to is not None or (fact.metadata or {}).get("slot", "") != slot:
+            continue
+        score = statements.similarity(candidate.text, fact.text, subject=subject)
+        if score > best[0]:
+            best = (score, fact)
+    score, fact = best
+    if fact is None or score < DEDUPE_SIMILARITY:
+        return None, "ADD"
+    # Nothing new in other words: keep the stored one; more detail: update it.
+    if terms <= statements.content_terms(fact.text, subject=subject):
+        return fact, "NOOP"
+    return fact, "UPDATE"
+
+
+def _with_subject(key: str, subject: str) -> str:
+    return subject + key[1:] if key.startswith("@") else key
 
 
 def session_learn(*, session_id: int, upto_seq: int) -> list[FactChange]:
@@ -219,6 +322,7 @@ def session_learn(*, session_id: int, upto_seq: int) -> list[FactChange]:
         counts={
             "messages": len(rows),
             **{a.lower(): sum(c.action == a for c in changes) for a in extraction.ACTIONS},
+            "rejected": getattr(changes, "rejected", 0),
         },
         ids={"upto_seq": upto_seq},
     )
