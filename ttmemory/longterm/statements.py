@@ -120,7 +120,7 @@ _HABITS = "play|use|drive|drink|eat|read|watch|run|cook|bake|ski|swim|surf|colle
 # word of the pattern. Tried in order; the first match of a clause wins.
 _RULE_TABLE: list[tuple[str, str, str]] = [
     (r"^(?:my name is|my name's|call me|you can call me|i go by|i'm called|i am called)\s+"
-     + r"(?P<v>" + _NAME + r")" + _END, "The user's name is {v}", "fact"),
+     + r"(?P<v>" + _NAME + r")(?:\s*,.*)?" + _END, "The user's name is {v}", "fact"),
     (r"^(?:i'm|i am|im|i’m|this is)\s+(?P<v>" + _NAME + r")" + _END, "The user's name is {v}", "fact"),
     (_I_AM + r"(?:(?:very|severely|mildly|highly|deathly)\s+)?allergic to\s+" + _V + _END,
      "{S} is allergic to {v}", "fact"),
@@ -270,7 +270,7 @@ def user_clauses(content: str) -> list[str]:
     return clauses
 
 
-_CONTRAST = re.compile(r",?\s+(?:and\s+|but\s+)?not\s+(?:in\s+|at\s+|to\s+|for\s+)?[\w' -]+$", re.I)
+_CONTRAST = re.compile(r"(?:,\s*|\s+(?:and|but)\s+)not\s+(?:in\s+|at\s+|to\s+|for\s+)?[\w' -]+$", re.I)
 # Capitalised words after "I'm" that are not names.
 _NOT_NAMES = frozenset(
     "vegetarian vegan married single retired fine good okay ok back here ready sorry busy "
@@ -287,6 +287,7 @@ def clause_statement(clause: str, *, subject: str = DEFAULT_SUBJECT) -> Statemen
     """The statement one clause makes about the user, or None."""
     if _HYPOTHETICAL.search(clause):
         return None
+    clause = _trim(clause)
     # "I live in Porto, not Lisbon": the contrast confirms the statement, it does not negate it.
     without = _CONTRAST.sub("", clause)
     if without != clause and not _NEGATION.search(without):
@@ -337,6 +338,14 @@ def clean_value(value: str) -> str:
 
 def _third_person_value(value: str, subject: str) -> str:
     return re.sub(r"\bmy\b", "their", value, flags=re.I)
+
+
+def _trim(text: str) -> str:
+    previous = None
+    while previous != text:
+        previous = text
+        text = _TRAILING.sub("", text).strip(" ,.;:!")
+    return text
 
 
 def _strip_prefix(text: str) -> str:
@@ -400,6 +409,11 @@ def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
     return _tidy(text)
 
 
+def split_statement(text: str) -> list[str]:
+    """A candidate cut where a first-person clause starts ("... peanuts and I prefer ...")."""
+    return [part.strip(" ,.") for part in _CLAUSE.split(str(text)) if part.strip(" ,.")]
+
+
 def _possessive(subject: str) -> str:
     return subject + ("'" if subject.endswith("s") and subject != DEFAULT_SUBJECT else "'s")
 
@@ -420,6 +434,8 @@ def quality_problem(text: str) -> str | None:
         return "hypothetical"
     if re.search(r"\b(?:the assistant|assistant)\b", text, re.I):
         return "about the assistant"
+    if re.search(r"\b(?:anything|nothing|something|everything)$", text, re.I):
+        return "vague"
     return None
 
 
