@@ -131,6 +131,9 @@ def test_the_test_settings_pass_every_check() -> None:
         # choices (existing ids)
         ("TRIM_MODE", None, "ttmemory.E023"),
         ("TOKENIZER", 42, "ttmemory.E020"),
+        # a stemmer language Snowball does not have (E045)
+        ("STEMMER_LANGUAGE", "klingon", "ttmemory.E045"),
+        ("STEMMER_LANGUAGE", 1, "ttmemory.E045"),
     ],
 )
 def test_a_bad_option_is_an_error_whose_hint_names_the_setting(

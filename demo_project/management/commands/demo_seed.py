@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand
 from rest_framework.authtoken.models import Token
 
 from ttmemory import memory
+from ttmemory.services.learning import session_learn
 
 DEMO_USER = "demo"
 
@@ -64,21 +65,18 @@ class Command(BaseCommand):
         namespace = f"user-{user.pk}"
         session = memory.session_open(namespace=namespace, key="lisbon-trip")
         if session.message_count == 0:
+            # The profile first: learned facts are about "Ada", not "The user".
+            memory.profile_update(namespace=namespace, kind="user", data={"name": "Ada"})
             memory.message_add_many(session=session, messages=CONVERSATION)
             memory.snapshot_create(session=session, label="after booking")
-            memory.fact_remember(
-                namespace=namespace, text="Ada is allergic to peanuts", source=(session, [2])
-            )
-            memory.fact_remember(
-                namespace=namespace,
-                text="Ada prefers window seats",
-                kind="preference",
-                source=(session, [2, 8]),
-            )
-            memory.profile_update(namespace=namespace, kind="user", data={"name": "Ada"})
+            # What the offline extractor makes of the conversation (the LLM's, when one is set).
+            session.refresh_from_db()
+            session_learn(session_id=session.pk, upto_seq=session.last_seq)
+            facts = memory.fact_list(namespace=namespace)
             self.stdout.write(
-                f"loaded a demo conversation of {len(CONVERSATION)} messages, a snapshot, "
-                "two facts and a profile"
+                f"loaded a demo conversation of {len(CONVERSATION)} messages, a snapshot, a "
+                f"profile and {len(facts)} facts learned from it: "
+                + "; ".join(fact.text for fact in facts)
             )
         token, _ = Token.objects.get_or_create(user=user)
         self.stdout.write(self.style.SUCCESS(f"admin login: {DEMO_USER} / {password}"))
