@@ -49,7 +49,7 @@ def load(path: Path = SET_PATH, *, split: str | None = None) -> list[dict[str, A
 
 def normal(text: str) -> str:
     """How facts are compared: case-folded, spaces collapsed, final punctuation dropped."""
-    return " ".join(text.casefold().replace("’", "'").split()).strip(" .!")
+    return " ".join(text.casefold().replace("\u2019", "'").split()).strip(" .!")
 
 
 @dataclass
@@ -177,4 +177,3 @@ def format_report(title: str, report: Report) -> str:
             f"| {tally.exact} |"
         )
     return "\n".join(lines)
-

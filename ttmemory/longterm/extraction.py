@@ -35,8 +35,13 @@ def rule_candidates(messages: list[dict[str, Any]]) -> list[Candidate]:
     The subject is "The user"; ``services.learning`` rewrites it to the user's name when known.
     """
     return [
-        Candidate("ADD", text=found.text, kind=found.kind, slot=found.slot,
-                  message_index=found.message_index)  # fmt: skip
+        Candidate(
+            "ADD",
+            text=found.text,
+            kind=found.kind,
+            slot=found.slot,
+            message_index=found.message_index,
+        )
         for found in statements.rule_statements(messages)
     ]
 

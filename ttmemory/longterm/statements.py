@@ -45,7 +45,7 @@ _ADV = (
     r"definitely|mostly|just|only|truly|genuinely|generally|normally|often|so|very|quite|"
     r"definitely|kind of|sort of)\s+)*"
 )
-_I_AM = r"(?:i'm|i am|im|i’m)\s+" + _ADV
+_I_AM = r"(?:i'm|i am|im)\s+" + _ADV
 _V = r"(?P<v>.{2,120}?)"
 _END = r"\s*$"
 _PROFESSIONS = (
@@ -121,36 +121,36 @@ _HABITS = "play|use|drive|drink|eat|read|watch|run|cook|bake|ski|swim|surf|colle
 _RULE_TABLE: list[tuple[str, str, str]] = [
     (r"^(?:my name is|my name's|call me|you can call me|i go by|i'm called|i am called)\s+"
      + r"(?P<v>" + _NAME + r")(?:\s*,.*)?" + _END, "The user's name is {v}", "fact"),
-    (r"^(?:i'm|i am|im|i’m|this is)\s+(?P<v>" + _NAME + r")" + _END, "The user's name is {v}", "fact"),
+    (r"^(?:i'm|i am|im|this is)\s+(?P<v>" + _NAME + r")" + _END, "The user's name is {v}", "fact"),
     (_I_AM + r"(?:(?:very|severely|mildly|highly|deathly)\s+)?allergic to\s+" + _V + _END,
      "{S} is allergic to {v}", "fact"),
     (r"^i have (?:an?\s+)?(?:(?:severe|mild|serious)\s+)?allergy to\s+" + _V + _END,
      "{S} is allergic to {v}", "fact"),
     (r"^i have (?:an?\s+)?(?:(?:severe|mild|serious)\s+)?(?P<v>[\w-]+(?:\s+[\w-]+)?) allerg(?:y|ies)" + _END,
      "{S} is allergic to {v}", "fact"),
-    (r"^i (?:don't|do not|never|dont|don’t) (?P<w>eat|drink)\s+" + _V + _END,
+    (r"^i (?:don't|do not|never|dont) (?P<w>eat|drink)\s+" + _V + _END,
      "{S} does not {w} {v}", "preference"),
-    (r"^i (?:don't|do not|dont|don’t) (?:really )?like\s+" + _V + _END, "{S} dislikes {v}", "preference"),
-    (r"^i " + _ADV + r"(?:hate|dislike|can't stand|cannot stand|can’t stand|detest)\s+" + _V + _END,
+    (r"^i (?:don't|do not|dont) (?:really )?like\s+" + _V + _END, "{S} dislikes {v}", "preference"),
+    (r"^i " + _ADV + r"(?:hate|dislike|can't stand|cannot stand|detest)\s+" + _V + _END,
      "{S} dislikes {v}", "preference"),
     (_I_AM + r"(?:an?\s+)?(?:strict\s+)?(?P<w>vegetarian|vegan|pescatarian|pescetarian|flexitarian)" + _END,
      "{S} is {w}", "preference"),
-    (r"^i (?:eat|follow|am on|'m on|’m on|keep)\s+(?:an?\s+)?(?P<w>keto|paleo|vegan|vegetarian|low-carb|gluten-free|halal|kosher|mediterranean) diet" + _END,
+    (r"^i (?:eat|follow|am on|'m on|keep)\s+(?:an?\s+)?(?P<w>keto|paleo|vegan|vegetarian|low-carb|gluten-free|halal|kosher|mediterranean) diet" + _END,
      "{S} follows a {w} diet", "preference"),
     (r"^i (?:eat|keep) (?P<w>halal|kosher)" + _END, "{S} follows a {w} diet", "preference"),
     (_I_AM + r"(?P<w>lactose intolerant|lactose-intolerant|gluten intolerant|coeliac|celiac|diabetic|colou?r ?blind|left-handed|right-handed)" + _END,
      "{S} is {w}", "fact"),
     (r"^i " + _ADV + r"(?P<w>prefer|love|like|enjoy|adore)\s+" + _V + _END, "{S} {w3} {v}", "preference"),
-    (r"^i (?:(?:currently|still|now)\s+)*(?:live|reside|am living|'m living|’m living)\s+in\s+" + _V + _END,
+    (r"^i (?:(?:currently|still|now)\s+)*(?:live|reside|am living|'m living)\s+in\s+" + _V + _END,
      "{S} lives in {v}", "fact"),
-    (r"^i(?:'ve| have|’ve)?\s+(?:(?:just|recently|finally)\s+)*(?:moved|relocated)\s+(?:to|into)\s+" + _V + _END,
+    (r"^i(?:'ve| have)?\s+(?:(?:just|recently|finally)\s+)*(?:moved|relocated)\s+(?:to|into)\s+" + _V + _END,
      "{S} lives in {v}", "fact"),
     (_I_AM + r"(?:based|living) in\s+" + _V + _END, "{S} lives in {v}", "fact"),
     (_I_AM + r"(?:originally\s+)?from\s+" + _V + _END, "{S} is from {v}", "fact"),
     (r"^i grew up in\s+" + _V + _END, "{S} grew up in {v}", "fact"),
     (r"^i was born in\s+(?P<v>(?:[12]\d{3}|(?-i:[A-Z])).{0,60}?)" + _END, "{S} was born in {v}", "fact"),
     (r"^i was born on\s+" + _V + _END, "{S} was born on {v}", "fact"),
-    (r"^i (?:(?:currently|still|now)\s+)*(?:work|am working|'m working|’m working)\s+(?P<w>at|for)\s+" + _V + _END,
+    (r"^i (?:(?:currently|still|now)\s+)*(?:work|am working|'m working)\s+(?P<w>at|for)\s+" + _V + _END,
      "{S} works {w} {v}", "fact"),
     (r"^i (?:(?:currently|still|now)\s+)*work as\s+(?:an?\s+)?" + _V + _END, "{S} works as {a} {v}", "fact"),
     (_I_AM + r"(?:an?\s+)(?P<v>(?:[\w-]+\s+){0,2}?(?:" + _PROFESSIONS + r"))" + _END,
@@ -161,29 +161,29 @@ _RULE_TABLE: list[tuple[str, str, str]] = [
     (_I_AM + r"(?P<w>married|single|divorced|engaged|widowed)" + _END, "{S} is {w}", "fact"),
     (_I_AM + r"(?P<w>married|engaged) to\s+(?P<v>" + _NAME + r")" + _END, "{S} is {w} to {v}", "fact"),
     (_I_AM + r"(?:a\s+(?:big|huge)\s+)?fan of\s+" + _V + _END, "{S} is a fan of {v}", "preference"),
-    (r"^i " + _ADV + r"(?:have|'ve got|’ve got|have got|own)\s+(?P<v>(?:an?|one|two|three|four|five|six|\d+)\s+(?!(?:" + _TRANSIENT + r")\b).{2,100}?)" + _END,
+    (r"^i " + _ADV + r"(?:have|'ve got|have got|own)\s+(?P<v>(?:an?|one|two|three|four|five|six|\d+)\s+(?!(?:" + _TRANSIENT + r")\b).{2,100}?)" + _END,
      "{S} has {v}", "fact"),
-    (r"^i " + _ADV + r"(?:speak|am fluent in|'m fluent in|’m fluent in)\s+" + _V + _END, "{S} speaks {v}", "fact"),
+    (r"^i " + _ADV + r"(?:speak|am fluent in|'m fluent in)\s+" + _V + _END, "{S} speaks {v}", "fact"),
     (r"^i " + _ADV + r"(?P<w>" + _HABITS + r")\s+" + _V + _END, "{S} {w3} {v}", "fact"),
-    (r"^my\s+(?P<np>(?:[\w-]+(?:'s|’s)?\s+){0,2}?[\w-]+)\s+(?P<w>is|are|has|have|lives in|works at|works as|works for|expires|expires on|expire|is called|loves|likes|hates)\s+" + _V + _END,
+    (r"^my\s+(?P<np>(?:[\w-]+'s?\s+){0,2}?[\w-]+)\s+(?P<w>is|are|has|have|lives in|works at|works as|works for|expires|expires on|expire|is called|loves|likes|hates)\s+" + _V + _END,
      "{S}'s {np} {w} {v}", "fact"),
 ]  # fmt: skip
 RULES: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(pattern, re.I), template, kind) for pattern, template, kind in _RULE_TABLE
 ]
 
-_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*|\s+[-–—]\s+")
+_QUOTED = re.compile('"[^"]*"|\u201c[^\u201d]*\u201d')
+_SENTENCE = re.compile("(?<=[.!?])\\s+|\\n+|;\\s*|\\s+[-\u2013\u2014]\\s+")
 _CLAUSE = re.compile(
-    r"\s*,?\s*\b(?:and|but|plus|also|so|although|though|while|whereas)\s+(?=(?:also\s+)?(?:i|i'm|i’m|im|i've|i’ve|my)\b)"
-    r"|\s*,\s*(?=(?:i|i'm|i’m|i've|i’ve|my)\b)",
+    r"\s*,?\s*\b(?:and|but|plus|also|so|although|though|while|whereas)\s+(?=(?:also\s+)?(?:i|i'm|im|i've|my)\b)"
+    r"|\s*,\s*(?=(?:i|i'm|i've|my)\b)",
     re.I,
 )
 _PREFIX = re.compile(
     r"^(?:(?:hi|hello|hey|oh|ok|okay|well|so|also|actually|btw|by the way|fyi|just so you know|"
     r"for the record|for context|quick update|update|big news|news|correction|sorry|wait|no wait|"
     r"no|yes|yeah|yep|and|but|plus|anyway|as you know|note that|please note that|remember that|"
-    r"please remember that|remember|keep in mind that|don't forget that|don’t forget that|"
+    r"please remember that|remember|keep in mind that|don't forget that|"
     r"good news|fun fact|honestly|to be honest|these days|nowadays|currently|since last \w+|"
     r"as of (?:today|now|last \w+)|from now on|these days|lately|"
     r"thanks|thank you|great|cool|nice|perfect|sure|right|i mean|i meant|"
@@ -193,9 +193,9 @@ _PREFIX = re.compile(
 # A clause about what might be, or an invitation to imagine: no fact about the user.
 _HYPOTHETICAL = re.compile(
     r"\b(?:if|would|wish|imagine|suppose|supposing|maybe|might|perhaps|could|should|"
-    r"i'd|i’d|pretend|hypothetically|someday|one day|thinking (?:about|of)|considering|"
+    r"i'd|pretend|hypothetically|someday|one day|thinking (?:about|of)|considering|"
     r"plan(?:ning)? to|going to|gonna|want to|wanna|hope to|hoping to|in a story|my character|"
-    r"what if|let's say|let’s say|dream of|dreaming of|unless)\b",
+    r"what if|let's say|dream of|dreaming of|unless)\b",
     re.I,
 )
 _HEARSAY = re.compile(
@@ -204,7 +204,7 @@ _HEARSAY = re.compile(
     re.I,
 )
 _NEGATION = re.compile(
-    r"\b(?:not|never|no longer|don't|dont|don’t|doesn't|didn't|isn't|aren't|wasn't|can't|"
+    r"\b(?:not|never|no longer|don't|dont|doesn't|didn't|isn't|aren't|wasn't|can't|"
     r"cannot|won't|nor|neither|any ?more)\b|n't\b",
     re.I,
 )
@@ -219,8 +219,8 @@ _TRAILING = re.compile(
     r"as of (?:today|now|last \w+|this \w+)))+$",
     re.I,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|im|i've|i’ve|i'd|i’d|i'll|me|my|mine|myself)\b", re.I)
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you’re)\b", re.I)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're)\b", re.I)
 _PRONOUN_VALUES = frozenset(
     {"it", "that", "this", "them", "those", "these", "you", "him", "her", "one", "both", "all"}
 )
@@ -253,13 +253,17 @@ def rule_statements(
 def user_clauses(content: str) -> list[str]:
     """The clauses of a user message that may state a fact (questions and quotes left out)."""
     clauses: list[str] = []
-    content = _QUOTED.sub(" ", content[:4000])
+    content = _QUOTED.sub(" ", content[:4000].replace("\u2019", "'"))
     for sentence in _SENTENCE.split(content):
         sentence = sentence.strip()
         if not sentence or sentence.endswith("?"):
             continue
         stripped = _strip_prefix(sentence)
-        if re.match(r"(?:if|suppose|imagine|hypothetically|let's say|let’s say|pretend|what if)\b", stripped, re.I):
+        if re.match(
+            r"(?:if|suppose|imagine|hypothetically|let's say|pretend|what if)\b",
+            stripped,
+            re.I,
+        ):
             continue
         if _HEARSAY.search(stripped):
             continue
@@ -270,12 +274,50 @@ def user_clauses(content: str) -> list[str]:
     return clauses
 
 
-_CONTRAST = re.compile(r"(?:,\s*|\s+(?:and|but)\s+)not\s+(?:in\s+|at\s+|to\s+|for\s+)?[\w' -]+$", re.I)
+_CONTRAST = re.compile(
+    r"(?:,\s*|\s+(?:and|but)\s+)not\s+(?:in\s+|at\s+|to\s+|for\s+)?[\w' -]+$", re.I
+)
 # Capitalised words after "I'm" that are not names.
 _NOT_NAMES = frozenset(
-    "vegetarian vegan married single retired fine good okay ok back here ready sorry busy "
-    "tired happy allergic new done home hungry sure glad excited bored sick pregnant "
-    "english american british french german spanish portuguese italian irish canadian".split()
+    [
+        "vegetarian",
+        "vegan",
+        "married",
+        "single",
+        "retired",
+        "fine",
+        "good",
+        "okay",
+        "ok",
+        "back",
+        "here",
+        "ready",
+        "sorry",
+        "busy",
+        "tired",
+        "happy",
+        "allergic",
+        "new",
+        "done",
+        "home",
+        "hungry",
+        "sure",
+        "glad",
+        "excited",
+        "bored",
+        "sick",
+        "pregnant",
+        "english",
+        "american",
+        "british",
+        "french",
+        "german",
+        "spanish",
+        "portuguese",
+        "italian",
+        "irish",
+        "canadian",
+    ]
 )
 _TRANSIENT_HEADS = frozenset(_TRANSIENT.replace("favou?r", "favour").split("|")) | {
     "train", "order", "bag", "luggage", "bus", "taxi", "room", "table", "ticket", "package",
@@ -325,7 +367,7 @@ def clause_statement(clause: str, *, subject: str = DEFAULT_SUBJECT) -> Statemen
 
 def clean_value(value: str) -> str:
     """A value without trailing fillers ("now", "these days"), punctuation or first person."""
-    value = value.strip(" \t,.;:!'\"“”’")
+    value = value.strip(" \t,.;:!'\"\u201c\u201d")
     value = re.sub(r"[\U0001F000-\U0001FFFF\u2600-\u27BF]", "", value).strip()
     previous = None
     while previous != value:
@@ -362,9 +404,9 @@ def _tidy(text: str) -> str:
 _LEADING_SUBJECT = re.compile(
     r"^(?:the\s+user|user|the\s+customer|customer|the\s+human|i)\b(?!')", re.I
 )
-_LEADING_POSSESSIVE = re.compile(r"^(?:the\s+user's|user's|the\s+user’s|my)\s+", re.I)
-_LEADING_I_AM = re.compile(r"^(?:i'm|i am|i’m)\s+", re.I)
-_LEADING_I_HAVE = re.compile(r"^(?:i've|i’ve)\s+", re.I)
+_LEADING_POSSESSIVE = re.compile(r"^(?:the\s+user's|user's|my)\s+", re.I)
+_LEADING_I_AM = re.compile(r"^(?:i'm|i am)\s+", re.I)
+_LEADING_I_HAVE = re.compile(r"^(?:i've)\s+", re.I)
 _SUBJECTLESS = re.compile(
     r"^(?:is|has|prefers|likes|loves|enjoys|lives|works|dislikes|hates|speaks|owns|plays|"
     r"uses|drives|was|follows|does)\b",
@@ -380,7 +422,7 @@ def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
     become "<subject> is allergic to peanuts"; "I live in Porto now" becomes "<subject> lives in
     Porto". The user's name is kept as "The user's name is <name>".
     """
-    text = " ".join(str(text).split()).strip(" .!")
+    text = " ".join(str(text).replace("\u2019", "'").split()).strip(" .!")
     if not text:
         return ""
     if _LEADING_I_AM.match(text):
@@ -411,7 +453,8 @@ def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
 
 def split_statement(text: str) -> list[str]:
     """A candidate cut where a first-person clause starts ("... peanuts and I prefer ...")."""
-    return [part.strip(" ,.") for part in _CLAUSE.split(str(text)) if part.strip(" ,.")]
+    parts = _CLAUSE.split(str(text).replace("\u2019", "'"))
+    return [part.strip(" ,.") for part in parts if part.strip(" ,.")]
 
 
 def _possessive(subject: str) -> str:
@@ -475,8 +518,10 @@ def infer_slot(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
 
 def is_single_valued(slot: str) -> bool:
     """True when a new value of ``slot`` replaces the old one (a favourite, a phone number...)."""
-    return slot in SINGLE_VALUED_SLOTS or slot.startswith("favourite ") or (
-        bool(slot) and slot.split()[-1] in {"name", "number", "email", "address"}
+    return (
+        slot in SINGLE_VALUED_SLOTS
+        or slot.startswith("favourite ")
+        or (bool(slot) and slot.split()[-1] in {"name", "number", "email", "address"})
     )
 
 

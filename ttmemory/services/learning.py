@@ -219,7 +219,9 @@ def _apply(
         action = candidate.action
         previous: Fact | None = None
         if candidate.target_id is not None:
-            previous = Fact.objects.current().filter(namespace=namespace, pk=candidate.target_id).first()
+            previous = (
+                Fact.objects.current().filter(namespace=namespace, pk=candidate.target_id).first()
+            )
         if previous is None:
             previous, action = _existing(namespace, candidate, subject)
         if previous is not None and (action == "NOOP" or previous.text == candidate.text):
@@ -234,7 +236,9 @@ def _apply(
                 metadata=metadata,
                 source=fact_source,
             )
-            changes.append(FactChange("UPDATE" if action == "UPDATE" else "SUPERSEDE", fact, previous))
+            changes.append(
+                FactChange("UPDATE" if action == "UPDATE" else "SUPERSEDE", fact, previous)
+            )
             continue
         fact, created = fact_remember(
             namespace=namespace, text=candidate.text, kind=candidate.kind, metadata=metadata,
