@@ -178,3 +178,12 @@ def test_the_labelled_set_is_large_split_and_covers_the_hard_cases() -> None:
     assert abs(sum(item["split"] == "dev" for item in items) - len(items) / 2) <= 6
     assert {"negation", "hypothetical", "question", "others", "correction"} <= categories
     assert len({item["id"] for item in items}) == len(items)
+
+
+def test_curly_apostrophes_and_possessives_are_understood(db: Any) -> None:
+    facts_learn(
+        namespace=NS,
+        messages=[user("I\u2019m allergic to kiwi. My wife\u2019s name is Maria.")],
+    )
+
+    assert current() == ["The user is allergic to kiwi", "The user's wife's name is Maria"]

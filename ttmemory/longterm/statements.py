@@ -165,7 +165,7 @@ _RULE_TABLE: list[tuple[str, str, str]] = [
      "{S} has {v}", "fact"),
     (r"^i " + _ADV + r"(?:speak|am fluent in|'m fluent in)\s+" + _V + _END, "{S} speaks {v}", "fact"),
     (r"^i " + _ADV + r"(?P<w>" + _HABITS + r")\s+" + _V + _END, "{S} {w3} {v}", "fact"),
-    (r"^my\s+(?P<np>(?:[\w-]+'s?\s+){0,2}?[\w-]+)\s+(?P<w>is|are|has|have|lives in|works at|works as|works for|expires|expires on|expire|is called|loves|likes|hates)\s+" + _V + _END,
+    (r"^my\s+(?P<np>(?:[\w-]+(?:'s)?\s+){0,2}?[\w-]+)\s+(?P<w>is|are|has|have|lives in|works at|works as|works for|expires|expires on|expire|is called|loves|likes|hates)\s+" + _V + _END,
      "{S}'s {np} {w} {v}", "fact"),
 ]  # fmt: skip
 RULES: list[tuple[re.Pattern[str], str, str]] = [
