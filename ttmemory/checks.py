@@ -335,10 +335,12 @@ def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.Ch
             warnings.append(
                 checks.Warning(
                     f"{stale} facts in database {alias!r} have a blind keyword index written "
-                    "with an older scheme, BLIND_INDEX_KEY or tokenizer.",
-                    hint="Run: python manage.py ttmemory_reindex (resumable). Facts of the "
-                    "first release are still found meanwhile; after a key or tokenizer change "
-                    "keyword search misses the stale ones until it has run.",
+                    "with an older scheme, BLIND_INDEX_KEY or term normaliser (stemmer, "
+                    "STEMMER_LANGUAGE).",
+                    hint="Run: python manage.py ttmemory_reindex (resumable), and with the "
+                    "HashEmbedder ttmemory_reembed. Facts of the first release are still found "
+                    "meanwhile; after a key or normaliser change keyword search misses the "
+                    "stale ones until it has run.",
                     id="ttmemory.W040",
                 )
             )
