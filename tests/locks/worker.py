@@ -65,8 +65,7 @@ def main() -> None:
     from tests import mutants
     from ttmemory import memory
     from ttmemory.backends.locks import get_lock, session_lock
-    from ttmemory.models import MemorySession
-    from ttmemory.models import Message
+    from ttmemory.models import MemorySession, Message
     from ttmemory.services import history, snapshots
 
     mutants.apply_from_env()

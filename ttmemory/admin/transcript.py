@@ -65,6 +65,15 @@ class TranscriptEntry:
     first_seq: int = 0
     last_seq: int = 0
     count: int = 0
+    # Set by the session page: where this bubble's "Rewind to here" and "Fork from here" go.
+    rewind_url: str = ""
+    fork_url: str = ""
+
+    @property
+    def group_end(self) -> int:
+        """The last live seq of this bubble: its own, or its tool calls' last stored result."""
+        results = [r.seq for call in self.tool_calls for r in call.results if not r.archived]
+        return max([self.seq, *results])
 
 
 def _parts(content: object) -> tuple[str, list[str]]:
