@@ -96,6 +96,7 @@ def test_confirming_a_rewind_records_it_and_its_undo_restores_everything(
     assert entry.details["superseded_fact_ids"] == [conversation.bad_fact.pk]
     body = page(support_client.get(response["Location"]))
     assert "Rewound user-42/lisbon-trip to message #7: 2 message(s) removed" in body
+    assert body.count("removed by a rewind (archived)") == 2  # #8 and #9, shown dashed
     assert f'href="{undo_url(session, safety)}" class="ttm-undo-link">Undo</a>' in body
 
     undone = confirm(support_client, undo_url(session, safety), reason="customer was right")

@@ -83,6 +83,7 @@ def test_rewind_then_undo_restores_exactly(session: MemorySession) -> None:
 
     memory.snapshot_rollback(session=session, snapshot=result.safety)  # the undo
     assert state(session) == before
+    assert not Message.objects.filter(session=session, archived_at__isnull=False).exists()
     # Seqs are never reused, after a rewind or its undo.
     assert memory.message_add(session=session, message=user("next")).seq == 9
 
@@ -92,6 +93,8 @@ def test_rewind_archives_or_deletes_per_trim_mode(session: MemorySession, settin
     memory.session_rewind(session=session, to_seq=3)
     archived = Message.objects.filter(session=session, archived_at__isnull=False)
     assert sorted(archived.values_list("seq", flat=True)) == [4, 5]
+    # Marked as rewound, unlike what a trim archives.
+    assert all(at is not None for at in archived.values_list("rewound_at", flat=True))
 
     settings.TTMEMORY = {**settings.TTMEMORY, "TRIM_MODE": "delete"}
     memory.session_rewind(session=session, to_seq=1)

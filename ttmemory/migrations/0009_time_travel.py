@@ -29,6 +29,15 @@ class Migration(migrations.Migration):
                 to="ttmemory.memorysession",
             ),
         ),
+        migrations.AddField(
+            model_name="message",
+            name="rewound_at",
+            field=models.DateTimeField(
+                blank=True,
+                help_text="Set with archived_at when a rewind, not a trim, archived it.",
+                null=True,
+            ),
+        ),
         migrations.AlterField(
             model_name="auditentry",
             name="action",

@@ -85,7 +85,7 @@ def session_rewind(
             if mode == "delete":
                 chunk.delete()
             else:
-                chunk.update(archived_at=now)
+                chunk.update(archived_at=now, rewound_at=now)
         # Always moves history_version on: a summary being computed now is void.
         bump_counters(
             session,
