@@ -380,6 +380,9 @@ def test_editing_a_message_makes_a_new_branch_and_keeps_the_old_one(
     first = memory.session_edit(session=session, seq=1, message={"role": "system", "content": "x"})
     assert contents(first) == ["x"]
     assert [b.pk for b in memory.session_branches(session=session)] == [branch.pk, first.pk]
+    exported = {s["key"]: s for s in memory.namespace_export(namespace="user-1")["sessions"]}
+    assert exported[branch.key]["forked_from"] == {"key": "chat-1", "seq": 6}
+    assert exported["chat-1"]["forked_from"] is None
 
 
 def test_an_invalid_edit_leaves_no_branch(session: MemorySession) -> None:

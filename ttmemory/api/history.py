@@ -88,7 +88,7 @@ class TimeTravelMixin:
                     session=session,
                     to_seq=data["to_seq"],
                     reason=data["reason"] or None,
-                    created_by=user,
+                    created_by=user,  # type: ignore[arg-type]
                 )
                 self.audit(
                     AuditAction.REWIND,

@@ -188,11 +188,12 @@ def session_edit(
             try:
                 cut = history_cut(session=session, seq=before, field="seq", allow_start=True)
             except HistoryPointError as exc:
+                first, last = exc.group or (before, before)  # ``before`` is live: a group
                 raise HistoryPointError(
                     "seq",
-                    f"the history before #{seq} ends inside the tool group #{exc.group[0]}-"
-                    f"#{exc.group[1]} (a tool call and its results are kept whole); edit a "
-                    "message outside the group",
+                    f"the history before #{seq} ends inside the tool group #{first}-#{last} "
+                    "(a tool call and its results are kept whole); edit a message outside "
+                    "the group",
                     seq=seq,
                     group=exc.group,
                 ) from None
