@@ -20,6 +20,23 @@ class MemoryValidationError(TTMemoryError, ValueError):
         self.message = message
 
 
+class HistoryPointError(MemoryValidationError):
+    """A point in a session's history to rewind or fork at is not one: ``seq`` is not a live
+    message of the session, or cutting after it would split a tool group (an assistant's tool
+    calls and their results are kept or removed whole).
+
+    ``group`` is ``(first_seq, last_seq)`` of the tool group it would split, else None: cut
+    before ``first_seq`` or at ``last_seq`` (or later) instead. Nothing was changed.
+    """
+
+    def __init__(
+        self, field: str, message: str, *, seq: int, group: tuple[int, int] | None = None
+    ) -> None:
+        super().__init__(field, message)
+        self.seq = seq
+        self.group = group
+
+
 class DecryptionError(TTMemoryError):
     """A stored value could not be decrypted: wrong or missing key, or tampered data."""
 

@@ -79,6 +79,8 @@ def aim_at_real_objects(case: Any) -> None:
         real = {name: REAL[name] for name in case.path_parameters if name in REAL}
         case.path_parameters = {**case.path_parameters, **real}
     path = case.operation.path
+    if path.endswith("/rewind/") and isinstance(case.query, dict) and "to_seq" in case.query:
+        case.query = {**case.query, "to_seq": REAL["seq"]}
     if not isinstance(case.body, dict):
         return
     body = copy.deepcopy(case.body)
@@ -88,6 +90,9 @@ def aim_at_real_objects(case: Any) -> None:
         body["source"]["session"] = REAL["session_id"]
     elif path.endswith("/namespace/erase/") and "confirm" in body:
         body["confirm"] = REAL["namespace"]
+    for point in ("to_seq", "at_seq", "seq"):  # rewind, fork, edit: a live message
+        if path.endswith(("/rewind/", "/fork/", "/edit/")) and point in body:
+            body[point] = REAL["seq"]
     case.body = body
 
 

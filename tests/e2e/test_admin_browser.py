@@ -1,5 +1,6 @@
 """The admin console in real headless Chromium: log in, open a conversation, reveal it, roll it
-back through the confirmation page, see the transcript change, undo, and find it all audited.
+back through the confirmation page, see the transcript change, undo, rewind from a transcript
+message and undo that too, and find it all audited.
 
 Drives Debian's ``chromium`` (``/usr/bin/chromium``; ``./dev test`` installs it) through
 Playwright against pytest-django's live server. No browser is downloaded. Screenshots of every
@@ -9,6 +10,7 @@ step go to ``.data/artifacts/e2e/``.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,11 +179,45 @@ def test_support_agent_rolls_back_a_bad_turn_and_undoes_it(
     shot(page, "09-undone")
     assert Message.objects.live().filter(session=session, seq=7).exists()
 
+    # Rewind from a transcript message, no snapshot needed: back to the good answer (#5).
+    page.click("#msg-5 a.ttm-rewind-link")
+    expect(page.locator("#rewind-preview-summary")).to_contain_text("2 messages will be removed")
+    expect(page.locator("#removed + .ttm-chat")).to_contain_text(BAD_TEXT)
+    page.fill("#id_reason", "Ticket 4712: the booking turn again")
+    shot(page, "10-rewind-preview")
+    page.click("#rewind-form input[type=submit]")
+    expect(page.locator(".messagelist")).to_contain_text("Rewound user-42/lisbon-trip")
+    # Archived (TRIM_MODE "archive"), so still shown to support staff, marked as rewound.
+    rewound = page.locator("#msg-7")
+    expect(rewound).to_have_class(re.compile(r"\bttm-archived\b"))
+    expect(rewound).to_contain_text("removed by a rewind")
+    expect(page.locator("#msg-5")).not_to_have_class(re.compile(r"\bttm-archived\b"))
+    shot(page, "11-rewound")
+    assert not Message.objects.live().filter(session=session, seq=7).exists()
+
+    # And undo the rewind from the link in the message, like a rollback.
+    page.click("a.ttm-undo-link")
+    expect(page.locator("#rollback-preview-summary")).to_contain_text("2 messages will be restored")
+    page.fill("#id_reason", "Ticket 4712: keep it after all")
+    page.click("#rollback-form input[type=submit]")
+    expect(page.locator(".messagelist")).to_contain_text("Undid the rollback")
+    expect(page.locator("#msg-7")).not_to_have_class(re.compile(r"\bttm-archived\b"))
+    expect(chat).to_contain_text(BAD_TEXT)
+    shot(page, "12-rewind-undone")
+    assert Message.objects.live().filter(session=session, seq=7).exists()
+
     # Every step is in the audit log.
     page.goto(f"{live_server.url}/admin/ttmemory/auditentry/")
     rows = page.locator("#result_list tbody tr")
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(5)
     expect(page.locator("#result_list")).to_contain_text("Ticket 4711: remove the wrong booking")
-    shot(page, "10-audit-log")
+    expect(page.locator("#result_list")).to_contain_text("Ticket 4712: the booking turn again")
+    shot(page, "13-audit-log")
     actions = list(AuditEntry.objects.order_by("pk").values_list("action", "actor"))
-    assert actions == [("reveal", "sam"), ("rollback", "sam"), ("undo", "sam")]
+    assert actions == [
+        ("reveal", "sam"),
+        ("rollback", "sam"),
+        ("undo", "sam"),
+        ("rewind", "sam"),
+        ("undo", "sam"),
+    ]

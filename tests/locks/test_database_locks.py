@@ -141,6 +141,70 @@ def test_appends_and_rollbacks_racing_in_two_processes_end_in_a_serial_state(
     assert waited > 0 and between > 0  # checked last, so a mutant shows the state it leaves
 
 
+REWIND_ROUNDS = 8
+
+
+def test_rewinds_racing_appends_in_another_process_lose_no_append_made_after_them(
+    transactional_db: Any, settings: Any, tmp_path: Path
+) -> None:
+    """Each rewind pauses inside its critical section until the other process asks for the
+    lock, so every round races; an append that waited for a rewind lands after it and stays,
+    and the history is always one some serial order of rewinds and appends produces."""
+    settings.TTMEMORY = {**settings.TTMEMORY, "MAX_SNAPSHOTS_PER_SESSION": 1000}
+    session = memory.session_open(namespace="race", key="rewind")
+    memory.message_add_many(
+        session=session, messages=[{"role": "user", "content": f"seed{i}"} for i in range(5)]
+    )
+
+    appender = worker("append", session, str(REWIND_ROUNDS), tmp_path)
+    rewinder = worker("rewind", session, str(REWIND_ROUNDS), tmp_path)
+    rewinds = [json.loads(line) for line in finish(rewinder).splitlines()]
+    appends = [json.loads(line) for line in finish(appender).splitlines()]
+    assert (len(rewinds), len(appends)) == (REWIND_ROUNDS, REWIND_ROUNDS * 4)
+
+    waited = [
+        append
+        for rewind, append in zip(rewinds, appends[3::4], strict=True)
+        if rewind["inside"] < append["asked"] < rewind["released"] <= append["got"]
+    ]
+    print(f"overlap: {len(waited)}/{REWIND_ROUNDS} appends waited on a rewind holding the lock")
+    safeties = [Snapshot.objects.get(pk=r["safety"]) for r in rewinds]
+    appended = {a["seq"]: a["content"] for a in appends}
+
+    def seqs_of(snapshot: Snapshot) -> list[int]:
+        return [m["seq"] for m in snapshot.payload["messages"]]
+
+    # Each rewind started from the previous rewind's cut plus every append that landed since.
+    cuts = [
+        [seq for seq in seqs_of(safety) if seq <= rewind["to_seq"]]
+        for safety, rewind in zip(safeties, rewinds, strict=True)
+    ]
+    for i, (before, after) in enumerate(itertools.pairwise(safeties)):
+        landed = sorted(seq for seq in appended if before.upto_seq < seq <= after.upto_seq)
+        assert seqs_of(after) == cuts[i] + landed
+    rows = list(
+        Message.objects.live().filter(session=session).order_by("seq").values_list("seq", "data")
+    )
+    seqs = [seq for seq, _ in rows]
+    last = safeties[-1]
+    assert seqs == cuts[-1] + sorted(s for s in appended if s > last.upto_seq)
+    for seq, data in rows:
+        if seq in appended:
+            assert data["content"] == appended[seq]
+    # No append committed after a rewind was lost: the one that waited for rewind R is in the
+    # state rewind R+1 started from (or in the final state).
+    for round_no, append in enumerate(appends[3::4]):
+        later = seqs_of(safeties[round_no + 1]) if round_no + 1 < REWIND_ROUNDS else seqs
+        assert append["seq"] > safeties[round_no].upto_seq
+        assert append["seq"] in later
+    stored = MemorySession.objects.get(pk=session.pk)
+    tokens = sum(
+        Message.objects.live().filter(session=session).values_list("token_count", flat=True)
+    )
+    assert (stored.message_count, stored.token_count) == (len(rows), tokens)
+    assert len(waited) > 0  # checked last, so a mutant shows the state it leaves
+
+
 @postgres_only
 def test_terminating_the_holders_connection_frees_the_lock_at_once(transactional_db: Any) -> None:
     session = memory.session_open(namespace="dead", key="chat")

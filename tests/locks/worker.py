@@ -8,6 +8,9 @@ Modes:
 - ``rollback ROUNDS DIR``: per round, snapshot then roll back to a random earlier snapshot of
   the session, pausing inside the rollback's critical section until the appender has asked for
   the lock. Prints one JSON line per rollback: ``{"safety", "inside", "released"}``.
+- ``rewind ROUNDS DIR``: like ``rollback``, but per round rewinds to one of the newest live
+  messages (no snapshot taken beforehand), pausing inside the rewind's critical section the
+  same way. Prints one JSON line per rewind: ``{"safety", "to_seq", "inside", "released"}``.
 - ``hold SECONDS``: take the session lock, print the database backend pid (PostgreSQL) or
   "held", flush, and sleep holding it.
 
@@ -62,8 +65,8 @@ def main() -> None:
     from tests import mutants
     from ttmemory import memory
     from ttmemory.backends.locks import get_lock, session_lock
-    from ttmemory.models import MemorySession
-    from ttmemory.services import snapshots
+    from ttmemory.models import MemorySession, Message
+    from ttmemory.services import history, snapshots
 
     mutants.apply_from_env()
     session = MemorySession.objects.get(pk=session_id)
@@ -126,6 +129,40 @@ def main() -> None:
             safety = memory.snapshot_rollback(session=session, snapshot=rng.choice(choices))
             assert safety is not None
             emit(safety=safety.pk, inside=probe["inside"], released=probe["released"])
+    elif mode == "rewind":
+        assert rendezvous is not None
+        rng = random.Random(os.getpid())
+        real_cut = history.history_cut
+        current = {"round": 0}
+
+        def paused_cut(**kwargs: Any) -> Any:
+            # Inside the rewind's critical section, before it reads the history it cuts: let
+            # the appender ask for the lock before going on.
+            round_no = current["round"]
+            probe["inside"] = time.monotonic_ns()
+            mark(rendezvous / f"inside-{round_no}")
+            wait_for(rendezvous / f"asked-{round_no}")
+            return real_cut(**kwargs)
+
+        history.history_cut = paused_cut  # type: ignore[assignment]
+        for round_no in range(int(arg)):
+            current["round"] = round_no
+            wait_for(rendezvous / f"ready-{round_no}")
+            # Only this process removes messages, so a seq live now is live inside the rewind.
+            newest = list(
+                Message.objects.live()
+                .filter(session=session)
+                .order_by("-seq")
+                .values_list("seq", flat=True)[:4]
+            )
+            to_seq = rng.choice(newest)
+            result = memory.session_rewind(session=session, to_seq=to_seq)
+            emit(
+                safety=result.safety.pk,
+                to_seq=to_seq,
+                inside=probe["inside"],
+                released=probe["released"],
+            )
     elif mode == "hold":
         with session_lock(session):
             if connection.vendor == "postgresql":

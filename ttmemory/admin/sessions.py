@@ -20,10 +20,33 @@ from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, rev
 from ttmemory.admin.namespaces import NamespaceToolsMixin
 from ttmemory.admin.selectors import transcript_messages
 from ttmemory.admin.transcript import build_transcript, rows_from_messages, rows_from_pairs
-from ttmemory.exceptions import LockTimeout, MemoryValidationError, SnapshotIntegrityError
-from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession, Snapshot, SnapshotKind
-from ttmemory.selectors import snapshot_diff, snapshot_list
-from ttmemory.services import snapshot_create, snapshot_rollback_detailed
+from ttmemory.exceptions import (
+    HistoryPointError,
+    LockTimeout,
+    MemoryValidationError,
+    SnapshotIntegrityError,
+)
+from ttmemory.models import (
+    AuditAction,
+    AuditEntry,
+    Fact,
+    MemorySession,
+    Snapshot,
+    SnapshotKind,
+)
+from ttmemory.selectors import (
+    session_branches,
+    session_rewind_preview,
+    snapshot_diff,
+    snapshot_list,
+)
+from ttmemory.selectors.history import history_cut
+from ttmemory.services import (
+    session_fork,
+    session_rewind,
+    snapshot_create,
+    snapshot_rollback_detailed,
+)
 
 # Newest messages shown on a session page before "show all".
 TRANSCRIPT_LIMIT = 500
@@ -37,6 +60,17 @@ def state_token(session: MemorySession) -> str:
 
 class RollbackForm(ReasonForm):
     state = forms.CharField(widget=forms.HiddenInput)
+
+
+class ForkForm(ReasonForm):
+    key = forms.CharField(
+        label="New session key",
+        max_length=255,
+        required=False,
+        strip=False,
+        help_text="Leave empty for the session's key with a random suffix.",
+    )
+    field_order = ["key", "reason"]
 
 
 class SnapshotForm(ReasonForm):
@@ -139,6 +173,8 @@ class MemorySessionAdmin(NamespaceToolsMixin):
             ("<int:object_id>/rollback/<int:snapshot_id>/", self.rollback_view, "rollback"),
             ("<int:object_id>/undo/<int:snapshot_id>/", self.undo_view, "undo"),
             ("<int:object_id>/snapshot/", self.snapshot_view, "snapshot"),
+            ("<int:object_id>/rewind/<int:seq>/", self.rewind_view, "rewind"),
+            ("<int:object_id>/fork/<int:seq>/", self.fork_view, "fork"),
         ]
 
     # -- detail page ------------------------------------------------------------------------
@@ -159,6 +195,8 @@ class MemorySessionAdmin(NamespaceToolsMixin):
             last_seq=session.last_seq,
         )
         can_rollback = self.has_rollback_permission(request)
+        if can_rollback:
+            self._add_time_travel_links(session, entries)
         snapshots = [
             {
                 "snapshot": snap,
@@ -185,7 +223,25 @@ class MemorySessionAdmin(NamespaceToolsMixin):
             "facts_url": self.facts_url(session.namespace),
             "show_all": show_all,
             "state": _state_display(session.state or {}, revealed=revealed),
+            "parent_url": self.console_url("change", session.parent_id)
+            if session.parent_id
+            else "",
+            "branches": [
+                {"session": branch, "url": self.change_url(branch)}
+                for branch in session_branches(session=session)
+            ],
         }
+
+    def _add_time_travel_links(self, session: MemorySession, entries: list[Any]) -> None:
+        """ "Rewind to here" and "Fork from here" on each live bubble; a bubble with tool
+        calls cuts after its last result, so a tool group stays whole."""
+        bubbles = [e for e in entries if e.kind == "message" and not e.archived]
+        last = max((e.group_end for e in bubbles), default=0)
+        for entry in bubbles:
+            point = entry.group_end
+            entry.fork_url = self.console_url("fork", session.pk, point)
+            if point != last:  # rewinding to the newest message would change nothing
+                entry.rewind_url = self.console_url("rewind", session.pk, point)
 
     def facts_url(self, namespace: str) -> str:
         return self.console_url("changelist", model=Fact) + f"?namespace={_q(namespace)}"
@@ -356,6 +412,165 @@ class MemorySessionAdmin(NamespaceToolsMixin):
             ),
         )
         return HttpResponseRedirect(session_url + "#transcript")
+
+    # -- rewind and fork (time travel) -------------------------------------------------------
+
+    def rewind_view(self, request: HttpRequest, object_id: int, seq: int) -> HttpResponse:
+        """The preview of a rewind to message ``seq`` with a reason field; confirming rewinds
+        (a safety snapshot first, so the success message offers the undo)."""
+        session = self._rollback_session(request, object_id)
+        session_url = self.change_url(session)
+        current = state_token(session)
+        stale = False
+        form = RollbackForm(request.POST or None, initial={"state": current})
+        if request.method == "POST" and form.is_valid():
+            if form.cleaned_data["state"] != current:
+                stale = True
+                form = RollbackForm(
+                    initial={"state": current, "reason": form.cleaned_data["reason"]}
+                )
+            else:
+                return self._do_rewind(request, session, seq, form.cleaned_data["reason"])
+        try:
+            diff = session_rewind_preview(session=session, to_seq=seq)
+        except MemoryValidationError as exc:
+            messages.error(request, f"Cannot rewind to #{seq}: {exc.message}")
+            return HttpResponseRedirect(session_url + "#transcript")
+        revealed = is_revealed(request, "session", session.pk)
+        facts = [
+            {
+                "fact": fact,
+                "text": shown(fact.text, revealed or is_revealed(request, "fact", fact.pk)),
+                "url": self.console_url("change", fact.pk, model=Fact),
+            }
+            for fact in diff.facts_superseded
+        ]
+        return self.render_page(
+            request,
+            "admin/ttmemory/rewind_confirm.html",
+            f"Rewind {session} to message #{seq}",
+            {
+                "session": session,
+                "session_url": session_url,
+                "seq": seq,
+                "message_url": f"{session_url}#msg-{seq}",
+                "diff": diff,
+                "removed": build_transcript(
+                    rows_from_pairs(diff.remove), revealed=revealed, show_gaps=False
+                ),
+                "facts": facts,
+                "form": form,
+                "stale": stale,
+                "revealed": revealed,
+                "can_reveal": can_reveal(request),
+                "reveal_url": self.console_url("reveal", session.pk)
+                + f"?next={_q(request.get_full_path())}",
+            },
+        )
+
+    def _do_rewind(
+        self, request: HttpRequest, session: MemorySession, seq: int, reason: str
+    ) -> HttpResponse:
+        session_url = self.change_url(session)
+        try:
+            with transaction.atomic():  # the change and its audit entry, or neither
+                result = session_rewind(
+                    session=session,
+                    to_seq=seq,
+                    reason=reason,
+                    created_by=cast(AbstractBaseUser, request.user),
+                )
+                record(
+                    request,
+                    action=AuditAction.REWIND,
+                    namespace=session.namespace,
+                    object_type="session",
+                    object_id=session.pk,
+                    reason=reason,
+                    details={
+                        "session": session.pk,
+                        "to_seq": seq,
+                        "safety_snapshot": result.safety.pk,
+                        "removed": len(result.removed_seqs),
+                        "facts_superseded": len(result.superseded_facts),
+                        "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
+                    },
+                )
+        except (MemoryValidationError, LockTimeout) as exc:
+            messages.error(request, f"Nothing was changed: {exc}")
+            return HttpResponseRedirect(session_url)
+        messages.success(
+            request,
+            format_html(
+                "Rewound {} to message #{}: {} message(s) removed, {} fact(s) superseded. "
+                '<a href="{}" class="ttm-undo-link">Undo</a>',
+                session,
+                seq,
+                len(result.removed_seqs),
+                len(result.superseded_facts),
+                self.console_url("undo", session.pk, result.safety.pk),
+            ),
+        )
+        return HttpResponseRedirect(session_url + "#transcript")
+
+    def fork_view(self, request: HttpRequest, object_id: int, seq: int) -> HttpResponse:
+        """Fork the session at message ``seq`` into a new session (the session itself is not
+        changed); asks for the new key (optional) and a reason."""
+        session = self._rollback_session(request, object_id)
+        session_url = self.change_url(session)
+        form = ForkForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                with transaction.atomic():
+                    fork = session_fork(
+                        session=session, at_seq=seq, key=form.cleaned_data["key"] or None
+                    )
+                    record(
+                        request,
+                        action=AuditAction.FORK,
+                        namespace=session.namespace,
+                        object_type="session",
+                        object_id=session.pk,
+                        reason=form.cleaned_data["reason"],
+                        details={
+                            "session": session.pk,
+                            "fork": fork.pk,
+                            "forked_at_seq": seq,
+                            "messages": fork.message_count,
+                        },
+                    )
+            except HistoryPointError as exc:
+                messages.error(request, f"Cannot fork at #{seq}: {exc.message}")
+                return HttpResponseRedirect(session_url + "#transcript")
+            except MemoryValidationError as exc:
+                form.add_error("key" if exc.field == "key" else None, exc.message)
+            except LockTimeout as exc:
+                messages.error(request, f"Nothing was changed: {exc}")
+                return HttpResponseRedirect(session_url)
+            else:
+                messages.success(
+                    request,
+                    f"Forked {session} at message #{seq} into {fork} "
+                    f"({fork.message_count} message(s)); {session} is unchanged.",
+                )
+                return HttpResponseRedirect(self.change_url(fork))
+        try:
+            kept = len(history_cut(session=session, seq=seq, field="at_seq").kept)
+        except MemoryValidationError as exc:
+            messages.error(request, f"Cannot fork at #{seq}: {exc.message}")
+            return HttpResponseRedirect(session_url + "#transcript")
+        return self.render_page(
+            request,
+            "admin/ttmemory/fork_confirm.html",
+            f"Fork {session} at message #{seq}",
+            {
+                "session": session,
+                "session_url": session_url,
+                "seq": seq,
+                "kept": kept,
+                "form": form,
+            },
+        )
 
     # -- manual snapshot --------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ class TranscriptRow:
     tokens: int | None = None
     archived: bool = False
     created_at: dt.datetime | None = None
+    rewound: bool = False  # archived by a rewind, not by a trim
 
 
 @dataclass(slots=True)
@@ -56,6 +57,7 @@ class TranscriptEntry:
     content: str = ""
     tokens: int | None = None
     archived: bool = False
+    rewound: bool = False
     summarised: bool = False
     created_at: dt.datetime | None = None
     tool_calls: list[ToolCallView] = field(default_factory=list)
@@ -65,6 +67,15 @@ class TranscriptEntry:
     first_seq: int = 0
     last_seq: int = 0
     count: int = 0
+    # Set by the session page: where this bubble's "Rewind to here" and "Fork from here" go.
+    rewind_url: str = ""
+    fork_url: str = ""
+
+    @property
+    def group_end(self) -> int:
+        """The last live seq of this bubble: its own, or its tool calls' last stored result."""
+        results = [r.seq for call in self.tool_calls for r in call.results if not r.archived]
+        return max([self.seq, *results])
 
 
 def _parts(content: object) -> tuple[str, list[str]]:
@@ -198,6 +209,7 @@ def build_transcript(
                 content=content_display(data.get("content"), revealed=revealed),
                 tokens=row.tokens,
                 archived=row.archived,
+                rewound=row.rewound,
                 summarised=row.archived and bool(summary) and row.seq <= summary_upto_seq,
                 created_at=row.created_at,
                 tool_calls=calls,
@@ -227,6 +239,7 @@ def rows_from_messages(messages: Sequence[Any]) -> list[TranscriptRow]:
             tokens=m.token_count,
             archived=m.archived_at is not None,
             created_at=m.created_at,
+            rewound=m.rewound_at is not None,
         )
         for m in messages
     ]

@@ -26,6 +26,8 @@ SESSION_EXAMPLE = {
     "message_count": 3,
     "token_count": 61,
     "last_seq": 3,
+    "parent": None,
+    "forked_at_seq": None,
     "created_at": "2026-11-30T09:00:00Z",
     "updated_at": "2026-11-30T09:01:12Z",
 }

@@ -16,6 +16,7 @@ from rest_framework.views import exception_handler, set_rollback
 
 from ttmemory.exceptions import (
     DecryptionError,
+    HistoryPointError,
     LockTimeout,
     MemoryValidationError,
     SnapshotIntegrityError,
@@ -30,8 +31,9 @@ DATABASE_RETRY_AFTER = 5
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus ttmemory's own errors.
 
-    MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist and Http404 -> 404
-    ``{"detail": "Not found."}``; a reused
+    HistoryPointError (a rewind or fork point that is not a live message, or inside a tool
+    group) -> 409 ``{"detail", "group"}``; MemoryValidationError -> 400 ``{field: [message]}``;
+    DoesNotExist and Http404 -> 404 ``{"detail": "Not found."}``; a reused
     Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
     and can be retried); a snapshot failing its integrity check -> 409; a stored value failing
     authentication (wrong key, tampered, or moved from another row) -> 500 JSON that names
@@ -40,6 +42,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     failure, "database is locked"; ``InterfaceError``: connection closed) -> 503 with
     ``Retry-After`` (the request's transaction, if any, is rolled back; the error is logged).
     """
+    if isinstance(exc, HistoryPointError):
+        # A point in the history that is not (or no longer) one: a conflict with the
+        # session's state, not a malformed request.
+        group = list(exc.group) if exc.group else None
+        return Response({"detail": str(exc), "group": group}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, MemoryValidationError):
         return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, ObjectDoesNotExist | Http404):

@@ -46,3 +46,12 @@ class CanErase(_Guard):
     message = "Erasing needs the ttmemory.erase_namespace permission."
     key_flag = "can_erase"
     perm = "ttmemory.erase_namespace"
+
+
+class CanRollbackToWrite(CanRollback):
+    """Reads (a preview) for every caller of the namespace; writes as ``CanRollback``."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return True
+        return super().has_permission(request, view)

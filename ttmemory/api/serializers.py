@@ -27,6 +27,8 @@ class SessionSerializer(serializers.ModelSerializer[MemorySession]):
             "message_count",
             "token_count",
             "last_seq",
+            "parent",
+            "forked_at_seq",
             "created_at",
             "updated_at",
         ]
@@ -226,6 +228,52 @@ class RollbackSerializer(serializers.Serializer[Any]):
     session = SessionDetailSerializer()
     undo = serializers.CharField(
         allow_null=True, help_text="POST here (the safety snapshot's rollback) to undo."
+    )
+
+
+class RewindQuerySerializer(serializers.Serializer[Any]):
+    to_seq = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, help_text="Keep the live messages up to this seq."
+    )
+
+
+class RewindRequestSerializer(RewindQuerySerializer):
+    reason = serializers.CharField(
+        max_length=2000,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why; recorded in the audit log and the safety snapshot's label.",
+    )
+
+
+class ForkRequestSerializer(serializers.Serializer[Any]):
+    at_seq = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_ID,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Copy the live messages up to this seq (0: none; null: all of them).",
+    )
+    key = serializers.CharField(
+        max_length=255,
+        required=False,
+        trim_whitespace=False,
+        help_text="The fork's session key (default: the parent's key with a random suffix).",
+    )
+
+
+class EditRequestSerializer(serializers.Serializer[Any]):
+    seq = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, help_text="The message to replace in the new branch."
+    )
+    message = serializers.DictField(help_text="The edited message (Chat Completions).")
+    key = serializers.CharField(
+        max_length=255,
+        required=False,
+        trim_whitespace=False,
+        help_text="The new branch's session key (default: the parent's key with a suffix).",
     )
 
 

@@ -1,5 +1,5 @@
 """Sessions over HTTP: open, list, read, update state, delete; context, prompt, trim, clear
-and undo are actions on one session."""
+and undo are actions on one session (rewind, fork, edit and branches: ``api/history.py``)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from ttmemory.api import serializers as s
 from ttmemory.api.base import MemoryPagination, MemoryViewSet, extend_schema, sessions_in
 from ttmemory.api.examples import CHAT, ROLLBACK_EXAMPLE, SESSION_EXAMPLE
 from ttmemory.api.filters import SessionKeyFilter
+from ttmemory.api.history import TimeTravelMixin
 from ttmemory.api.permissions import CanRollback
 from ttmemory.api.snapshots import audited_rollback
 from ttmemory.conf import app_settings
@@ -35,6 +36,7 @@ SESSIONS_DESCRIPTION = (
 
 
 class SessionViewSet(
+    TimeTravelMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.DestroyModelMixin,

@@ -10,6 +10,8 @@ from django.utils import timezone
 class AuditAction(models.TextChoices):
     ROLLBACK = "rollback", "Roll back a session"
     UNDO = "undo", "Undo a rollback"
+    REWIND = "rewind", "Rewind a session to a message"
+    FORK = "fork", "Fork a session at a message"
     SNAPSHOT = "snapshot", "Take a snapshot"
     FACT_CORRECT = "fact_correct", "Correct a fact"
     FACT_FORGET = "fact_forget", "Forget a fact"

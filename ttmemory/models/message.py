@@ -49,6 +49,11 @@ class Message(models.Model):
     tool_call_ids = models.JSONField(default=list, blank=True)
     group_seq = models.PositiveBigIntegerField()
     archived_at = models.DateTimeField(null=True, blank=True)
+    rewound_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Set with archived_at when a rewind, not a trim, archived it.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     objects = MessageQuerySet.as_manager()

@@ -46,6 +46,17 @@ class MemorySession(models.Model):
         help_text="Named variables for prompts.",
         bind=("namespace", "key"),
     )
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="branches",
+        help_text="The session this one was forked from (session_fork, session_edit).",
+    )
+    forked_at_seq = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="The parent's last seq copied into this fork."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 

@@ -1,6 +1,7 @@
 """Selectors: every read ttmemory makes. Keyword-only, typed, never a write (not even a counter)."""
 
 from ttmemory.selectors.facts import fact_list, fact_recall, facts_orphaned_by, profile_get
+from ttmemory.selectors.history import session_branches, session_rewind_preview
 from ttmemory.selectors.namespaces import ledger_totals, namespace_export
 from ttmemory.selectors.prompt import prompt_build
 from ttmemory.selectors.sessions import (
@@ -25,8 +26,10 @@ __all__ = [
     "namespace_export",
     "profile_get",
     "prompt_build",
+    "session_branches",
     "session_get",
     "session_list",
+    "session_rewind_preview",
     "snapshot_diff",
     "snapshot_list",
 ]

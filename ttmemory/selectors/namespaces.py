@@ -18,7 +18,8 @@ def namespace_export(*, namespace: str) -> dict[str, Any]:
     messages, archived included; snapshots; facts with their chains; profiles)."""
     namespace = clean_identifier(namespace, field="namespace")
     sessions = []
-    for session in MemorySession.objects.filter(namespace=namespace).order_by("pk"):
+    sessions_of = MemorySession.objects.filter(namespace=namespace).select_related("parent")
+    for session in sessions_of.order_by("pk"):
         messages = Message.objects.filter(session=session).order_by("seq")
         sessions.append(
             {
@@ -27,6 +28,10 @@ def namespace_export(*, namespace: str) -> dict[str, Any]:
                 "state": session.state,
                 "summary": session.summary,
                 "created_at": session.created_at.isoformat(),
+                # A branch (session_fork, session_edit): the parent's key and the fork point.
+                "forked_from": {"key": session.parent.key, "seq": session.forked_at_seq}
+                if session.parent is not None
+                else None,
                 "messages": [
                     {
                         "seq": m.seq,

@@ -8,6 +8,7 @@ from ttmemory.services.facts import (
     facts_prune_expired,
     profile_update,
 )
+from ttmemory.services.history import session_edit, session_fork, session_rewind
 from ttmemory.services.learning import facts_learn
 from ttmemory.services.namespaces import namespace_erase, session_state_update
 from ttmemory.services.sessions import (
@@ -36,7 +37,10 @@ __all__ = [
     "profile_update",
     "session_clear",
     "session_delete",
+    "session_edit",
+    "session_fork",
     "session_open",
+    "session_rewind",
     "session_state_update",
     "session_trim",
     "snapshot_create",
