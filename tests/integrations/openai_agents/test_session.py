@@ -148,7 +148,11 @@ def test_a_new_process_reads_the_session_and_continues_it() -> None:
     after = asyncio.run(TTMemorySession("trip", namespace=NAMESPACE).get_items())
     assert after[: len(before)] == before
     assert [item.get("call_id") for item in after[len(before) :]] == [
-        None, "c3", "c3", None, None
+        None,
+        "c3",
+        "c3",
+        None,
+        None,
     ]  # the other process's turn: input, call, output, reasoning, answer
 
 
@@ -182,7 +186,10 @@ async def test_two_runners_on_one_session_at_once_lose_nothing() -> None:
     assert len(items) == 8 and len(a) == len(b) == 4  # input, call, output, answer each
     for run in (a, b):
         assert [i.get("type", "message") for i in run] == [
-            "message", "function_call", "function_call_output", "message"
+            "message",
+            "function_call",
+            "function_call_output",
+            "message",
         ]
     positions = {id(i): n for n, i in enumerate(items)}
     a_span = [positions[id(i)] for i in a]
@@ -269,7 +276,14 @@ async def test_every_item_type_round_trips_exactly_and_pops_one_by_one() -> None
 
     chat = await sync_to_async(_chat)("kinds")
     assert [m["role"] for m in chat] == [
-        "system", "developer", "user", "user", "assistant", "tool", "tool", "assistant"
+        "system",
+        "developer",
+        "user",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
     ]
     assert [c["id"] for c in chat[4]["tool_calls"]] == ["call_1", "call_2"]
 

@@ -81,7 +81,7 @@ def grouped_messages(items: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str,
             chat = from_responses_items([item for _, item in chat_items])
         except MemoryValidationError as error:
             raise renamed(error, "items", [index for index, _ in chat_items]) from None
-        message = chat[0] if chat else {"role": "assistant", "content": ""}
+        message: dict[str, Any] = chat[0] if chat else {"role": "assistant", "content": ""}
         message[ITEMS_KEY] = copy.deepcopy([dict(item) for _, item in group])
         out.append((message, group[0][0]))
     return out

@@ -53,7 +53,9 @@ class TTMemorySession:
     ) -> None:
         self.session_id = session_id
         self.namespace = namespace
-        self.max_tokens = None if max_tokens is None else clean_count(max_tokens, field="max_tokens")
+        self.max_tokens = (
+            None if max_tokens is None else clean_count(max_tokens, field="max_tokens")
+        )
         self.metadata = metadata
         self.session_settings = session_settings
         self._session: MemorySession | None = None
