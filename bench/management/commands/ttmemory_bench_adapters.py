@@ -52,7 +52,8 @@ class Command(BaseCommand):
             rows = adapters.run(
                 runs=runs, facts=options["facts"], progress=lambda m: self.stderr.write(f"  {m}")
             )
-            payload = {"environment": environment(), "rows": [vars(row) for row in rows]}
+            load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+            payload = {"environment": environment(), "load": load, "rows": [vars(r) for r in rows]}
             text = json.dumps(payload, indent=2)
             if options["json"]:
                 Path(options["json"]).write_text(text)
@@ -106,7 +107,8 @@ def render(results: list[dict[str, Any]]) -> str:
         lines.append(f"### {env['database']}")
         lines.append("")
         lines.append(
-            f"Python {env['python']}, tokenizer {env['tokenizer']}, measured {env['when']}."
+            f"Python {env['python']}, tokenizer {env['tokenizer']}, measured {env['when']}; "
+            f"load average after the run {result.get('load', '?')} (1, 5, 15 min)."
         )
         lines.append("")
         lines.append("| adapter | core | adapter (us) | core (us) | ratio | overhead (us) | runs |")

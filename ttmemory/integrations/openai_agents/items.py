@@ -99,12 +99,13 @@ def renamed(error: MemoryValidationError, name: str, indexes: Sequence[int]) -> 
 def items_from_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The SDK items of stored messages: the carried items, or the Responses form of a
     message stored without them (written through the Python or REST API, a summary, a
-    repaired result)."""
+    repaired result). The carried items are returned as they are, not copied: pass messages
+    fresh from a read."""
     items: list[dict[str, Any]] = []
     for message in messages:
         carried = message.get(ITEMS_KEY)
         if isinstance(carried, list):
-            items.extend(copy.deepcopy(carried))
+            items.extend(carried)  # a fresh decryption per read: nothing shared to copy
         else:
             items.extend(to_responses_items([message]))
     return items
