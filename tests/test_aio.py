@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from asgiref.sync import sync_to_async
 from django.core.exceptions import SynchronousOnlyOperation
 from django.db import connections
@@ -20,12 +19,12 @@ from ttmemory.models import MemorySession, Message
 pytestmark = [pytest.mark.asyncio, pytest.mark.django_db(transaction=True)]
 
 
-@pytest_asyncio.fixture(autouse=True)
-async def _close_executor_connections() -> AsyncIterator[None]:
+@pytest.fixture(autouse=True)
+def _close_executor_connections() -> Iterator[None]:
     """The twins run in Django's thread-sensitive executor, which keeps its own connection;
-    closed here so the test database can be flushed and dropped."""
+    closed after each test (sync or async) so the test database can be flushed and dropped."""
     yield
-    await sync_to_async(connections.close_all, thread_sensitive=True)()
+    asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
 
 
 def _sync_functions() -> list[str]:
