@@ -23,6 +23,7 @@ from django.db import connections
 
 from bench.session_memory import sample_message
 from ttmemory import memory
+from ttmemory.aio import twin
 from ttmemory.integrations.formats import from_responses_items
 from ttmemory.integrations.openai_agents import TTMemorySession
 
@@ -86,6 +87,18 @@ async def _measure(runs: int, facts: int, progress: Callable[[str], None]) -> li
     core_chat = await memory.asession_open(namespace=ns, key="core")
     twin_chat = await memory.asession_open(namespace=ns, key="twin")
 
+    progress("hop")
+    noop_twin = twin(_noop)
+    rows.append(
+        await _pair(
+            "twin of a no-op (the thread hop alone)",
+            "the no-op called directly",
+            lambda i: _noop(),
+            lambda i: noop_twin(),
+            runs,
+        )
+    )
+
     progress("message_add")
     rows.append(
         await _pair(
@@ -140,6 +153,10 @@ async def _measure(runs: int, facts: int, progress: Callable[[str], None]) -> li
     # The executor thread's connection, closed like a request's (a test database can be dropped).
     await sync_to_async(connections.close_all, thread_sensitive=True)()
     return rows
+
+
+def _noop() -> None:
+    return None
 
 
 def run(

@@ -26,7 +26,7 @@ def test_the_benchmark_measures_each_adapter_and_cleans_up(
     result = json.loads(out.read_text())
     rows = {row["core"]: row for row in result["rows"]}
     assert [core.split(" ")[0] for core in rows] == [
-        "message_add", "fact_recall", "message_add_many", "context_window(max_tokens=4000)"
+        "the", "message_add", "fact_recall", "message_add_many", "context_window(max_tokens=4000)"
     ]  # fmt: skip
     assert all(row["adapter_us"] > 0 and row["core_us"] > 0 for row in result["rows"])
     assert not MemorySession.objects.filter(namespace__startswith="bench-").exists()
