@@ -3,11 +3,13 @@
 Each function appears as one line `` `name(*, a, b=1) -> Result` `` rendered from
 ``inspect.signature`` (parameters with their defaults, the return annotation as written), each
 result dataclass as `` `Result(field: type, ...)` `` from ``dataclasses.fields``; the page's
-Python blocks are run in order against the test database, so the examples work as written.
+Python blocks are run in order against the test database, so the examples work as written; every
+sync function has its async twin ``a<name>`` with the same parameters.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import enum
 import inspect
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 
 from ttmemory import memory
 
@@ -99,8 +103,24 @@ def test_every_exported_name_is_documented_and_every_function_has_an_example() -
     missing = [name for name in memory.__all__ if f"`{name}" not in doc]
     assert missing == []
     functions = [name for name in memory.__all__ if inspect.isfunction(getattr(memory, name))]
-    without_example = [name for name in functions if f"memory.{name}(" not in code]
+    sync = [name for name in functions if not inspect.iscoroutinefunction(getattr(memory, name))]
+    without_example = [name for name in sync if f"memory.{name}(" not in code]
     assert without_example == []
+    assert any(f"await memory.a{name}(" in code for name in sync)  # the twins have one
+
+
+def test_every_sync_function_has_an_async_twin_with_its_parameters() -> None:
+    functions = [name for name in memory.__all__ if inspect.isfunction(getattr(memory, name))]
+    sync = [name for name in functions if not inspect.iscoroutinefunction(getattr(memory, name))]
+    twins = [name for name in functions if inspect.iscoroutinefunction(getattr(memory, name))]
+    assert len(sync) >= 30
+    missing = [name for name in sync if f"a{name}" not in twins]
+    assert missing == [], "add `a<name> = twin(<name>)` and its name to __all__ in memory.py"
+    assert len(twins) == len(sync)
+    for name in sync:
+        assert inspect.signature(getattr(memory, f"a{name}")) == inspect.signature(
+            getattr(memory, name)
+        )
 
 
 def test_render_sees_a_changed_signature() -> None:
@@ -121,3 +141,6 @@ def test_the_examples_run_as_written() -> None:
             exec(compile(block, f"docs/api-python.md block {number}", "exec"), scope)
         except Exception as error:
             raise AssertionError(f"block {number} failed:\n{block}") from error
+    # The async example's twins ran in Django's thread-sensitive executor, on its own
+    # connection: closed so the test database can be flushed.
+    asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())

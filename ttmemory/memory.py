@@ -1,9 +1,11 @@
 """The public face in one import: ``from ttmemory import memory``.
 
 Re-exports only: writes from ``ttmemory.services``, reads from ``ttmemory.selectors``, their
-result types and the errors they raise. Every function is keyword-only.
+result types and the errors they raise; then the async twin of each function (``amessage_add``,
+made by ``ttmemory.aio.twin``). Every function is keyword-only.
 """
 
+from ttmemory.aio import twin
 from ttmemory.exceptions import (
     DecryptionError,
     EmbeddingError,
@@ -116,4 +118,81 @@ __all__ = [
     "snapshot_list",
     "snapshot_rollback",
     "snapshot_rollback_detailed",
+]
+
+# Async twins (DESIGN §4 "a<name>"): one line per public function, same parameters, awaited.
+# A new public function gets its twin here and its name in __all__ below; docs/api-python.md
+# lists it (tests/test_api_python_doc.py fails until all three are done).
+acontext_window = twin(context_window)
+afact_forget = twin(fact_forget)
+afact_list = twin(fact_list)
+afact_recall = twin(fact_recall)
+afact_remember = twin(fact_remember)
+afact_supersede = twin(fact_supersede)
+afacts_learn = twin(facts_learn)
+afacts_prune_expired = twin(facts_prune_expired)
+aledger_totals = twin(ledger_totals)
+amessage_add = twin(message_add)
+amessage_add_many = twin(message_add_many)
+amessage_page = twin(message_page)
+amessage_recent = twin(message_recent)
+anamespace_erase = twin(namespace_erase)
+anamespace_export = twin(namespace_export)
+aprofile_get = twin(profile_get)
+aprofile_update = twin(profile_update)
+aprompt_build = twin(prompt_build)
+asession_branches = twin(session_branches)
+asession_clear = twin(session_clear)
+asession_delete = twin(session_delete)
+asession_edit = twin(session_edit)
+asession_fork = twin(session_fork)
+asession_get = twin(session_get)
+asession_list = twin(session_list)
+asession_open = twin(session_open)
+asession_rewind = twin(session_rewind)
+asession_rewind_preview = twin(session_rewind_preview)
+asession_state_update = twin(session_state_update)
+asession_trim = twin(session_trim)
+asnapshot_create = twin(snapshot_create)
+asnapshot_diff = twin(snapshot_diff)
+asnapshot_list = twin(snapshot_list)
+asnapshot_rollback = twin(snapshot_rollback)
+asnapshot_rollback_detailed = twin(snapshot_rollback_detailed)
+
+__all__ += [
+    "acontext_window",
+    "afact_forget",
+    "afact_list",
+    "afact_recall",
+    "afact_remember",
+    "afact_supersede",
+    "afacts_learn",
+    "afacts_prune_expired",
+    "aledger_totals",
+    "amessage_add",
+    "amessage_add_many",
+    "amessage_page",
+    "amessage_recent",
+    "anamespace_erase",
+    "anamespace_export",
+    "aprofile_get",
+    "aprofile_update",
+    "aprompt_build",
+    "asession_branches",
+    "asession_clear",
+    "asession_delete",
+    "asession_edit",
+    "asession_fork",
+    "asession_get",
+    "asession_list",
+    "asession_open",
+    "asession_rewind",
+    "asession_rewind_preview",
+    "asession_state_update",
+    "asession_trim",
+    "asnapshot_create",
+    "asnapshot_diff",
+    "asnapshot_list",
+    "asnapshot_rollback",
+    "asnapshot_rollback_detailed",
 ]

@@ -417,6 +417,36 @@ def session_clear(*, session: MemorySession) -> int:
     return deleted
 
 
+def message_pop(*, session: MemorySession) -> dict[str, Any] | None:
+    """Delete the newest live message of ``session`` and return it (None when there is none).
+
+    Under the session lock, in one transaction; the counters drop by the message and its
+    tokens, and ``last_seq`` is kept, so its seq is never reused. Inside the caller's own
+    ``transaction.atomic()`` the lock stays held until that commits: the OpenAI Agents session
+    pops one item off a message holding several and appends the rest back as one step.
+    """
+    with session_lock(session):
+        row = Message.objects.live().filter(session=session).order_by("-seq").first()
+        if row is None:
+            return None
+        Message.objects.filter(pk=row.pk).delete()
+        bump_counters(
+            session,
+            seqs=0,
+            messages=-1,
+            tokens=-row.token_count,
+            now=timezone.now(),
+            history=True,
+        )
+        events.emit(
+            "message.popped",
+            namespace=session.namespace,
+            session_id=session.pk,
+            ids={"seq": row.seq},
+        )
+    return dict(row.data)
+
+
 def session_delete(*, session: MemorySession) -> dict[str, int]:
     """Delete ``session`` with its messages and snapshots; facts learned from it stay (their
     source session becomes empty). Returns the rows deleted per table."""
