@@ -58,5 +58,5 @@ urlpatterns = [
     ),
     path("docs/", MemorySwaggerView.as_view(url_name="ttmemory-api:schema"), name="docs"),
     # Anything else under the mount point (e.g. /sessions/abc/) is a JSON 404, not an HTML page.
-    re_path(r"^.*$", not_found, name="not-found"),
+    re_path(r"^[\s\S]*$", not_found, name="not-found"),  # a newline in the path too
 ]
