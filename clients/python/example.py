@@ -2,7 +2,8 @@
 user's message, read the context to send to a model.
 
     pip install -e clients/python/ttmemory-client
-    TTMEMORY_URL=http://127.0.0.1:8000/api/memory TTMEMORY_TOKEN=... python clients/python/example.py
+    export TTMEMORY_URL=http://127.0.0.1:8000/api/memory TTMEMORY_TOKEN=<a DRF token>
+    python clients/python/example.py
 """
 
 from __future__ import annotations
