@@ -31,7 +31,8 @@ PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus ttmemory's own errors.
+    """DRF's handler, plus ttmemory's own errors; ``as_problem`` (run by every ttmemory view on
+    every error answer, raised or returned) then renders the body as problem details.
 
     MemoryValidationError -> 400 ``{field: [message]}``; DoesNotExist and Http404 -> 404
     ``{"detail": "Not found."}``; a reused
