@@ -3,7 +3,8 @@
 A difference fails. A breaking change (clients/compat.py: a removed operation, parameter,
 field or enum value, a renamed operation id, a new required request field or parameter) fails
 with the lines to acknowledge in clients/breaking-changes.txt and CHANGELOG.md; any other
-change fails asking to regenerate with ``./dev clients``.
+change fails asking to regenerate with ``./dev clients``. The document must not depend on the
+database: the test runs on PostgreSQL and SQLite against one snapshot.
 """
 
 from __future__ import annotations

@@ -595,8 +595,7 @@ export interface components {
             superseded_by?: number | null;
             /** Format: date-time */
             expires_at?: string | null;
-            /** Format: int64 */
-            recall_count?: number;
+            readonly recall_count: number;
             /** Format: date-time */
             created_at?: string;
             /** Format: date-time */
@@ -872,8 +871,7 @@ export interface components {
             key: string;
             /** @description Stored in clear; no content. */
             metadata?: unknown;
-            /** Format: int64 */
-            message_count?: number;
+            readonly message_count: number;
             /** Format: int64 */
             token_count?: number;
             /** Format: int64 */
@@ -888,8 +886,7 @@ export interface components {
             key: string;
             /** @description Stored in clear; no content. */
             metadata?: unknown;
-            /** Format: int64 */
-            message_count?: number;
+            readonly message_count: number;
             /** Format: int64 */
             token_count?: number;
             /** Format: int64 */
@@ -919,8 +916,7 @@ export interface components {
             readonly id: number;
             label?: string;
             kind?: components["schemas"]["KindEnum"];
-            /** Format: int64 */
-            message_count: number;
+            readonly message_count: number;
             /** Format: int64 */
             token_count: number;
             /**

@@ -23,13 +23,13 @@ class Fact:
         id (int):
         text (str):
         source (FactSource):
+        recall_count (int):
         kind (str | Unset):
         metadata (Any | Unset): Stored in clear.
         valid_from (datetime.datetime | Unset):
         valid_to (datetime.datetime | None | Unset):
         superseded_by (int | None | Unset):
         expires_at (datetime.datetime | None | Unset):
-        recall_count (int | Unset):
         created_at (datetime.datetime | Unset):
         updated_at (datetime.datetime | Unset):
     """
@@ -37,13 +37,13 @@ class Fact:
     id: int
     text: str
     source: FactSource
+    recall_count: int
     kind: str | Unset = UNSET
     metadata: Any | Unset = UNSET
     valid_from: datetime.datetime | Unset = UNSET
     valid_to: datetime.datetime | None | Unset = UNSET
     superseded_by: int | None | Unset = UNSET
     expires_at: datetime.datetime | None | Unset = UNSET
-    recall_count: int | Unset = UNSET
     created_at: datetime.datetime | Unset = UNSET
     updated_at: datetime.datetime | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -54,6 +54,8 @@ class Fact:
         text = self.text
 
         source = self.source.to_dict()
+
+        recall_count = self.recall_count
 
         kind = self.kind
 
@@ -85,8 +87,6 @@ class Fact:
         else:
             expires_at = self.expires_at
 
-        recall_count = self.recall_count
-
         created_at: str | Unset = UNSET
         if not isinstance(self.created_at, Unset):
             created_at = self.created_at.isoformat()
@@ -102,6 +102,7 @@ class Fact:
                 "id": id,
                 "text": text,
                 "source": source,
+                "recall_count": recall_count,
             }
         )
         if kind is not UNSET:
@@ -116,8 +117,6 @@ class Fact:
             field_dict["superseded_by"] = superseded_by
         if expires_at is not UNSET:
             field_dict["expires_at"] = expires_at
-        if recall_count is not UNSET:
-            field_dict["recall_count"] = recall_count
         if created_at is not UNSET:
             field_dict["created_at"] = created_at
         if updated_at is not UNSET:
@@ -135,6 +134,8 @@ class Fact:
         text = d.pop("text")
 
         source = FactSource.from_dict(d.pop("source"))
+
+        recall_count = d.pop("recall_count")
 
         kind = d.pop("kind", UNSET)
 
@@ -190,8 +191,6 @@ class Fact:
 
         expires_at = _parse_expires_at(d.pop("expires_at", UNSET))
 
-        recall_count = d.pop("recall_count", UNSET)
-
         _created_at = d.pop("created_at", UNSET)
         created_at: datetime.datetime | Unset
         if isinstance(_created_at, Unset):
@@ -210,13 +209,13 @@ class Fact:
             id=id,
             text=text,
             source=source,
+            recall_count=recall_count,
             kind=kind,
             metadata=metadata,
             valid_from=valid_from,
             valid_to=valid_to,
             superseded_by=superseded_by,
             expires_at=expires_at,
-            recall_count=recall_count,
             created_at=created_at,
             updated_at=updated_at,
         )

@@ -18,8 +18,8 @@ class Session:
     Attributes:
         id (int):
         key (str):
+        message_count (int):
         metadata (Any | Unset): Stored in clear; no content.
-        message_count (int | Unset):
         token_count (int | Unset):
         last_seq (int | Unset):
         created_at (datetime.datetime | Unset):
@@ -28,8 +28,8 @@ class Session:
 
     id: int
     key: str
+    message_count: int
     metadata: Any | Unset = UNSET
-    message_count: int | Unset = UNSET
     token_count: int | Unset = UNSET
     last_seq: int | Unset = UNSET
     created_at: datetime.datetime | Unset = UNSET
@@ -41,9 +41,9 @@ class Session:
 
         key = self.key
 
-        metadata = self.metadata
-
         message_count = self.message_count
+
+        metadata = self.metadata
 
         token_count = self.token_count
 
@@ -63,12 +63,11 @@ class Session:
             {
                 "id": id,
                 "key": key,
+                "message_count": message_count,
             }
         )
         if metadata is not UNSET:
             field_dict["metadata"] = metadata
-        if message_count is not UNSET:
-            field_dict["message_count"] = message_count
         if token_count is not UNSET:
             field_dict["token_count"] = token_count
         if last_seq is not UNSET:
@@ -87,9 +86,9 @@ class Session:
 
         key = d.pop("key")
 
-        metadata = d.pop("metadata", UNSET)
+        message_count = d.pop("message_count")
 
-        message_count = d.pop("message_count", UNSET)
+        metadata = d.pop("metadata", UNSET)
 
         token_count = d.pop("token_count", UNSET)
 
@@ -112,8 +111,8 @@ class Session:
         session = cls(
             id=id,
             key=key,
-            metadata=metadata,
             message_count=message_count,
+            metadata=metadata,
             token_count=token_count,
             last_seq=last_seq,
             created_at=created_at,

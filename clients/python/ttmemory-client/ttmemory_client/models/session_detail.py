@@ -22,10 +22,10 @@ class SessionDetail:
     Attributes:
         id (int):
         key (str):
+        message_count (int):
         summary (None | str): Rolling summary of trimmed turns.
         state (SessionDetailState): Named variables shown in the prompt.
         metadata (Any | Unset): Stored in clear; no content.
-        message_count (int | Unset):
         token_count (int | Unset):
         last_seq (int | Unset):
         created_at (datetime.datetime | Unset):
@@ -35,10 +35,10 @@ class SessionDetail:
 
     id: int
     key: str
+    message_count: int
     summary: None | str
     state: SessionDetailState
     metadata: Any | Unset = UNSET
-    message_count: int | Unset = UNSET
     token_count: int | Unset = UNSET
     last_seq: int | Unset = UNSET
     created_at: datetime.datetime | Unset = UNSET
@@ -51,14 +51,14 @@ class SessionDetail:
 
         key = self.key
 
+        message_count = self.message_count
+
         summary: None | str
         summary = self.summary
 
         state = self.state.to_dict()
 
         metadata = self.metadata
-
-        message_count = self.message_count
 
         token_count = self.token_count
 
@@ -80,14 +80,13 @@ class SessionDetail:
             {
                 "id": id,
                 "key": key,
+                "message_count": message_count,
                 "summary": summary,
                 "state": state,
             }
         )
         if metadata is not UNSET:
             field_dict["metadata"] = metadata
-        if message_count is not UNSET:
-            field_dict["message_count"] = message_count
         if token_count is not UNSET:
             field_dict["token_count"] = token_count
         if last_seq is not UNSET:
@@ -110,6 +109,8 @@ class SessionDetail:
 
         key = d.pop("key")
 
+        message_count = d.pop("message_count")
+
         def _parse_summary(data: object) -> None | str:
             if data is None:
                 return data
@@ -120,8 +121,6 @@ class SessionDetail:
         state = SessionDetailState.from_dict(d.pop("state"))
 
         metadata = d.pop("metadata", UNSET)
-
-        message_count = d.pop("message_count", UNSET)
 
         token_count = d.pop("token_count", UNSET)
 
@@ -146,10 +145,10 @@ class SessionDetail:
         session_detail = cls(
             id=id,
             key=key,
+            message_count=message_count,
             summary=summary,
             state=state,
             metadata=metadata,
-            message_count=message_count,
             token_count=token_count,
             last_seq=last_seq,
             created_at=created_at,
