@@ -103,7 +103,7 @@ def test_fork_edit_and_branches(client_a: APIClient) -> None:
     assert actions[1][1]["edited_seq"] == 3
 
     taken = client_a.post(f"{BASE}sessions/{sid}/fork/", {"key": "retry"}, "json")
-    assert taken.status_code == 400 and "key" in taken.json()
+    assert taken.status_code == 400 and "key" in taken.json()["errors"]
 
 
 def test_retried_rewind_and_fork_with_an_idempotency_key_are_done_once(

@@ -82,10 +82,15 @@ def test_every_route_answers_404_for_another_users_ids(
         response_json = response.json()
         if body_field:
             assert response.status_code == 400, (method, path, response.content)
-            assert response_json == {body_field: ["no such session"]}
+            assert response_json["errors"] == {body_field: ["no such session"]}
         else:
             assert response.status_code == 404, (method, path, response.content)
-            assert response_json == {"detail": "Not found."}
+            assert response_json == {
+                "type": "about:blank",
+                "title": "Not Found",
+                "status": 404,
+                "detail": "Not found.",
+            }
         assert b"4321" not in response.content and b"secret-chat" not in response.content
     unchanged(victim)
 
@@ -142,7 +147,7 @@ def test_api_keys_act_only_on_granted_namespaces(db: Any, victim: dict[str, Any]
     client.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
 
     needs_header = client.get(f"{BASE}sessions/")
-    assert needs_header.status_code == 400 and "X-Memory-Namespace" in needs_header.json()
+    assert needs_header.status_code == 400 and "X-Memory-Namespace" in needs_header.json()["errors"]
     one = client.get(f"{BASE}sessions/", HTTP_X_MEMORY_NAMESPACE="acme/user-1").json()
     assert one["count"] == 1
     sid = one["results"][0]["id"]

@@ -39,7 +39,8 @@ def test_the_schema_and_docs_pages_work_and_serve_swagger_locally(
     assert schema.status_code == 200
     document = schema.json()
     assert document["info"]["title"] == "ttmemory API"
-    assert "/api/memory/sessions/" in document["paths"]
+    assert document["servers"][0]["url"] == "/api/memory"
+    assert "/sessions/" in document["paths"]
     assert docs.status_code == 200
     page = docs.content.decode()
     assert "<title>ttmemory API</title>" in page

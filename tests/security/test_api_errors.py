@@ -33,8 +33,8 @@ def nested(depth: int) -> str:
 
 
 def field_error(response: Any, prefix: str) -> str:
-    assert response["Content-Type"] == "application/json", response.content[:200]
-    fields = [name for name in response.json() if name.startswith(prefix)]
+    assert response["Content-Type"] == "application/problem+json", response.content[:200]
+    fields = [name for name in response.json()["errors"] if name.startswith(prefix)]
     assert fields, response.json()
     return fields[0]
 
@@ -89,7 +89,7 @@ def test_session_metadata_with_infinity_or_nul_is_a_400_naming_the_field(
     response = post(client, "sessions/", '{"key": "x", "metadata": {"tags": [1, ' + value + "]}}")
 
     assert response.status_code == 400
-    assert message in response.json()["metadata.tags[1]"][0]
+    assert message in response.json()["errors"]["metadata.tags[1]"][0]
     assert not MemorySession.objects.exists()
 
 
@@ -133,7 +133,7 @@ def test_every_body_over_the_api_limit_is_a_json_413(
     response = post(client, f"sessions/{session['id']}/messages/", body)
 
     assert response.status_code == 413
-    assert response["Content-Type"] == "application/json"
+    assert response["Content-Type"] == "application/problem+json"
     assert "4000 bytes" in response.json()["detail"]
 
 
@@ -161,7 +161,7 @@ def test_a_lost_database_is_a_json_503_with_retry_after(
     response = client.get(f"{BASE}sessions/")
 
     assert response.status_code == 503
-    assert response["Content-Type"] == "application/json"
+    assert response["Content-Type"] == "application/problem+json"
     assert int(response["Retry-After"]) > 0
     assert "database" in response.json()["detail"]
 
@@ -169,6 +169,6 @@ def test_a_lost_database_is_a_json_503_with_retry_after(
 def test_the_openapi_document_lists_the_new_answers(client: APIClient) -> None:
     schema = client.get(f"{BASE}schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     paths = schema.json()["paths"]
-    listing = paths["/api/memory/sessions/"]
+    listing = paths["/sessions/"]
     assert "503" in listing["get"]["responses"]
     assert {"400", "413", "503"} <= set(listing["post"]["responses"])

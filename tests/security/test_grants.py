@@ -104,7 +104,7 @@ def test_a_namespace_with_dot_segments_or_empty_segments_is_a_400(db: Any, names
     response = key_client(raw).get(f"{BASE}sessions/", **{NS_HEADER: namespace})
 
     assert response.status_code == 400
-    assert "X-Memory-Namespace" in response.json()
+    assert "X-Memory-Namespace" in response.json()["errors"]
 
 
 def test_grants_refuses_a_path_that_climbs_out_of_the_prefix(db: Any) -> None:

@@ -61,8 +61,8 @@ def test_the_api_answers_400_naming_the_key_or_the_header(client_a: APIClient) -
     keyed.credentials(HTTP_AUTHORIZATION=f"Api-Key {raw}")
     header = keyed.get(f"{BASE}sessions/", HTTP_X_MEMORY_NAMESPACE="acme/user\u202e1")
 
-    assert key.status_code == 400 and "key" in key.json()
-    assert header.status_code == 400 and "X-Memory-Namespace" in header.json()
+    assert key.status_code == 400 and "key" in key.json()["errors"]
+    assert header.status_code == 400 and "X-Memory-Namespace" in header.json()["errors"]
     assert not MemorySession.objects.exists()
 
 

@@ -246,7 +246,7 @@ def test_the_rest_api_answers_an_error_not_the_other_tenants_content(db: Any) ->
         # A rollback refuses the snapshot (409, nothing restored); a read answers 500.
         expected = 409 if model is Snapshot else 500
         assert response.status_code == expected, (path, column, response.status_code)
-        assert response["Content-Type"] == "application/json"
+        assert response["Content-Type"] == "application/problem+json"
         assert SECRET.encode() not in response.content
         assert victim_ns.encode() not in response.content
         with connection.cursor() as cursor:  # put the attacker's own value back

@@ -15,6 +15,7 @@ from django.http import Http404
 from django.utils import timezone
 from django.utils.functional import cached_property
 from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import extend_schema as spectacular_extend_schema
 from rest_framework import viewsets
 from rest_framework.authentication import (
@@ -31,7 +32,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
 from ttmemory.api.authentication import ApiKeyAuthentication
-from ttmemory.api.exceptions import api_exception_handler
+from ttmemory.api.exceptions import PROBLEM_CONTENT_TYPE, api_exception_handler, as_problem
 from ttmemory.api.parsers import BoundedJSONParser
 from ttmemory.api.permissions import HasNamespace
 from ttmemory.api.serializers import MAX_ID
@@ -61,36 +62,63 @@ class MemoryPagination(LimitOffsetPagination):
     max_limit = 500
 
 
-DETAIL_SCHEMA = {
+PROBLEM = "Problem"
+PROBLEM_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"detail": {"type": "string"}},
-    "required": ["detail"],
-}
-FIELD_ERRORS_SCHEMA = {
-    "type": "object",
-    "minProperties": 1,
-    "description": "Each key names a field, query parameter or header (nested for nested "
-    "fields, e.g. 'messages[3].role'); each value lists what is wrong with it.",
-    "example": {"messages[1].role": ["must be one of assistant, developer, system, tool, user"]},
+    "description": "An error answer (RFC 9457 problem details, `application/problem+json`), "
+    "the same shape for every error of every operation.",
+    "properties": {
+        "type": {
+            "type": "string",
+            "description": "A URI reference naming the problem type; `about:blank`: the "
+            "status says what happened.",
+            "example": "about:blank",
+        },
+        "title": {
+            "type": "string",
+            "description": "The HTTP status phrase.",
+            "example": "Bad Request",
+        },
+        "status": {"type": "integer", "description": "The HTTP status code.", "example": 400},
+        "detail": {
+            "type": "string",
+            "description": "What went wrong, for a person.",
+            "example": "messages[1].role: must be one of assistant, developer, system, tool, user",
+        },
+        "errors": {
+            "type": "object",
+            "description": "Invalid input only (400, 422): each key names a field, query "
+            "parameter or header (nested for nested fields, e.g. 'messages[3].role'); each "
+            "value lists what is wrong with it.",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}},
+            "example": {
+                "messages[1].role": ["must be one of assistant, developer, system, tool, user"]
+            },
+        },
+    },
+    "required": ["type", "title", "status", "detail"],
 }
 ERROR_ANSWERS = {
-    "400": ("A field, query parameter or header is invalid.", FIELD_ERRORS_SCHEMA),
-    "401": ("Not authenticated.", DETAIL_SCHEMA),
-    "403": (
-        "Not allowed (a permission, or a namespace the API key is not granted).",
-        DETAIL_SCHEMA,
-    ),
-    "503": ("The database is unavailable; retry after Retry-After seconds.", DETAIL_SCHEMA),
+    "400": "A field, query parameter or header is invalid (`errors` names each).",
+    "401": "Not authenticated.",
+    "403": "Not allowed (a permission, or a namespace the API key is not granted).",
+    "503": "The database is unavailable; retry after Retry-After seconds.",
 }
-NOT_FOUND_ANSWER = ("Not found in the caller's namespace.", DETAIL_SCHEMA)
+NOT_FOUND_ANSWER = "Not found in the caller's namespace."
 WRITE_ERROR_ANSWERS = {
-    "413": ("Request body larger than API_MAX_REQUEST_BYTES.", DETAIL_SCHEMA),
-    "429": ("Too many writes; see Retry-After.", DETAIL_SCHEMA),
-    "503": (
-        "The session's lock was busy (nothing was written) or the database is unavailable; "
-        "retry after Retry-After seconds.",
-        DETAIL_SCHEMA,
-    ),
+    "413": "Request body larger than API_MAX_REQUEST_BYTES.",
+    "429": "Too many writes; see Retry-After.",
+    "503": "The session's lock was busy (nothing was written) or the database is unavailable; "
+    "retry after Retry-After seconds.",
+}
+# Operation ids are "<tag>_<verb>"; DRF's action names, except where a viewset says otherwise.
+VERBS = {
+    "list": "list",
+    "create": "create",
+    "retrieve": "get",
+    "update": "replace",
+    "partial_update": "update",
+    "destroy": "delete",
 }
 
 
@@ -101,13 +129,40 @@ OPERATION_DESCRIPTION = (
 
 
 class MemoryAutoSchema(AutoSchema):
-    """Documents the error answers every view can give. Operation ids are set per operation
-    (``extend_schema(operation_id=...)``), kept from the first version of the API."""
+    """Documents the error answers every view can give (one shared ``Problem`` component),
+    and names every operation ``<tag>_<verb>`` (``sessions_open``, ``messages_append``): the
+    tag is the viewset's ``schema_tag`` (else the path's first segment), the verb its
+    ``schema_verbs`` entry for the action (or ``"<action>:<method>"``), else ``VERBS``, else
+    the action's name. An ``operation_id`` or ``tags`` given to ``extend_schema`` is overridden, so every
+    operation follows the one pattern generated clients are named by."""
 
     def get_description(self) -> str:  # type: ignore[override]  # drf-spectacular's signature
         # Viewset docstrings are written for readers of the code; an operation without its own
         # description says what holds for all of them.
         return OPERATION_DESCRIPTION
+
+    def get_operation(self, *args: Any, **kwargs: Any) -> Any:
+        operation = super().get_operation(*args, **kwargs)
+        if operation:
+            tag = getattr(self.view, "schema_tag", "") or super().get_tags()[0]
+            action = getattr(self.view, "action", None) or self.method.lower()
+            verbs = {**VERBS, **getattr(self.view, "schema_verbs", {})}
+            # An action answering two methods (rewind: GET previews, POST applies) names each
+            # with an ``"<action>:<method>"`` entry.
+            verb = verbs.get(f"{action}:{self.method.lower()}", verbs.get(action, action))
+            operation["operationId"] = f"{tag}_{verb}"
+            operation["tags"] = [tag]
+        return operation
+
+    def problem_ref(self) -> dict[str, str]:
+        component = ResolvedComponent(
+            name=PROBLEM,
+            type=ResolvedComponent.SCHEMA,
+            object=PROBLEM,
+            schema=PROBLEM_SCHEMA,
+        )
+        self.registry.register_on_missing(component)
+        return dict(component.ref)
 
     def _get_response_bodies(self, direction: Any = "response") -> Any:
         responses = super()._get_response_bodies(direction)
@@ -118,15 +173,12 @@ class MemoryAutoSchema(AutoSchema):
             answers["404"] = NOT_FOUND_ANSWER
         if self.method not in ("GET", "HEAD", "OPTIONS"):
             answers.update(WRITE_ERROR_ANSWERS)
-        for code, (description, schema) in answers.items():
-            responses.setdefault(
-                code,
-                {"description": description, "content": {"application/json": {"schema": schema}}},
-            )
+        for code, description in answers.items():
+            responses.setdefault(code, {"description": description})
+        problem = {PROBLEM_CONTENT_TYPE: {"schema": self.problem_ref()}}
         for code, response in responses.items():
-            if str(code).startswith("4") and not response.get("content"):
-                schema = FIELD_ERRORS_SCHEMA if str(code) == "422" else DETAIL_SCHEMA
-                response["content"] = {"application/json": {"schema": schema}}
+            if str(code)[0] in "45":
+                response["content"] = problem
         return responses
 
 
@@ -141,6 +193,8 @@ class MemoryViewSet(viewsets.GenericViewSet[Any]):
 
     permission_classes: Any = ()
     schema = MemoryAutoSchema()  # documented whatever the project's DEFAULT_SCHEMA_CLASS
+    schema_tag = ""  # the OpenAPI tag and operation id prefix (MemoryAutoSchema)
+    schema_verbs: dict[str, str] = {}  # action -> the verb of its operation id
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         # API keys, Django sessions and (with rest_framework.authtoken installed) DRF tokens
@@ -165,6 +219,10 @@ class MemoryViewSet(viewsets.GenericViewSet[Any]):
 
     def get_exception_handler(self) -> Any:
         return api_exception_handler
+
+    def finalize_response(self, request: Any, response: Any, *args: Any, **kwargs: Any) -> Any:
+        # Every error answer, raised or returned by a view, is problem details.
+        return as_problem(super().finalize_response(request, response, *args, **kwargs))
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         # Timestamps in UTC whatever the project's TIME_ZONE: always valid RFC 3339 (historic

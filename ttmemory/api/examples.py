@@ -48,6 +48,14 @@ SNAPSHOT_EXAMPLE = {
     "upto_seq": 3,
     "created_at": "2026-11-30T09:01:13Z",
 }
+DIFF_EXAMPLE = {
+    "remove": [{"seq": 4, "message": {"role": "assistant", "content": "…"}}],
+    "restore": [],
+    "tokens_removed": 40,
+    "tokens_restored": 0,
+    "summary_changes": False,
+    "facts_superseded": [],
+}
 ROLLBACK_EXAMPLE = {
     "safety_snapshot": {**SNAPSHOT_EXAMPLE, "id": 13, "label": "", "kind": "safety"},
     "removed_seqs": [4, 5],

@@ -34,6 +34,9 @@ class FactViewSet(
 ):
     """Current facts (all versions with ``include_superseded``), newest first."""
 
+    schema_tag = "facts"
+    schema_verbs = {"create": "remember", "destroy": "forget"}
+
     serializer_class = s.FactSerializer
     pagination_class = MemoryPagination
     filter_backends = [FactFilter]
@@ -48,7 +51,6 @@ class FactViewSet(
         )
 
     @extend_schema(
-        operation_id="fact_list_get",
         description=FACTS_DESCRIPTION,
         summary="List facts",
         responses=s.FactSerializer(many=True),
@@ -59,7 +61,6 @@ class FactViewSet(
         return super().list(request, *args, **kwargs)
 
     @extend_schema(
-        operation_id="fact_list_post",
         description=FACTS_DESCRIPTION,
         summary="Remember a fact (an upsert: 201 created, 200 when the same text existed)",
         request=s.FactCreateSerializer,
@@ -98,16 +99,13 @@ class FactViewSet(
         )
 
     @extend_schema(
-        operation_id="fact_detail_get",
         summary="Get a fact (any version; follow superseded_by for the newer one)",
         examples=[OpenApiExample("Fact", value=FACT_EXAMPLE, response_only=True)],
     )
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().retrieve(request, *args, **kwargs)
 
-    @extend_schema(
-        operation_id="fact_detail_delete", summary="Forget a fact for good", responses={204: None}
-    )
+    @extend_schema(summary="Forget a fact for good", responses={204: None})
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().destroy(request, *args, **kwargs)
 
@@ -115,7 +113,6 @@ class FactViewSet(
         fact_forget(namespace=self.namespace, fact_id=instance.pk)
 
     @extend_schema(
-        operation_id="fact_supersede_post",
         summary="Correct a fact: a new version supersedes it (the old one is kept, ended)",
         request=s.FactSupersedeSerializer,
         responses={201: s.FactSerializer, 409: None},
@@ -140,7 +137,6 @@ class FactViewSet(
         return Response(s.FactSerializer(new).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        operation_id="recall_post",
         summary="Recall facts by meaning and keyword (hybrid; keyword-only if the embedder fails)",
         request=s.RecallRequestSerializer,
         responses=s.RecallSerializer,
@@ -170,7 +166,6 @@ class FactViewSet(
         return Response(s.RecallSerializer(result).data)
 
     @extend_schema(
-        operation_id="learn_post",
         summary="Learn facts from a session's new messages, in the background (202)",
         request=s.LearnRequestSerializer,
         responses={202: s.LearnJobSerializer},
@@ -195,6 +190,9 @@ class FactViewSet(
 class LearnJobViewSet(mixins.RetrieveModelMixin, MemoryViewSet):
     """Where a learning job stands."""
 
+    schema_tag = "facts"
+    schema_verbs = {"retrieve": "learn_job"}
+
     serializer_class = s.LearnJobSerializer
     lookup_url_kwarg = "job_id"
     lookup_value_converter = "uuid"
@@ -203,7 +201,6 @@ class LearnJobViewSet(mixins.RetrieveModelMixin, MemoryViewSet):
         return LearnJob.objects.filter(namespace=self.namespace)
 
     @extend_schema(
-        operation_id="learn_job_get",
         summary="Status of a learning job",
         examples=[OpenApiExample("Done", value=JOB_EXAMPLE, response_only=True)],
     )
@@ -219,6 +216,8 @@ PROFILE_KIND = OpenApiParameter(
 class ProfileViewSet(MemoryViewSet):
     """Profiles: free-form JSON per kind; PATCH merges keys."""
 
+    schema_tag = "profiles"
+
     # profile_get reads a profile whole (no model rows to look up): answered as it returns it.
 
     serializer_class = s.ProfileUpdateSerializer
@@ -226,7 +225,6 @@ class ProfileViewSet(MemoryViewSet):
     lookup_value_converter = "str"
 
     @extend_schema(
-        operation_id="profile_list_get",
         summary="All profiles of the namespace, by kind",
         responses={200: OpenApiTypes.OBJECT},
         examples=[
@@ -239,7 +237,6 @@ class ProfileViewSet(MemoryViewSet):
         return Response(profile_get(namespace=self.namespace))
 
     @extend_schema(
-        operation_id="profile_detail_get",
         summary="One profile's data ({} when none)",
         parameters=[PROFILE_KIND],
         responses={200: dict[str, Any]},
@@ -249,7 +246,6 @@ class ProfileViewSet(MemoryViewSet):
         return Response(profile_get(namespace=self.namespace, kind=clean_kind(kind)))
 
     @extend_schema(
-        operation_id="profile_detail_patch",
         summary="Merge keys into a profile (a null value removes one)",
         parameters=[PROFILE_KIND],
         request=s.ProfileUpdateSerializer,

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
 from ttmemory.api.base import MemoryViewSet, extend_schema
-from ttmemory.api.examples import CHAT, ROLLBACK_EXAMPLE, SESSION_EXAMPLE
+from ttmemory.api.examples import CHAT, DIFF_EXAMPLE, ROLLBACK_EXAMPLE, SESSION_EXAMPLE
 from ttmemory.api.messages import IDEMPOTENCY_HEADER
 from ttmemory.api.permissions import CanRollback, CanRollbackToWrite
 from ttmemory.api.snapshots import rollback_answer
@@ -49,6 +49,7 @@ class TimeTravelMixin:
         description=POINT_CONFLICT,
         parameters=[s.RewindQuerySerializer],
         responses={200: s.SnapshotDiffSerializer, 409: None},
+        examples=[OpenApiExample("Preview", value=DIFF_EXAMPLE, response_only=True)],
     )
     @extend_schema(
         methods=["POST"],

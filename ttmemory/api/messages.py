@@ -34,6 +34,9 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
 class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
     """A session's messages: pages newest first, appends, one message by its seq."""
 
+    schema_tag = "messages"
+    schema_verbs = {"create": "append"}
+
     serializer_class = s.MessageSerializer
     lookup_field = "seq"
     lookup_value_converter = "int"
@@ -44,7 +47,6 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         )
 
     @extend_schema(
-        operation_id="message_list_get",
         summary="Read messages, newest page first (chronological within a page)",
         parameters=[s.MessagePageQuerySerializer],
         responses=s.MessagePageSerializer,
@@ -83,7 +85,6 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         return Response({"results": render_page(rows), "next": next_url})
 
     @extend_schema(
-        operation_id="message_list_post",
         summary="Append one message or several (in one transaction)",
         request=s.MessageAppendSerializer,
         parameters=[IDEMPOTENCY_HEADER],
@@ -127,7 +128,6 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         return Response(body, status=code, headers=headers)
 
     @extend_schema(
-        operation_id="message_detail_get",
         summary="Get one message by seq",
         examples=[OpenApiExample("Message", value=MESSAGE_EXAMPLE, response_only=True)],
     )

@@ -20,6 +20,8 @@ from ttmemory.services import namespace_erase
 class NamespaceViewSet(MemoryViewSet):
     """The namespace this caller acts on: who am I, export everything, erase everything."""
 
+    schema_tag = "namespace"
+
     # One resource without an id: its routes are bound in urls.py, not by the router.
 
     serializer_class = s.NamespaceSerializer
@@ -33,7 +35,6 @@ class NamespaceViewSet(MemoryViewSet):
         return s.ReceiptSerializer if "erase" in self.action_map.values() else s.NamespaceSerializer
 
     @extend_schema(
-        operation_id="namespace_get",
         summary="The namespace this caller acts on",
         examples=[OpenApiExample("Namespace", value={"namespace": "user-42"}, response_only=True)],
     )
@@ -41,7 +42,6 @@ class NamespaceViewSet(MemoryViewSet):
         return Response(s.NamespaceSerializer({"namespace": self.namespace}).data)
 
     @extend_schema(
-        operation_id="export_get",
         summary="Export everything the namespace owns, decrypted (sessions, facts, profiles)",
         responses={200: dict[str, Any]},
         examples=[
@@ -64,7 +64,6 @@ class NamespaceViewSet(MemoryViewSet):
         )
 
     @extend_schema(
-        operation_id="erase_post",
         summary="Erase everything the namespace owns (type the namespace to confirm)",
         request=s.EraseRequestSerializer,
         responses=s.ReceiptSerializer,
@@ -96,10 +95,11 @@ class NamespaceViewSet(MemoryViewSet):
 class LedgerViewSet(MemoryViewSet):
     """LLM and embedding token totals of the namespace per day, purpose and model."""
 
+    schema_tag = "ledger"
+
     serializer_class = s.LedgerRowSerializer
 
     @extend_schema(
-        operation_id="ledger_get",
         summary="LLM and embedding token totals per day, purpose and model",
         parameters=[s.LedgerQuerySerializer],
         responses=s.LedgerRowSerializer(many=True),

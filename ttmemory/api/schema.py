@@ -4,14 +4,18 @@ apps.ready."""
 
 from __future__ import annotations
 
+import json
+import posixpath
 from typing import Any
 
 from django.apps import apps
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.generators import SchemaGenerator
-from drf_spectacular.views import SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.renderers import JSONRenderer
 
 from ttmemory.api.base import MemoryViewSet
+from ttmemory.api.exceptions import PROBLEM_CONTENT_TYPE, api_exception_handler, as_problem
 
 TITLE = "ttmemory API"
 SETTINGS = {
@@ -19,6 +23,9 @@ SETTINGS = {
     "DESCRIPTION": "Session memory, snapshots and long-term memory for LLM agents.",
     "VERSION": "1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # Paths are relative to the mount point, which is the document's server URL: a client
+    # generated from it works wherever a project mounts the API.
+    "SCHEMA_PATH_PREFIX_TRIM": True,
 }
 
 
@@ -49,7 +56,50 @@ class MemorySchemaGenerator(SchemaGenerator):
             if issubclass(getattr(endpoint[-1], "cls", object), MemoryViewSet)
         ]
         paths: list[Any] = super()._get_paths_and_endpoints()
+        self.mount = posixpath.commonpath([path for path, *_ in paths]) if paths else "/"
         return paths
+
+    def get_schema(self, request: Any = None, public: bool = False) -> Any:
+        self.mount = "/"
+        schema = super().get_schema(request=request, public=public)
+        # drf-spectacular trimmed the common prefix (the mount) from every path.
+        servers = [{"url": self.mount, "description": "where the API is mounted"}]
+        head = {"openapi": schema.pop("openapi"), "info": schema.pop("info"), "servers": servers}
+        return _short_request_names(head | schema)
+
+
+def _short_request_names(schema: dict[str, Any]) -> dict[str, Any]:
+    """``EraseRequest``, not ``EraseRequestRequest``: drf-spectacular adds "Request" to the
+    components a client sends, also to serializers already named for a request body."""
+    components = schema.get("components", {}).get("schemas", {})
+    renames = {
+        name: name.removesuffix("Request")
+        for name in components
+        if name.endswith("RequestRequest") and name.removesuffix("Request") not in components
+    }
+    if not renames:
+        return schema
+    text = json.dumps(schema)
+    for old, new in renames.items():
+        text = text.replace(f'"#/components/schemas/{old}"', f'"#/components/schemas/{new}"')
+    renamed: dict[str, Any] = json.loads(text)
+    schemas = renamed["components"]["schemas"]
+    renamed["components"]["schemas"] = {renames.get(k, k): v for k, v in schemas.items()}
+    return renamed
+
+
+class MemorySchemaView(SpectacularAPIView):
+    """The OpenAPI document; its errors (a POST, say) are problem details like the API's."""
+
+    def get_exception_handler(self) -> Any:
+        return api_exception_handler
+
+    def finalize_response(self, request: Any, response: Any, *args: Any, **kwargs: Any) -> Any:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if response.status_code >= 400:  # JSON, whatever format the document was asked in
+            response.accepted_renderer = JSONRenderer()
+            response.accepted_media_type = PROBLEM_CONTENT_TYPE
+        return as_problem(response)
 
 
 class MemorySwaggerView(SpectacularSwaggerView):

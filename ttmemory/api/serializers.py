@@ -32,6 +32,9 @@ class SessionSerializer(serializers.ModelSerializer[MemorySession]):
             "created_at",
             "updated_at",
         ]
+        # Rendered, never parsed: read-only, so the document carries no bounds taken from the
+        # database (PositiveIntegerField is 32-bit on PostgreSQL, 64-bit on SQLite).
+        read_only_fields = ["message_count"]
 
 
 class SessionDetailSerializer(serializers.ModelSerializer[MemorySession]):
@@ -41,6 +44,7 @@ class SessionDetailSerializer(serializers.ModelSerializer[MemorySession]):
     class Meta:
         model = MemorySession
         fields = [*SessionSerializer.Meta.fields, "summary", "summary_upto_seq", "state"]
+        read_only_fields = SessionSerializer.Meta.read_only_fields
 
 
 class SessionOpenSerializer(serializers.Serializer[Any]):
@@ -146,6 +150,7 @@ class SnapshotSerializer(serializers.ModelSerializer[Snapshot]):
     class Meta:
         model = Snapshot
         fields = ["id", "label", "kind", "message_count", "token_count", "upto_seq", "created_at"]
+        read_only_fields = ["message_count"]  # as SessionSerializer's
 
 
 class SnapshotCreateSerializer(serializers.Serializer[Any]):
@@ -199,6 +204,7 @@ class FactSerializer(serializers.ModelSerializer[Fact]):
             "created_at",
             "updated_at",
         ]
+        read_only_fields = ["recall_count"]  # as SessionSerializer's message_count
 
     @extend_schema_field(FactSourceSerializer)
     def get_source(self, obj: Fact) -> dict[str, Any]:

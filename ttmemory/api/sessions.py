@@ -44,6 +44,9 @@ class SessionViewSet(
 ):
     """The caller's sessions, most recently active first; POST opens (gets or creates) one."""
 
+    schema_tag = "sessions"
+    schema_verbs = {"create": "open", "rewind:get": "rewind_preview"}
+
     serializer_class = s.SessionDetailSerializer
     pagination_class = MemoryPagination
     filter_backends = [SessionKeyFilter]
@@ -58,7 +61,6 @@ class SessionViewSet(
         return s.SessionSerializer if not self.detail else super().get_serializer_class()
 
     @extend_schema(
-        operation_id="session_list_get",
         description=SESSIONS_DESCRIPTION,
         summary="List sessions",
         responses=s.SessionSerializer(many=True),
@@ -69,7 +71,6 @@ class SessionViewSet(
         return super().list(request, *args, **kwargs)
 
     @extend_schema(
-        operation_id="session_list_post",
         description=SESSIONS_DESCRIPTION,
         summary="Open a session (get or create by key)",
         request=s.SessionOpenSerializer,
@@ -95,7 +96,6 @@ class SessionViewSet(
         )
 
     @extend_schema(
-        operation_id="session_detail_get",
         summary="Get a session",
         examples=[
             OpenApiExample(
@@ -109,7 +109,6 @@ class SessionViewSet(
         return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(
-        operation_id="session_detail_patch",
         summary="Update session state variables",
         request=s.SessionUpdateSerializer,
         examples=[OpenApiExample("Set a variable", value={"state": {"order_id": "A-1043"}})],
@@ -121,7 +120,6 @@ class SessionViewSet(
         return Response(s.SessionDetailSerializer(session).data)
 
     @extend_schema(
-        operation_id="session_detail_delete",
         summary="Delete a session with its messages and snapshots",
         responses={204: None},
     )
@@ -132,7 +130,6 @@ class SessionViewSet(
         session_delete(session=instance)
 
     @extend_schema(
-        operation_id="context_get",
         summary="The context window for a token budget, ready to send to a model",
         description="The rolling summary and system messages first, then whole tool groups "
         "(a call with all its results), newest first, in chronological order. Repaired for "
@@ -153,7 +150,6 @@ class SessionViewSet(
         return Response(s.ContextSerializer({"messages": messages, "tokens": tokens}).data)
 
     @extend_schema(
-        operation_id="prompt_post",
         summary="Build the prompt for the next turn: profile, recalled facts, state, window",
         request=s.PromptRequestSerializer,
         responses=s.PromptSerializer,
@@ -185,7 +181,6 @@ class SessionViewSet(
         return Response(s.PromptSerializer(built).data)
 
     @extend_schema(
-        operation_id="trim_post",
         summary="Trim the session to a token budget (archive or delete what falls out)",
         request=s.TrimRequestSerializer,
         responses=s.TrimSerializer,
@@ -199,7 +194,6 @@ class SessionViewSet(
         return Response(s.TrimSerializer(result).data)
 
     @extend_schema(
-        operation_id="clear_post",
         summary="Delete every message of the session (seqs are not reused)",
         request=None,
         responses=s.ClearSerializer,
@@ -211,7 +205,6 @@ class SessionViewSet(
         return Response(s.ClearSerializer({"deleted": deleted}).data)
 
     @extend_schema(
-        operation_id="undo_post",
         summary="Undo the last rollback (roll back to the newest safety snapshot)",
         request=None,
         responses={200: s.RollbackSerializer, 409: None},

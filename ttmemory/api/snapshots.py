@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from ttmemory.api import serializers as s
 from ttmemory.api.base import MemoryViewSet, SessionChildViewSet, extend_schema
-from ttmemory.api.examples import ROLLBACK_EXAMPLE, SNAPSHOT_EXAMPLE
+from ttmemory.api.examples import DIFF_EXAMPLE, ROLLBACK_EXAMPLE, SNAPSHOT_EXAMPLE
 from ttmemory.api.permissions import CanRollback
 from ttmemory.models import MemorySession, Snapshot
 from ttmemory.results import RollbackResult
@@ -25,6 +25,8 @@ from ttmemory.services import snapshot_create, snapshot_rollback_detailed
 
 class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
     """A session's snapshots, newest first; diff previews a rollback, rollback applies it."""
+
+    schema_tag = "snapshots"
 
     serializer_class = s.SnapshotSerializer
     lookup_url_kwarg = "snapshot_id"
@@ -39,7 +41,6 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         )
 
     @extend_schema(
-        operation_id="snapshot_list_get",
         summary="List snapshots, newest first",
         responses=s.SnapshotSerializer(many=True),
         examples=[OpenApiExample("Snapshots", value=[SNAPSHOT_EXAMPLE], response_only=True)],
@@ -49,7 +50,6 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         return Response(s.SnapshotSerializer(snapshots, many=True).data)
 
     @extend_schema(
-        operation_id="snapshot_list_post",
         summary="Take a snapshot of the session",
         request=s.SnapshotCreateSerializer,
         responses={201: s.SnapshotSerializer},
@@ -62,7 +62,6 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         return Response(s.SnapshotSerializer(snapshot).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        operation_id="snapshot_detail_get",
         summary="Get a snapshot",
         examples=[OpenApiExample("Snapshot", value=SNAPSHOT_EXAMPLE, response_only=True)],
     )
@@ -70,22 +69,10 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         return super().retrieve(request, *args, **kwargs)
 
     @extend_schema(
-        operation_id="snapshot_diff_get",
         summary="Preview a rollback: messages removed and restored, facts superseded",
         responses=s.SnapshotDiffSerializer,
         examples=[
-            OpenApiExample(
-                "Preview",
-                value={
-                    "remove": [{"seq": 4, "message": {"role": "assistant", "content": "…"}}],
-                    "restore": [],
-                    "tokens_removed": 40,
-                    "tokens_restored": 0,
-                    "summary_changes": False,
-                    "facts_superseded": [],
-                },
-                response_only=True,
-            )
+            OpenApiExample("Preview", value=DIFF_EXAMPLE, response_only=True)
         ],
     )
     @action(detail=True, url_name="snapshot-diff", serializer_class=s.SnapshotDiffSerializer)
@@ -95,7 +82,6 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         return Response(s.SnapshotDiffSerializer(diff).data)
 
     @extend_schema(
-        operation_id="snapshot_rollback_post",
         summary="Roll the session back to a snapshot (safe by default: undoable)",
         request=s.RollbackRequestSerializer,
         responses={200: s.RollbackSerializer, 409: None},

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, path, re_path, resolve
-from drf_spectacular.views import SpectacularAPIView
+from django.views.decorators.csrf import csrf_exempt
 
+from ttmemory.api.exceptions import problem_response
 from ttmemory.api.facts import FactViewSet, LearnJobViewSet, ProfileViewSet
 from ttmemory.api.messages import MessageViewSet
 from ttmemory.api.namespace import LedgerViewSet, NamespaceViewSet
 from ttmemory.api.routers import MemoryRouter
-from ttmemory.api.schema import SETTINGS, MemorySchemaGenerator, MemorySwaggerView
+from ttmemory.api.schema import SETTINGS, MemorySchemaGenerator, MemorySchemaView, MemorySwaggerView
 from ttmemory.api.sessions import SessionViewSet
 from ttmemory.api.snapshots import SnapshotViewSet
 
@@ -29,7 +30,8 @@ router.register("facts/learn", LearnJobViewSet, basename="learn-job")
 router.register("profile", ProfileViewSet, basename="profile")
 
 
-def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+@csrf_exempt  # any method gets the JSON 404, a POST too (not Django's HTML CSRF 403)
+def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     detail = "Not found."
     if not request.path.endswith("/"):
         try:
@@ -37,7 +39,7 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
                 detail = f"Not found. Did you mean {request.path}/ (with a trailing slash)?"
         except Resolver404:
             pass
-    return JsonResponse({"detail": detail}, status=404)
+    return problem_response(404, detail)
 
 
 urlpatterns = [
@@ -49,12 +51,12 @@ urlpatterns = [
     path("ledger/", LedgerViewSet.as_view({"get": "list"}), name="ledger"),
     path(
         "schema/",
-        SpectacularAPIView.as_view(
+        MemorySchemaView.as_view(
             urlconf=None, generator_class=MemorySchemaGenerator, custom_settings=SETTINGS
         ),
         name="schema",
     ),
     path("docs/", MemorySwaggerView.as_view(url_name="ttmemory-api:schema"), name="docs"),
     # Anything else under the mount point (e.g. /sessions/abc/) is a JSON 404, not an HTML page.
-    re_path(r"^.*$", not_found, name="not-found"),
+    re_path(r"^[\s\S]*$", not_found, name="not-found"),  # a newline in the path too
 ]

@@ -1,0 +1,225 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.fact import Fact
+from ...models.fact_supersede_request import FactSupersedeRequest
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    fact_id: int,
+    *,
+    body: FactSupersedeRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/facts/{fact_id}/supersede/".format(
+            fact_id=quote(str(fact_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Fact | Problem | None:
+    if response.status_code == 201:
+        response_201 = Fact.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Fact | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    fact_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: FactSupersedeRequest,
+) -> Response[Fact | Problem]:
+    """Correct a fact: a new version supersedes it (the old one is kept, ended)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        fact_id (int):
+        body (FactSupersedeRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Fact | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        fact_id=fact_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    fact_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: FactSupersedeRequest,
+) -> Fact | Problem | None:
+    """Correct a fact: a new version supersedes it (the old one is kept, ended)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        fact_id (int):
+        body (FactSupersedeRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Fact | Problem
+    """
+
+    return sync_detailed(
+        fact_id=fact_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    fact_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: FactSupersedeRequest,
+) -> Response[Fact | Problem]:
+    """Correct a fact: a new version supersedes it (the old one is kept, ended)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        fact_id (int):
+        body (FactSupersedeRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Fact | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        fact_id=fact_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    fact_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: FactSupersedeRequest,
+) -> Fact | Problem | None:
+    """Correct a fact: a new version supersedes it (the old one is kept, ended)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        fact_id (int):
+        body (FactSupersedeRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Fact | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            fact_id=fact_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

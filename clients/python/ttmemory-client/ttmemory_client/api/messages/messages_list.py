@@ -1,0 +1,242 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.message_page import MessagePage
+from ...models.problem import Problem
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    session_id: int,
+    *,
+    archived: bool | Unset = False,
+    before: int | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["archived"] = archived
+
+    params["before"] = before
+
+    params["limit"] = limit
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/sessions/{session_id}/messages/".format(
+            session_id=quote(str(session_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> MessagePage | Problem | None:
+    if response.status_code == 200:
+        response_200 = MessagePage.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[MessagePage | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+    archived: bool | Unset = False,
+    before: int | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> Response[MessagePage | Problem]:
+    """Read messages, newest page first (chronological within a page)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        archived (bool | Unset):  Default: False.
+        before (int | Unset):
+        limit (int | Unset):  Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[MessagePage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+        archived=archived,
+        before=before,
+        limit=limit,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+    archived: bool | Unset = False,
+    before: int | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> MessagePage | Problem | None:
+    """Read messages, newest page first (chronological within a page)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        archived (bool | Unset):  Default: False.
+        before (int | Unset):
+        limit (int | Unset):  Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        MessagePage | Problem
+    """
+
+    return sync_detailed(
+        session_id=session_id,
+        client=client,
+        archived=archived,
+        before=before,
+        limit=limit,
+    ).parsed
+
+
+async def asyncio_detailed(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+    archived: bool | Unset = False,
+    before: int | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> Response[MessagePage | Problem]:
+    """Read messages, newest page first (chronological within a page)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        archived (bool | Unset):  Default: False.
+        before (int | Unset):
+        limit (int | Unset):  Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[MessagePage | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+        archived=archived,
+        before=before,
+        limit=limit,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+    archived: bool | Unset = False,
+    before: int | Unset = UNSET,
+    limit: int | Unset = 50,
+) -> MessagePage | Problem | None:
+    """Read messages, newest page first (chronological within a page)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        archived (bool | Unset):  Default: False.
+        before (int | Unset):
+        limit (int | Unset):  Default: 50.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        MessagePage | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            session_id=session_id,
+            client=client,
+            archived=archived,
+            before=before,
+            limit=limit,
+        )
+    ).parsed

@@ -1,0 +1,199 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.clear import Clear
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    session_id: int,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/sessions/{session_id}/clear/".format(
+            session_id=quote(str(session_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Clear | Problem | None:
+    if response.status_code == 200:
+        response_200 = Clear.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Clear | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Clear | Problem]:
+    """Delete every message of the session (seqs are not reused)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Clear | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Clear | Problem | None:
+    """Delete every message of the session (seqs are not reused)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Clear | Problem
+    """
+
+    return sync_detailed(
+        session_id=session_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Clear | Problem]:
+    """Delete every message of the session (seqs are not reused)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Clear | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    session_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Clear | Problem | None:
+    """Delete every message of the session (seqs are not reused)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Clear | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            session_id=session_id,
+            client=client,
+        )
+    ).parsed

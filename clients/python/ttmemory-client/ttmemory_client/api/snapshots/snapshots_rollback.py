@@ -1,0 +1,240 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.rollback import Rollback
+from ...models.rollback_request import RollbackRequest
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    session_id: int,
+    snapshot_id: int,
+    *,
+    body: RollbackRequest | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/sessions/{session_id}/snapshots/{snapshot_id}/rollback/".format(
+            session_id=quote(str(session_id), safe=""),
+            snapshot_id=quote(str(snapshot_id), safe=""),
+        ),
+    }
+
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | Rollback | None:
+    if response.status_code == 200:
+        response_200 = Rollback.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | Rollback]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    session_id: int,
+    snapshot_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: RollbackRequest | Unset = UNSET,
+) -> Response[Problem | Rollback]:
+    """Roll the session back to a snapshot (safe by default: undoable)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        snapshot_id (int):
+        body (RollbackRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Rollback]
+    """
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+        snapshot_id=snapshot_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    session_id: int,
+    snapshot_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: RollbackRequest | Unset = UNSET,
+) -> Problem | Rollback | None:
+    """Roll the session back to a snapshot (safe by default: undoable)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        snapshot_id (int):
+        body (RollbackRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Rollback
+    """
+
+    return sync_detailed(
+        session_id=session_id,
+        snapshot_id=snapshot_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    session_id: int,
+    snapshot_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: RollbackRequest | Unset = UNSET,
+) -> Response[Problem | Rollback]:
+    """Roll the session back to a snapshot (safe by default: undoable)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        snapshot_id (int):
+        body (RollbackRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | Rollback]
+    """
+
+    kwargs = _get_kwargs(
+        session_id=session_id,
+        snapshot_id=snapshot_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    session_id: int,
+    snapshot_id: int,
+    *,
+    client: AuthenticatedClient,
+    body: RollbackRequest | Unset = UNSET,
+) -> Problem | Rollback | None:
+    """Roll the session back to a snapshot (safe by default: undoable)
+
+     Authenticated by API key, session or token; every object lookup is within the caller's
+    namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+
+    Args:
+        session_id (int):
+        snapshot_id (int):
+        body (RollbackRequest | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | Rollback
+    """
+
+    return (
+        await asyncio_detailed(
+            session_id=session_id,
+            snapshot_id=snapshot_id,
+            client=client,
+            body=body,
+        )
+    ).parsed

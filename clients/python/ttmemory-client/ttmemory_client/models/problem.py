@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.problem_errors import ProblemErrors
+
+
+T = TypeVar("T", bound="Problem")
+
+
+@_attrs_define
+class Problem:
+    """An error answer (RFC 9457 problem details, `application/problem+json`), the same shape for every error of every
+    operation.
+
+        Attributes:
+            type_ (str): A URI reference naming the problem type; `about:blank`: the status says what happened. Example:
+                about:blank.
+            title (str): The HTTP status phrase. Example: Bad Request.
+            status (int): The HTTP status code. Example: 400.
+            detail (str): What went wrong, for a person. Example: messages[1].role: must be one of assistant, developer,
+                system, tool, user.
+            errors (ProblemErrors | Unset): Invalid input only (400, 422): each key names a field, query parameter or header
+                (nested for nested fields, e.g. 'messages[3].role'); each value lists what is wrong with it. Example:
+                {'messages[1].role': ['must be one of assistant, developer, system, tool, user']}.
+    """
+
+    type_: str
+    title: str
+    status: int
+    detail: str
+    errors: ProblemErrors | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        type_ = self.type_
+
+        title = self.title
+
+        status = self.status
+
+        detail = self.detail
+
+        errors: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.errors, Unset):
+            errors = self.errors.to_dict()
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "type": type_,
+                "title": title,
+                "status": status,
+                "detail": detail,
+            }
+        )
+        if errors is not UNSET:
+            field_dict["errors"] = errors
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.problem_errors import ProblemErrors  # noqa: PLC0415
+
+        d = dict(src_dict)
+        type_ = d.pop("type")
+
+        title = d.pop("title")
+
+        status = d.pop("status")
+
+        detail = d.pop("detail")
+
+        _errors = d.pop("errors", UNSET)
+        errors: ProblemErrors | Unset
+        if isinstance(_errors, Unset):
+            errors = UNSET
+        else:
+            errors = ProblemErrors.from_dict(_errors)
+
+        problem = cls(
+            type_=type_,
+            title=title,
+            status=status,
+            detail=detail,
+            errors=errors,
+        )
+
+        problem.additional_properties = d
+        return problem
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.session_open_request_metadata import SessionOpenRequestMetadata
+
+
+T = TypeVar("T", bound="SessionOpenRequest")
+
+
+@_attrs_define
+class SessionOpenRequest:
+    """
+    Attributes:
+        key (str): Your id.
+        metadata (SessionOpenRequestMetadata | Unset): Stored in clear; no content.
+    """
+
+    key: str
+    metadata: SessionOpenRequestMetadata | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        key = self.key
+
+        metadata: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.metadata, Unset):
+            metadata = self.metadata.to_dict()
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "key": key,
+            }
+        )
+        if metadata is not UNSET:
+            field_dict["metadata"] = metadata
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.session_open_request_metadata import SessionOpenRequestMetadata  # noqa: PLC0415
+
+        d = dict(src_dict)
+        key = d.pop("key")
+
+        _metadata = d.pop("metadata", UNSET)
+        metadata: SessionOpenRequestMetadata | Unset
+        if isinstance(_metadata, Unset):
+            metadata = UNSET
+        else:
+            metadata = SessionOpenRequestMetadata.from_dict(_metadata)
+
+        session_open_request = cls(
+            key=key,
+            metadata=metadata,
+        )
+
+        session_open_request.additional_properties = d
+        return session_open_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
