@@ -133,8 +133,8 @@ class MemoryAutoSchema(AutoSchema):
     and names every operation ``<tag>_<verb>`` (``sessions_open``, ``messages_append``): the
     tag is the viewset's ``schema_tag`` (else the path's first segment), the verb its
     ``schema_verbs`` entry for the action (or ``"<action>:<method>"``), else ``VERBS``, else
-    the action's name. An ``operation_id`` or ``tags`` given to ``extend_schema`` is overridden, so every
-    operation follows the one pattern generated clients are named by."""
+    the action's name. An ``operation_id`` or ``tags`` given to ``extend_schema`` is
+    overridden, so every operation follows the one pattern generated clients are named by."""
 
     def get_description(self) -> str:  # type: ignore[override]  # drf-spectacular's signature
         # Viewset docstrings are written for readers of the code; an operation without its own
