@@ -71,9 +71,7 @@ class SnapshotViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
     @extend_schema(
         summary="Preview a rollback: messages removed and restored, facts superseded",
         responses=s.SnapshotDiffSerializer,
-        examples=[
-            OpenApiExample("Preview", value=DIFF_EXAMPLE, response_only=True)
-        ],
+        examples=[OpenApiExample("Preview", value=DIFF_EXAMPLE, response_only=True)],
     )
     @action(detail=True, url_name="snapshot-diff", serializer_class=s.SnapshotDiffSerializer)
     def diff(self, request: Request, session_id: int, snapshot_id: int) -> Response:
