@@ -10,6 +10,7 @@ import pytest
 from django.apps import apps
 from django.utils import timezone
 
+
 class Clock:
     """``django.utils.timezone.now`` answers ``self.now``; ``advance`` moves it."""
 

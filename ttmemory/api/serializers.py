@@ -11,13 +11,16 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from ttmemory.models import Fact, LearnJob, MemorySession, Message, Snapshot
+from ttmemory.selectors.retention import Retention, retention_effective, session_expires_at
 from ttmemory.services.facts import MAX_SOURCE_SEQS
 
 MAX_ID = 2**63 - 1
 MAX_TOKENS = 10_000_000
 
 
-class SessionSerializer(serializers.ModelSerializer[MemorySession]):
+class SessionCountersSerializer(serializers.ModelSerializer[MemorySession]):
+    """A session's counters (what an append answers with)."""
+
     class Meta:
         model = MemorySession
         fields = [
@@ -32,12 +35,30 @@ class SessionSerializer(serializers.ModelSerializer[MemorySession]):
         ]
 
 
-class SessionDetailSerializer(serializers.ModelSerializer[MemorySession]):
+class SessionSerializer(SessionCountersSerializer):
+    expires_at = serializers.SerializerMethodField(
+        help_text="When the session expires unless written to again (its last write plus the "
+        "namespace's session lifetime); null: kept forever. See docs/retention.md."
+    )
+
+    class Meta(SessionCountersSerializer.Meta):
+        fields = [*SessionCountersSerializer.Meta.fields, "expires_at"]
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_expires_at(self, obj: MemorySession) -> Any:
+        # One policy read per namespace per response (a page of sessions shares it).
+        cache: dict[str, Retention] = self.context.setdefault("retention", {})
+        if obj.namespace not in cache:
+            cache[obj.namespace] = retention_effective(namespace=obj.namespace)
+        expires = session_expires_at(session=obj, retention=cache[obj.namespace])
+        return serializers.DateTimeField().to_representation(expires) if expires else None
+
+
+class SessionDetailSerializer(SessionSerializer):
     summary = serializers.CharField(allow_null=True, help_text="Rolling summary of trimmed turns.")
     state = serializers.DictField(help_text="Named variables shown in the prompt.")
 
-    class Meta:
-        model = MemorySession
+    class Meta(SessionSerializer.Meta):
         fields = [*SessionSerializer.Meta.fields, "summary", "summary_upto_seq", "state"]
 
 
@@ -81,7 +102,8 @@ class MessageAppendSerializer(serializers.Serializer[Any]):
 
 class MessagesAddedSerializer(serializers.Serializer[Any]):
     messages = MessageSerializer(many=True)
-    session = SessionSerializer()
+    # Counters only: the append path reads no retention policy.
+    session = SessionCountersSerializer()
 
 
 class MessagePageQuerySerializer(serializers.Serializer[Any]):
@@ -334,3 +356,40 @@ class LedgerRowSerializer(serializers.Serializer[Any]):
     total_tokens = serializers.IntegerField()
     errors = serializers.IntegerField()  # type: ignore[assignment]
     skipped = serializers.IntegerField()
+
+
+class RetentionPolicySerializer(serializers.Serializer[Any]):
+    """The namespace's own lifetimes, in seconds: null inherits the setting, 0 keeps forever."""
+
+    session_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+    session_expiry = serializers.ChoiceField(
+        choices=["", "delete", "archive"], allow_blank=True, required=False
+    )
+    archived_message_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+    snapshot_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+    ledger_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+
+
+class LegalHoldSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField(read_only=True)
+    session = serializers.IntegerField(
+        source="session_id",
+        allow_null=True,
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="A session id; null or absent: the whole namespace.",
+    )
+    reason = serializers.CharField(max_length=500, help_text="Why (e.g. a case number).")
+    placed_by = serializers.CharField(read_only=True)
+    placed_at = serializers.DateTimeField(read_only=True)
+
+
+class RetentionSerializer(serializers.Serializer[Any]):
+    """The lifetimes in force (seconds; null: kept forever), the namespace's own policy and its
+    legal holds."""
+
+    namespace = serializers.CharField()
+    effective = serializers.DictField()
+    policy = RetentionPolicySerializer(allow_null=True)
+    holds = LegalHoldSerializer(many=True)
