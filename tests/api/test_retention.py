@@ -23,9 +23,7 @@ def test_sessions_show_when_they_expire_and_a_write_moves_it_on(
     assert opened["expires_at"] is None  # no lifetime configured: kept forever
     settings.TTMEMORY = {**settings.TTMEMORY, "SESSION_TTL": dt.timedelta(days=30)}
     sid = opened["id"]
-    MemorySession.objects.filter(pk=sid).update(
-        updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-    )
+    MemorySession.objects.filter(pk=sid).update(updated_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
     listed = client_a.get(f"{BASE}sessions/").json()["results"][0]
     assert listed["expires_at"] == "2026-01-31T00:00:00Z"
     assert append(client_a, sid, user("hi")).status_code == 201
@@ -76,9 +74,7 @@ def test_a_held_namespace_refuses_erase_with_423_naming_the_hold(
     (hold,) = placed.json()["holds"]
     assert hold["session"] is None and hold["placed_by"] == "alice"
 
-    erase = client_a.post(
-        f"{BASE}namespace/erase/", {"confirm": f"user-{alice.pk}"}, format="json"
-    )
+    erase = client_a.post(f"{BASE}namespace/erase/", {"confirm": f"user-{alice.pk}"}, format="json")
     assert erase.status_code == 423
     body = erase.json()
     assert body["hold"] == {"namespace": f"user-{alice.pk}", "session": None, "reason": "case 17"}
@@ -103,9 +99,7 @@ def test_an_api_key_may_place_a_session_hold_but_never_lift_it(db: Any) -> None:
     assert hold["session"] == sid and hold["placed_by"] == "api-key:bot"
     assert client.post(f"{BASE}sessions/{sid}/clear/").status_code == 423
     assert client.delete(f"{BASE}namespace/holds/{hold['id']}/").status_code == 403
-    other = client.post(
-        f"{BASE}namespace/holds/", {"reason": "x", "session": 10**9}, format="json"
-    )
+    other = client.post(f"{BASE}namespace/holds/", {"reason": "x", "session": 10**9}, format="json")
     assert other.status_code == 400 and "session" in other.json()
 
 

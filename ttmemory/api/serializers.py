@@ -5,7 +5,7 @@ Responses are rendered by these serializers from what the services and selectors
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
@@ -47,7 +47,8 @@ class SessionSerializer(SessionCountersSerializer):
     @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_expires_at(self, obj: MemorySession) -> Any:
         # One policy read per namespace per response (a page of sessions shares it).
-        cache: dict[str, Retention] = self.context.setdefault("retention", {})
+        context = cast("dict[str, Any]", self.context)
+        cache: dict[str, Retention] = context.setdefault("retention", {})
         if obj.namespace not in cache:
             cache[obj.namespace] = retention_effective(namespace=obj.namespace)
         expires = session_expires_at(session=obj, retention=cache[obj.namespace])
@@ -102,8 +103,7 @@ class MessageAppendSerializer(serializers.Serializer[Any]):
 
 class MessagesAddedSerializer(serializers.Serializer[Any]):
     messages = MessageSerializer(many=True)
-    # Counters only: the append path reads no retention policy.
-    session = SessionCountersSerializer()
+    session = SessionSerializer()
 
 
 class MessagePageQuerySerializer(serializers.Serializer[Any]):

@@ -3,6 +3,7 @@
 from ttmemory.selectors.facts import fact_list, fact_recall, facts_orphaned_by, profile_get
 from ttmemory.selectors.namespaces import ledger_totals, namespace_export
 from ttmemory.selectors.prompt import prompt_build
+from ttmemory.selectors.retention import session_expires_at
 from ttmemory.selectors.sessions import (
     SUMMARY_PREFIX,
     context_window,
@@ -25,6 +26,7 @@ __all__ = [
     "namespace_export",
     "profile_get",
     "prompt_build",
+    "session_expires_at",
     "session_get",
     "session_list",
     "snapshot_diff",

@@ -52,7 +52,7 @@ UNSET: Any = object()
 # Policies and holds ---------------------------------------------------------------------------
 
 
-def _clean_lifetime(value: Any, field: str) -> dt.timedelta | None:
+def clean_lifetime(value: Any, field: str) -> dt.timedelta | None:
     """None (inherit the setting), or a timedelta / seconds >= 0 (0: keep forever)."""
     if value is None:
         return None
@@ -94,7 +94,7 @@ def retention_policy_set(
         "ledger_ttl": ledger_ttl,
     }
     changes: dict[str, Any] = {
-        name: _clean_lifetime(value, name) for name, value in given.items() if value is not UNSET
+        name: clean_lifetime(value, name) for name, value in given.items() if value is not UNSET
     }
     if session_expiry is not UNSET:
         if session_expiry not in ("", None, "delete", "archive"):
