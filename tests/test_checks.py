@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -131,6 +132,13 @@ def test_the_test_settings_pass_every_check() -> None:
         # choices (existing ids)
         ("TRIM_MODE", None, "ttmemory.E023"),
         ("TOKENIZER", 42, "ttmemory.E020"),
+        # lifetimes (E036) and the expiry mode (E037)
+        ("SESSION_TTL", 0, "ttmemory.E036"),
+        ("ARCHIVED_MESSAGE_TTL", -60, "ttmemory.E036"),
+        ("SNAPSHOT_TTL", "a month", "ttmemory.E036"),
+        ("AUDIT_TTL", dt.timedelta(0), "ttmemory.E036"),
+        ("LEDGER_TTL", float("inf"), "ttmemory.E036"),
+        ("SESSION_EXPIRY", "cold", "ttmemory.E037"),
     ],
 )
 def test_a_bad_option_is_an_error_whose_hint_names_the_setting(
@@ -365,3 +373,18 @@ def test_a_settings_change_closes_the_embedder_breaker(settings: Any) -> None:
         assert health.open_until == 0.0
     finally:
         reset_health()
+
+
+def test_lifetimes_take_a_timedelta_or_seconds_and_none_keeps_forever(settings: Any) -> None:
+    settings.TTMEMORY = {
+        **settings.TTMEMORY,
+        "SESSION_TTL": dt.timedelta(days=90),
+        "SNAPSHOT_TTL": 3600,
+        "AUDIT_TTL": "86400",
+        "LEDGER_TTL": None,
+    }
+    assert messages_for({}) == []
+    assert app_settings.SESSION_TTL == dt.timedelta(days=90)
+    assert app_settings.SNAPSHOT_TTL == dt.timedelta(hours=1)
+    assert app_settings.AUDIT_TTL == dt.timedelta(days=1)
+    assert app_settings.LEDGER_TTL is None and app_settings.ARCHIVED_MESSAGE_TTL is None

@@ -174,7 +174,6 @@ def optional_lifetime(value: Any) -> timedelta | None:
         f"must be a lifetime > 0 (a timedelta or a number of seconds) or None (keep forever), "
         f"not {value!r}",
         check_id="ttmemory.E036",
-        hint="For example timedelta(days=90) or 90 * 24 * 3600; None keeps forever.",
     )
 
 
