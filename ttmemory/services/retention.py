@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -28,6 +28,7 @@ from ttmemory.models import (
     AuditEntry,
     Fact,
     IdempotencyRecord,
+    LearnJob,
     LedgerEntry,
     LegalHold,
     MemorySession,
@@ -352,7 +353,11 @@ def _expire_chunk(
                 )
                 messages = Message.objects.filter(session_id__in=pks).delete()[0]
                 snapshots = Snapshot.objects.filter(session_id__in=pks).delete()[0]
-                MemorySession.objects.filter(pk__in=pks).delete()
+                LearnJob.objects.filter(session_id__in=pks).update(session=None)
+                # Every row pointing at them is gone or unlinked above (a held session was left
+                # out, and its hold's foreign key would refuse this anyway): one plain DELETE,
+                # without the collector fetching and decrypting each session first.
+                MemorySession.objects.filter(pk__in=pks)._raw_delete(connection.alias)
                 report.add(namespace, "memory_session", len(pks))
                 report.add(namespace, "message", messages)
                 report.add(namespace, "snapshot", snapshots)
