@@ -384,7 +384,6 @@ def test_lifetimes_take_a_timedelta_or_seconds_and_none_keeps_forever(settings: 
         "LEDGER_TTL": None,
     }
     assert messages_for({}) == []
-    assert app_settings.SESSION_TTL == dt.timedelta(days=90)
-    assert app_settings.SNAPSHOT_TTL == dt.timedelta(hours=1)
-    assert app_settings.AUDIT_TTL == dt.timedelta(days=1)
+    read = (app_settings.SESSION_TTL, app_settings.SNAPSHOT_TTL, app_settings.AUDIT_TTL)
+    assert read == (dt.timedelta(days=90), dt.timedelta(hours=1), dt.timedelta(days=1))
     assert app_settings.LEDGER_TTL is None and app_settings.ARCHIVED_MESSAGE_TTL is None
