@@ -145,6 +145,8 @@ class RetentionViewSet(MemoryViewSet):
         responses={200: s.RetentionSerializer},
     )
     def lift(self, request: Request, hold_id: int) -> Response:
+        if not 0 < hold_id <= s.MAX_ID:
+            raise LegalHold.DoesNotExist
         hold = LegalHold.objects.filter(namespace=self.namespace, pk=hold_id).first()
         if hold is None:
             raise LegalHold.DoesNotExist

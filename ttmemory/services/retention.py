@@ -298,14 +298,17 @@ def _expire_sessions(
             page = list(
                 due.filter(pk__gt=cursor)
                 .order_by("pk")
-                .values_list("pk", "last_seq", "namespace")[:batch]
+                .values_list("pk", "last_seq", "namespace", "message_count")[:batch]
             )
             if not page:
                 break
             cursor = page[-1][0]
             split: dict[str, list[tuple[int, int]]] = {}
-            for pk, last_seq, namespace in page:
-                split.setdefault(modes.get(namespace) or default_mode, []).append((pk, last_seq))
+            for pk, last_seq, namespace, live in page:
+                mode = modes.get(namespace) or default_mode
+                if mode == "archive" and not live:
+                    continue  # archived already: nothing left to expire
+                split.setdefault(mode, []).append((pk, last_seq))
             for mode, pairs in split.items():
                 for chunk in _rows_chunks(pairs, batch):
                     _expire_chunk(report, due, chunk, mode, now)
@@ -385,18 +388,23 @@ def _prune_rows(
     no rollback or summary reads a row as it goes) and moves their ``history_version`` on.
     """
     manager = model._default_manager
+    fields = ["pk", "namespace", time_field] + ([session_field] if session_field else [])
     for namespaces, cutoff, _ in groups:
         due = manager.filter(namespaces, **{f"{time_field}__lte": cutoff})
-        cursor = 0
+        # Pages in (time, pk) order, from where the last one ended: the index on the time
+        # column finds each page at once, and rows left behind (held) are never read again.
+        after = Q()
         while True:
-            fields = ["pk", "namespace"] + ([session_field] if session_field else [])
-            page = list(due.filter(pk__gt=cursor).order_by("pk").values_list(*fields)[:batch])
+            page = list(due.filter(after).order_by(time_field, "pk").values_list(*fields)[:batch])
             if not page:
                 break
-            cursor = page[-1][0]
+            last_pk, last_time = page[-1][0], page[-1][2]
+            after = Q(**{f"{time_field}__gt": last_time}) | Q(
+                **{time_field: last_time, "pk__gt": last_pk}
+            )
             report.batches += 1
             with transaction.atomic():
-                sessions = sorted({row[2] for row in page}) if session_field else []
+                sessions = sorted({row[3] for row in page}) if session_field else []
                 for session_id in sessions:
                     session_lock_hold(session_id)
                 holds = _Holds()
