@@ -36,4 +36,4 @@ def test_the_prune_benchmark_measures_and_cleans_up(transactional_db: Any, tmp_p
     assert not RetentionPolicy.objects.exists()
     table = render([result])
     assert table.startswith(START) and table.endswith(END)
-    assert "| expire idle sessions | 18 |" in table
+    assert "| expire idle sessions | 18 |" in table and "Data lifecycle" in table
