@@ -136,12 +136,14 @@ class RollbackResult:
 @dataclass(slots=True)
 class PruneReport:
     """What one run of ``prune_expired`` deleted (or archived): rows per kind, in total and per
-    namespace (counts only), and how long it took. A second run right after finds nothing."""
+    namespace (counts only), how long it took, and how many rows it left for the next run
+    because their session's lock stayed busy. A second run right after finds nothing."""
 
     counts: dict[str, int] = field(default_factory=dict)
     by_namespace: dict[str, dict[str, int]] = field(default_factory=dict)
     batches: int = 0
     seconds: float = 0.0
+    skipped: int = 0  # rows left for the next run: their session's lock stayed busy
 
     @property
     def total(self) -> int:

@@ -14,6 +14,7 @@ from django.db import connection, connections
 from tests.conftest import user
 from tests.retention.conftest import Clock
 from ttmemory import memory
+from ttmemory.backends.locks import get_lock
 from ttmemory.models import MemorySession, Message
 from ttmemory.services.retention import prune_expired
 
@@ -111,3 +112,44 @@ def test_an_append_landing_first_keeps_the_session_alive(idle: MemorySession) ->
     assert isinstance(message, Message) and message.seq == 3
     assert report.counts == {}
     assert [m["content"] for m in memory.message_recent(session=idle)] == ["a", "b", "late"]
+
+
+def test_a_session_whose_lock_stays_busy_is_left_for_the_next_run(
+    transactional_db: Any, clock: Clock, lifetimes: Any
+) -> None:
+    lifetimes(SESSION_TTL=dt.timedelta(days=1), LOCK_TIMEOUT=0)
+    busy = memory.session_open(namespace="race", key="busy")
+    free = memory.session_open(namespace="race", key="free")
+    for session in (busy, free):
+        memory.message_add_many(session=session, messages=[user("a"), user("b")])
+    clock.advance(days=2)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_the_lock() -> None:
+        lock = get_lock()
+        try:
+            # SQLite: a committed lease (a long operation's); PostgreSQL: an open transaction.
+            if connection.vendor == "sqlite":
+                held = lock.lease(busy.pk, timeout=WAIT)  # type: ignore[attr-defined]
+            else:
+                held = lock.locked(busy.pk, timeout=WAIT)
+            with held:
+                holding.set()
+                release.wait(WAIT)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_lock, daemon=True)
+    holder.start()
+    assert holding.wait(WAIT)
+    try:
+        report = prune_expired(batch_size=2)
+    finally:
+        release.set()
+        holder.join(WAIT)
+
+    assert report.skipped == 1 and report.counts["memory_session"] == 1
+    assert MemorySession.objects.filter(pk=busy.pk).exists()
+    assert not MemorySession.objects.filter(pk=free.pk).exists()
+    assert prune_expired(batch_size=2).counts["memory_session"] == 1
+    assert not MemorySession.objects.filter(pk=busy.pk).exists()

@@ -12,6 +12,7 @@ half-way resumes where it left off and a second run right after deletes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -23,7 +24,7 @@ from django.utils import timezone
 from ttmemory import events
 from ttmemory.backends.locks import session_lock_hold
 from ttmemory.conf import app_settings
-from ttmemory.exceptions import MemoryValidationError
+from ttmemory.exceptions import LockTimeout, MemoryValidationError
 from ttmemory.models import (
     AuditEntry,
     Fact,
@@ -43,6 +44,7 @@ from ttmemory.services.audit import audit_record
 from ttmemory.services.ledger import ledger_record
 from ttmemory.validation import clean_namespace
 
+logger = logging.getLogger(__name__)
 # Who the audit trail and the ledger name for what the prune did.
 PRUNE_ACTOR = "ttmemory.prune_expired"
 MAX_HOLD_REASON = 500
@@ -325,6 +327,19 @@ def _expire_chunk(
 ) -> None:
     """Expire the sessions ``ids`` still due, in one transaction holding their locks."""
     report.batches += 1
+    try:
+        _expire_locked(report, due, ids, mode, now)
+    except LockTimeout:
+        _skip(report, len(ids), "session")
+
+
+def _expire_locked(
+    report: PruneReport,
+    due: models.QuerySet[MemorySession],
+    ids: list[int],
+    mode: str,
+    now: dt.datetime,
+) -> None:
     with transaction.atomic():
         for session_id in sorted(ids):
             session_lock_hold(session_id)
@@ -403,24 +418,44 @@ def _prune_rows(
                 **{time_field: last_time, "pk__gt": last_pk}
             )
             report.batches += 1
-            with transaction.atomic():
-                sessions = sorted({row[3] for row in page}) if session_field else []
-                for session_id in sessions:
-                    session_lock_hold(session_id)
-                holds = _Holds()
-                still = due.filter(pk__in=[row[0] for row in page]).filter(
-                    holds.exclude(session_field=session_field)
-                )
-                rows = list(still.values_list("pk", "namespace"))
-                manager.filter(pk__in=[pk for pk, _ in rows]).delete()
-                if sessions:
-                    MemorySession.objects.filter(pk__in=sessions).update(
-                        history_version=F("history_version") + 1
-                    )
-                for _, namespace in rows:
-                    report.add(namespace, kind, 1)
+            sessions = sorted({row[3] for row in page}) if session_field else []
+            try:
+                rows = _delete_page(due, [row[0] for row in page], sessions, session_field)
+            except LockTimeout:
+                _skip(report, len(page), kind)
+                continue
+            for _, namespace in rows:
+                report.add(namespace, kind, 1)
             if progress is not None:
                 progress(kind, report.counts.get(kind, 0))
+
+
+def _delete_page(
+    due: models.QuerySet[Any], ids: list[int], sessions: list[int], session_field: str | None
+) -> list[tuple[int, str]]:
+    """Delete the rows ``ids`` still due and not held, holding the locks of ``sessions``."""
+    with transaction.atomic():
+        for session_id in sessions:
+            session_lock_hold(session_id)
+        holds = _Holds()
+        still = due.filter(pk__in=ids).filter(holds.exclude(session_field=session_field))
+        rows = list(still.values_list("pk", "namespace"))
+        due.model._default_manager.filter(pk__in=[pk for pk, _ in rows]).delete()
+        if sessions:
+            MemorySession.objects.filter(pk__in=sessions).update(
+                history_version=F("history_version") + 1
+            )
+    return rows
+
+
+def _skip(report: PruneReport, rows: int, kind: str) -> None:
+    """A batch whose session lock stayed busy past LOCK_TIMEOUT: left for the next run."""
+    report.skipped += rows
+    logger.warning(
+        "ttmemory prune: %d %s rows skipped, a session lock was busy; the next run takes them",
+        rows,
+        kind,
+    )
 
 
 def _fixed(cutoff: dt.datetime) -> Iterator[tuple[Q, dt.datetime, RetentionPolicy | None]]:

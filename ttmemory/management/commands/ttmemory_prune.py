@@ -59,3 +59,7 @@ class Command(BaseCommand):
             f"total: {report.total} rows in {report.batches} batches, "
             f"{len(report.by_namespace)} namespaces, {report.seconds:.2f}s"
         )
+        if report.skipped:
+            self.stdout.write(
+                f"skipped: {report.skipped} rows whose session lock stayed busy; run again"
+            )
