@@ -293,12 +293,14 @@ def _expire_sessions(
     # Namespaces whose policy sets only the mode stay in the default group, with their mode.
     modes = {ns: policy.session_expiry for ns, policy in policies.items() if policy.session_expiry}
     groups = _cutoffs(policies, "session_ttl", app_settings.SESSION_TTL, now)
+    # Held when the run starts: not even listed (each batch reads the holds again).
+    free = _Holds().exclude(session_field="pk")
     for namespaces, cutoff, _ in groups:
         due = MemorySession.objects.filter(namespaces, updated_at__lte=cutoff)
         cursor = 0
         while True:
             page = list(
-                due.filter(pk__gt=cursor)
+                due.filter(free, pk__gt=cursor)
                 .order_by("pk")
                 .values_list("pk", "last_seq", "namespace", "message_count")[:batch]
             )
@@ -404,13 +406,16 @@ def _prune_rows(
     """
     manager = model._default_manager
     fields = ["pk", "namespace", time_field] + ([session_field] if session_field else [])
+    free = _Holds().exclude(session_field=session_field)
     for namespaces, cutoff, _ in groups:
         due = manager.filter(namespaces, **{f"{time_field}__lte": cutoff})
         # Pages in (time, pk) order, from where the last one ended: the index on the time
         # column finds each page at once, and rows left behind (held) are never read again.
         after = Q()
         while True:
-            page = list(due.filter(after).order_by(time_field, "pk").values_list(*fields)[:batch])
+            page = list(
+                due.filter(free, after).order_by(time_field, "pk").values_list(*fields)[:batch]
+            )
             if not page:
                 break
             last_pk, last_time = page[-1][0], page[-1][2]
