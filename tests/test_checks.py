@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -134,6 +135,13 @@ def test_the_test_settings_pass_every_check() -> None:
         # a stemmer language Snowball does not have (E045)
         ("STEMMER_LANGUAGE", "klingon", "ttmemory.E045"),
         ("STEMMER_LANGUAGE", 1, "ttmemory.E045"),
+        # lifetimes (E036) and the expiry mode (E037)
+        ("SESSION_TTL", 0, "ttmemory.E036"),
+        ("ARCHIVED_MESSAGE_TTL", -60, "ttmemory.E036"),
+        ("SNAPSHOT_TTL", "a month", "ttmemory.E036"),
+        ("AUDIT_TTL", dt.timedelta(0), "ttmemory.E036"),
+        ("LEDGER_TTL", float("inf"), "ttmemory.E036"),
+        ("SESSION_EXPIRY", "cold", "ttmemory.E037"),
     ],
 )
 def test_a_bad_option_is_an_error_whose_hint_names_the_setting(
@@ -368,3 +376,17 @@ def test_a_settings_change_closes_the_embedder_breaker(settings: Any) -> None:
         assert health.open_until == 0.0
     finally:
         reset_health()
+
+
+def test_lifetimes_take_a_timedelta_or_seconds_and_none_keeps_forever(settings: Any) -> None:
+    settings.TTMEMORY = {
+        **settings.TTMEMORY,
+        "SESSION_TTL": dt.timedelta(days=90),
+        "SNAPSHOT_TTL": 3600,
+        "AUDIT_TTL": "86400",
+        "LEDGER_TTL": None,
+    }
+    assert messages_for({}) == []
+    read = (app_settings.SESSION_TTL, app_settings.SNAPSHOT_TTL, app_settings.AUDIT_TTL)
+    assert read == (dt.timedelta(days=90), dt.timedelta(hours=1), dt.timedelta(days=1))
+    assert app_settings.LEDGER_TTL is None and app_settings.ARCHIVED_MESSAGE_TTL is None

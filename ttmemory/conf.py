@@ -18,6 +18,7 @@ import math
 import os
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any, Generic, Literal, TypeVar, cast, overload
 
 import snowballstemmer
@@ -34,6 +35,7 @@ ENV_KEYS = "TTMEMORY_ENCRYPTION_KEYS"
 ENV_BLIND_KEY = "TTMEMORY_BLIND_INDEX_KEY"
 VALID_TRIM_MODES = ("archive", "delete")
 VALID_JOB_MODES = ("inline", "celery")
+VALID_EXPIRY_MODES = ("delete", "archive")
 TrimMode = Literal["archive", "delete"]
 # {"BACKEND": "dotted.Path", "OPTIONS": {...}}; its keys are checked by backends.load_backend.
 BackendConfig = dict[str, Any]
@@ -153,6 +155,36 @@ def trim_mode(value: Any) -> TrimMode:
             f"is {value!r}; use one of: {', '.join(VALID_TRIM_MODES)}", check_id="ttmemory.E023"
         )
     return cast(TrimMode, value)
+
+
+def optional_lifetime(value: Any) -> timedelta | None:
+    """None (kept forever), or a lifetime: a ``timedelta`` or a number of seconds, > 0 (E036)."""
+    if value is None:
+        return None
+    if isinstance(value, timedelta):
+        if value > timedelta(0):
+            return value
+    else:
+        number = _number(value)
+        if number is not None and number > 0:
+            try:
+                return timedelta(seconds=number)
+            except OverflowError:
+                pass
+    raise InvalidSetting(
+        f"must be a lifetime > 0 (a timedelta or a number of seconds) or None (keep forever), "
+        f"not {value!r}",
+        check_id="ttmemory.E036",
+    )
+
+
+def expiry_mode(value: Any) -> str:
+    """One of VALID_EXPIRY_MODES (E037)."""
+    if value not in VALID_EXPIRY_MODES:
+        raise InvalidSetting(
+            f"is {value!r}; use one of: {', '.join(VALID_EXPIRY_MODES)}", check_id="ttmemory.E037"
+        )
+    return cast(str, value)
 
 
 def job_mode(value: Any) -> str | None:
@@ -408,6 +440,22 @@ class AppSettings:
     API_WRITE_RATE = Setting("1200/min", optional_rate)
     # REST API: seconds an Idempotency-Key is remembered.
     API_IDEMPOTENCY_SECONDS = Setting(24 * 3600, seconds(positive=True))
+    # Data lifecycle (docs/retention.md), applied by the periodic job ttmemory.prune_expired
+    # (and `manage.py ttmemory_prune`). Each is a timedelta or seconds; None keeps forever.
+    # A RetentionPolicy row overrides them per namespace; a LegalHold suspends every deletion.
+    # Idle time (since a session's last write) after which a session expires.
+    SESSION_TTL = Setting(None, optional_lifetime)
+    # What expiry does: "delete" the session with its messages and snapshots, or "archive"
+    # its live messages (out of every read; ARCHIVED_MESSAGE_TTL then deletes them).
+    SESSION_EXPIRY = Setting("delete", expiry_mode)
+    # Archived (trimmed or expired) messages are deleted this long after they were archived.
+    ARCHIVED_MESSAGE_TTL = Setting(None, optional_lifetime)
+    # Snapshots (manual, safety, automatic) are deleted this long after they were taken.
+    SNAPSHOT_TTL = Setting(None, optional_lifetime)
+    # Audit entries are deleted this long after they were written.
+    AUDIT_TTL = Setting(None, optional_lifetime)
+    # Cost/operations ledger entries are deleted this long after they were written.
+    LEDGER_TTL = Setting(None, optional_lifetime)
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] | None = None

@@ -59,3 +59,27 @@ class EmbeddingError(TTMemoryError):
 
 class LLMError(TTMemoryError):
     """The language model call failed (after its retries) or answered something unusable."""
+
+
+class LegalHoldError(TTMemoryError):
+    """A legal hold suspends every deletion in its scope; nothing was deleted.
+
+    ``namespace`` and ``session_id`` (None: the whole namespace) name the hold, ``reason`` is
+    the reason recorded when it was placed. Lift the hold first (admin or API, with the
+    permission), then retry.
+    """
+
+    def __init__(self, *, namespace: str, session_id: int | None, reason: str, action: str) -> None:
+        scope = (
+            f"session {session_id} of namespace {namespace!r}"
+            if session_id
+            else (f"namespace {namespace!r}")
+        )
+        super().__init__(
+            f"{action} refused: {scope} is under legal hold ({reason or 'no reason given'}); "
+            "lift the hold first"
+        )
+        self.namespace = namespace
+        self.session_id = session_id
+        self.reason = reason
+        self.action = action

@@ -11,6 +11,7 @@ from ttmemory.exceptions import (
     EmbeddingError,
     EncryptionKeyError,
     HistoryPointError,
+    LegalHoldError,
     LLMError,
     LockTimeout,
     MemoryValidationError,
@@ -21,6 +22,7 @@ from ttmemory.results import (
     ErasureReceipt,
     FactChange,
     PromptContext,
+    PruneReport,
     RecallResult,
     RollbackResult,
     SnapshotDiff,
@@ -37,6 +39,7 @@ from ttmemory.selectors import (
     profile_get,
     prompt_build,
     session_branches,
+    session_expires_at,
     session_get,
     session_list,
     session_rewind_preview,
@@ -49,10 +52,13 @@ from ttmemory.services import (
     fact_supersede,
     facts_learn,
     facts_prune_expired,
+    legal_hold_lift,
+    legal_hold_place,
     message_add,
     message_add_many,
     namespace_erase,
     profile_update,
+    prune_expired,
     session_clear,
     session_delete,
     session_edit,
@@ -74,9 +80,11 @@ __all__ = [
     "FactChange",
     "HistoryPointError",
     "LLMError",
+    "LegalHoldError",
     "LockTimeout",
     "MemoryValidationError",
     "PromptContext",
+    "PruneReport",
     "RecallResult",
     "RollbackResult",
     "SnapshotDiff",
@@ -92,6 +100,8 @@ __all__ = [
     "facts_learn",
     "facts_prune_expired",
     "ledger_totals",
+    "legal_hold_lift",
+    "legal_hold_place",
     "message_add",
     "message_add_many",
     "message_page",
@@ -101,10 +111,12 @@ __all__ = [
     "profile_get",
     "profile_update",
     "prompt_build",
+    "prune_expired",
     "session_branches",
     "session_clear",
     "session_delete",
     "session_edit",
+    "session_expires_at",
     "session_fork",
     "session_get",
     "session_list",
@@ -132,6 +144,8 @@ afact_supersede = twin(fact_supersede)
 afacts_learn = twin(facts_learn)
 afacts_prune_expired = twin(facts_prune_expired)
 aledger_totals = twin(ledger_totals)
+alegal_hold_lift = twin(legal_hold_lift)
+alegal_hold_place = twin(legal_hold_place)
 amessage_add = twin(message_add)
 amessage_add_many = twin(message_add_many)
 amessage_page = twin(message_page)
@@ -141,10 +155,12 @@ anamespace_export = twin(namespace_export)
 aprofile_get = twin(profile_get)
 aprofile_update = twin(profile_update)
 aprompt_build = twin(prompt_build)
+aprune_expired = twin(prune_expired)
 asession_branches = twin(session_branches)
 asession_clear = twin(session_clear)
 asession_delete = twin(session_delete)
 asession_edit = twin(session_edit)
+asession_expires_at = twin(session_expires_at)
 asession_fork = twin(session_fork)
 asession_get = twin(session_get)
 asession_list = twin(session_list)
@@ -169,6 +185,8 @@ __all__ += [
     "afacts_learn",
     "afacts_prune_expired",
     "aledger_totals",
+    "alegal_hold_lift",
+    "alegal_hold_place",
     "amessage_add",
     "amessage_add_many",
     "amessage_page",
@@ -178,10 +196,12 @@ __all__ += [
     "aprofile_get",
     "aprofile_update",
     "aprompt_build",
+    "aprune_expired",
     "asession_branches",
     "asession_clear",
     "asession_delete",
     "asession_edit",
+    "asession_expires_at",
     "asession_fork",
     "asession_get",
     "asession_list",

@@ -141,3 +141,26 @@ class RollbackResult:
     removed_seqs: tuple[int, ...]
     restored_seqs: tuple[int, ...]
     superseded_facts: list[Any]
+
+
+@dataclass(slots=True)
+class PruneReport:
+    """What one run of ``prune_expired`` deleted (or archived): rows per kind, in total and per
+    namespace (counts only), how long it took, and how many rows it left for the next run
+    because their session's lock stayed busy. A second run right after finds nothing."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    by_namespace: dict[str, dict[str, int]] = field(default_factory=dict)
+    batches: int = 0
+    seconds: float = 0.0
+    skipped: int = 0  # rows left for the next run: their session's lock stayed busy
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def add(self, namespace: str, kind: str, count: int) -> None:
+        if count:
+            self.counts[kind] = self.counts.get(kind, 0) + count
+            per = self.by_namespace.setdefault(namespace, {})
+            per[kind] = per.get(kind, 0) + count

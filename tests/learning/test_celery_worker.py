@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -144,6 +145,29 @@ def test_a_task_for_an_erased_namespace_does_nothing(
         worker.stop()
     assert Fact.objects.filter(namespace="gone").count() == 0
     assert not MemorySession.objects.filter(namespace="gone").exists()
+
+
+def test_the_periodic_prune_runs_in_a_worker_and_expires_an_idle_session(
+    transactional_db: Any, broker: RedisServer, producer: Any, tmp_path: Path
+) -> None:
+    """What Celery beat sends hourly: the worker applies the worker's SESSION_TTL."""
+    from ttmemory.tasks import prune_expired_task
+
+    idle = memory.session_open(namespace="prune", key="idle")
+    active = memory.session_open(namespace="prune", key="active")
+    for session in (idle, active):
+        memory.message_add(session=session, message=user("hello"))
+    MemorySession.objects.filter(pk=idle.pk).update(
+        updated_at=idle.updated_at - dt.timedelta(hours=2)
+    )
+    worker = Worker(broker, {"SESSION_TTL": 3600}, tmp_path / "worker.log")
+    try:
+        prune_expired_task.delay()
+        worker.wait_for("succeeded")
+    finally:
+        worker.stop()
+    assert list(MemorySession.objects.filter(namespace="prune")) == [active]
+    assert "ttmemory.prune_expired" in worker.log.read_text()
 
 
 EXTRACTED = json.dumps(

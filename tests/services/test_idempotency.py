@@ -42,7 +42,7 @@ def test_expired_records_are_pruned_and_a_reused_old_key_runs_again(
     IdempotencyRecord.objects.update(created_at=timezone.now() - dt.timedelta(days=2))
     assert idempotent_call(**args, call=_append(session, "a")) == (201, {"seq": 2}, False)
     IdempotencyRecord.objects.update(created_at=timezone.now() - dt.timedelta(days=2))
-    assert job_prune_expired()["idempotency_records"] == 1
+    assert job_prune_expired()["pruned"]["idempotency_record"] == 1
     assert not IdempotencyRecord.objects.exists()
 
 

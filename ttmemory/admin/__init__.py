@@ -4,6 +4,6 @@ Importing this package registers the ModelAdmins (Django's admin autodiscovery d
 See docs/admin.md for the guide and the permissions to grant.
 """
 
-from ttmemory.admin import facts, records, sessions, snapshots
+from ttmemory.admin import facts, records, retention, sessions, snapshots
 
-__all__ = ["facts", "records", "sessions", "snapshots"]
+__all__ = ["facts", "records", "retention", "sessions", "snapshots"]

@@ -41,6 +41,7 @@ from ttmemory.selectors import (
     snapshot_list,
 )
 from ttmemory.selectors.history import history_cut
+from ttmemory.selectors.retention import legal_hold_find, session_expires_at
 from ttmemory.services import (
     session_fork,
     session_rewind,
@@ -134,6 +135,7 @@ class MemorySessionAdmin(NamespaceToolsMixin):
                 ),
             },
         ),
+        ("Retention", {"fields": ("expires_at", "legal_hold")}),
     )
     readonly_fields = (
         "namespace",
@@ -146,6 +148,8 @@ class MemorySessionAdmin(NamespaceToolsMixin):
         "learned_upto_seq",
         "created_at",
         "updated_at",
+        "expires_at",
+        "legal_hold",
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MemorySession]:
@@ -154,6 +158,19 @@ class MemorySessionAdmin(NamespaceToolsMixin):
     @admin.display(description="Last activity", ordering="updated_at")
     def last_activity(self, obj: MemorySession) -> Any:
         return obj.updated_at
+
+    @admin.display(description="Expires")
+    def expires_at(self, obj: MemorySession) -> Any:
+        """Its last write plus the namespace's session lifetime; "-": kept forever."""
+        return session_expires_at(session=obj) or "-"
+
+    @admin.display(description="Legal hold")
+    def legal_hold(self, obj: MemorySession) -> str:
+        hold = legal_hold_find(namespace=obj.namespace, session_id=obj.pk)
+        if hold is None:
+            return "-"
+        scope = "this session" if hold.session_id else "the whole namespace"
+        return f"{scope}: {hold.reason} (placed by {hold.placed_by}, {hold.placed_at:%Y-%m-%d})"
 
     @admin.display(description="Summary", boolean=True, ordering="summary_upto_seq")
     def has_summary(self, obj: MemorySession) -> bool:

@@ -19,6 +19,7 @@ from rest_framework.views import exception_handler, set_rollback
 from ttmemory.exceptions import (
     DecryptionError,
     HistoryPointError,
+    LegalHoldError,
     LockTimeout,
     MemoryValidationError,
     SnapshotIntegrityError,
@@ -37,9 +38,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
 
     HistoryPointError (a rewind or fork point that is not a live message, or inside a tool
     group) -> 409 with the extension member ``group``; MemoryValidationError -> 400
-    ``{field: [message]}``;
-    DoesNotExist and Http404 -> 404 ``{"detail": "Not found."}``; a reused
-    Idempotency-Key -> 422; LockTimeout -> 503 with ``Retry-After`` (the write was not made
+    ``{field: [message]}``; DoesNotExist and Http404 -> 404 ``{"detail": "Not found."}``; a
+    reused Idempotency-Key -> 422; a deletion refused by a legal hold -> 423 naming the hold;
+    LockTimeout -> 503 with ``Retry-After`` (the write was not made
     and can be retried); a snapshot failing its integrity check -> 409; a stored value failing
     authentication (wrong key, tampered, or moved from another row) -> 500 JSON that names
     nothing of the row (the reason is logged); a body Django refused as too large -> 413; the
@@ -70,6 +71,11 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
             headers={"Retry-After": "1"},
         )
+    if isinstance(exc, LegalHoldError):
+        # 423 Locked: the data is held; nothing was deleted. The hold is named, no content.
+        hold = {"namespace": exc.namespace, "session": exc.session_id, "reason": exc.reason}
+        body = problem(status.HTTP_423_LOCKED, {"detail": str(exc)}) | {"hold": hold}
+        return Response(body, status=status.HTTP_423_LOCKED)
     if isinstance(exc, SnapshotIntegrityError):
         return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, DecryptionError):

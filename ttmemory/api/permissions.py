@@ -55,3 +55,25 @@ class CanRollbackToWrite(CanRollback):
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return True
         return super().has_permission(request, view)
+
+
+class CanManageRetention(_Guard):
+    """Changing the namespace's retention policy or placing a legal hold: API keys with
+    ``can_erase`` (they may already delete everything); users with
+    ``ttmemory.change_retentionpolicy``."""
+
+    message = "Changing retention needs the ttmemory.change_retentionpolicy permission."
+    key_flag = "can_erase"
+    perm = "ttmemory.change_retentionpolicy"
+
+
+class CanLiftHold(BasePermission):
+    """Lifting a legal hold: users with ``ttmemory.delete_legalhold`` only, never an API key
+    (the party whose data is held must not be able to release it)."""
+
+    message = "Lifting a legal hold needs the ttmemory.delete_legalhold permission (no API key)."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        if isinstance(request.auth, ApiKey):
+            return False
+        return bool(request.user and request.user.has_perm("ttmemory.delete_legalhold"))

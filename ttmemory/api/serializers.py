@@ -5,19 +5,22 @@ Responses are rendered by these serializers from what the services and selectors
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from ttmemory.models import Fact, LearnJob, MemorySession, Message, Snapshot
+from ttmemory.selectors.retention import Retention, retention_effective, session_expires_at
 from ttmemory.services.facts import MAX_SOURCE_SEQS
 
 MAX_ID = 2**63 - 1
 MAX_TOKENS = 10_000_000
 
 
-class SessionSerializer(serializers.ModelSerializer[MemorySession]):
+class SessionCountersSerializer(serializers.ModelSerializer[MemorySession]):
+    """A session's counters (what an append answers with)."""
+
     class Meta:
         model = MemorySession
         fields = [
@@ -37,12 +40,31 @@ class SessionSerializer(serializers.ModelSerializer[MemorySession]):
         read_only_fields = ["message_count"]
 
 
-class SessionDetailSerializer(serializers.ModelSerializer[MemorySession]):
+class SessionSerializer(SessionCountersSerializer):
+    expires_at = serializers.SerializerMethodField(
+        help_text="When the session expires unless written to again (its last write plus the "
+        "namespace's session lifetime); null: kept forever. See docs/retention.md."
+    )
+
+    class Meta(SessionCountersSerializer.Meta):
+        fields = [*SessionCountersSerializer.Meta.fields, "expires_at"]
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_expires_at(self, obj: MemorySession) -> Any:
+        # One policy read per namespace per response (a page of sessions shares it).
+        context = cast("dict[str, Any]", self.context)
+        cache: dict[str, Retention] = context.setdefault("retention", {})
+        if obj.namespace not in cache:
+            cache[obj.namespace] = retention_effective(namespace=obj.namespace)
+        expires = session_expires_at(session=obj, retention=cache[obj.namespace])
+        return serializers.DateTimeField().to_representation(expires) if expires else None
+
+
+class SessionDetailSerializer(SessionSerializer):
     summary = serializers.CharField(allow_null=True, help_text="Rolling summary of trimmed turns.")
     state = serializers.DictField(help_text="Named variables shown in the prompt.")
 
-    class Meta:
-        model = MemorySession
+    class Meta(SessionSerializer.Meta):
         fields = [*SessionSerializer.Meta.fields, "summary", "summary_upto_seq", "state"]
         read_only_fields = SessionSerializer.Meta.read_only_fields
 
@@ -388,3 +410,40 @@ class LedgerRowSerializer(serializers.Serializer[Any]):
     total_tokens = serializers.IntegerField()
     errors = serializers.IntegerField()  # type: ignore[assignment]
     skipped = serializers.IntegerField()
+
+
+class RetentionPolicySerializer(serializers.Serializer[Any]):
+    """The namespace's own lifetimes, in seconds: null inherits the setting, 0 keeps forever."""
+
+    session_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+    session_expiry = serializers.ChoiceField(
+        choices=["", "delete", "archive"], allow_blank=True, required=False
+    )
+    archived_message_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+    snapshot_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+    ledger_ttl = serializers.FloatField(allow_null=True, required=False, min_value=0)
+
+
+class LegalHoldSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField(read_only=True)
+    session = serializers.IntegerField(
+        source="session_id",
+        allow_null=True,
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="A session id; null or absent: the whole namespace.",
+    )
+    reason = serializers.CharField(max_length=500, help_text="Why (e.g. a case number).")
+    placed_by = serializers.CharField(read_only=True)
+    placed_at = serializers.DateTimeField(read_only=True)
+
+
+class RetentionSerializer(serializers.Serializer[Any]):
+    """The lifetimes in force (seconds; null: kept forever), the namespace's own policy and its
+    legal holds."""
+
+    namespace = serializers.CharField()
+    effective = serializers.DictField()
+    policy = RetentionPolicySerializer(allow_null=True)
+    holds = LegalHoldSerializer(many=True)

@@ -14,6 +14,7 @@ from ttmemory.api.exceptions import problem_response
 from ttmemory.api.facts import FactViewSet, LearnJobViewSet, ProfileViewSet
 from ttmemory.api.messages import MessageViewSet
 from ttmemory.api.namespace import LedgerViewSet, NamespaceViewSet
+from ttmemory.api.retention import RetentionViewSet
 from ttmemory.api.routers import MemoryRouter
 from ttmemory.api.schema import SETTINGS, MemorySchemaGenerator, MemorySchemaView, MemorySwaggerView
 from ttmemory.api.sessions import SessionViewSet
@@ -49,6 +50,19 @@ urlpatterns = [
     path("namespace/export/", NamespaceViewSet.as_view({"get": "export"}), name="export"),
     path("namespace/erase/", NamespaceViewSet.as_view({"post": "erase"}), name="erase"),
     path("ledger/", LedgerViewSet.as_view({"get": "list"}), name="ledger"),
+    path(
+        "namespace/retention/",
+        RetentionViewSet.as_view(
+            {"get": "retrieve", "patch": "partial_update", "delete": "destroy"}
+        ),
+        name="retention",
+    ),
+    path("namespace/holds/", RetentionViewSet.as_view({"post": "place"}), name="holds"),
+    path(
+        "namespace/holds/<int:hold_id>/",
+        RetentionViewSet.as_view({"delete": "lift"}),
+        name="hold",
+    ),
     path(
         "schema/",
         MemorySchemaView.as_view(

@@ -9,6 +9,7 @@ from ttmemory.models.learnjob import LearnJob, LearnJobStatus
 from ttmemory.models.lease import SessionLease
 from ttmemory.models.ledger import LedgerEntry, LedgerStatus
 from ttmemory.models.message import Message, Role
+from ttmemory.models.retention import LegalHold, RetentionPolicy
 from ttmemory.models.session import MemorySession
 from ttmemory.models.snapshot import Snapshot, SnapshotKind
 
@@ -24,9 +25,11 @@ __all__ = [
     "LearnJobStatus",
     "LedgerEntry",
     "LedgerStatus",
+    "LegalHold",
     "MemorySession",
     "Message",
     "Profile",
+    "RetentionPolicy",
     "Role",
     "SessionLease",
     "Snapshot",

@@ -18,6 +18,10 @@ class AuditAction(models.TextChoices):
     EXPORT = "export", "Export a namespace"
     ERASE = "erase", "Erase a namespace"
     REVEAL = "reveal", "Reveal masked content"
+    PRUNE = "prune", "Delete expired data"
+    RETENTION = "retention", "Change a retention policy"
+    HOLD = "hold", "Place a legal hold"
+    HOLD_LIFT = "hold_lift", "Lift a legal hold"
 
 
 class AuditEntry(models.Model):

@@ -96,6 +96,9 @@ class Fact(models.Model):
         db_index=False,
     )
     source_seqs = models.JSONField(default=list, blank=True)
+    source_expired_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the source session expired (the fact stays)."
+    )
     valid_from = models.DateTimeField(default=timezone.now)
     valid_to = models.DateTimeField(null=True, blank=True)
     superseded_by = models.ForeignKey(

@@ -28,6 +28,7 @@ class LedgerEntry(models.Model):
         verbose_name_plural = "ledger entries"
         indexes = [
             models.Index(fields=["namespace", "created_at"], name="ttm_ledger_ns_time_idx"),
+            models.Index(fields=["created_at"], name="ttm_ledger_time_idx"),  # LEDGER_TTL
         ]
 
     def __str__(self) -> str:

@@ -68,6 +68,12 @@ class Message(models.Model):
                 condition=models.Q(archived_at__isnull=True),
                 name="ttm_message_live_idx",
             ),
+            # Archived rows only (for ARCHIVED_MESSAGE_TTL): appends never touch it.
+            models.Index(
+                fields=["archived_at"],
+                condition=models.Q(archived_at__isnull=False),
+                name="ttm_message_archived_idx",
+            ),
         ]
 
     def __str__(self) -> str:

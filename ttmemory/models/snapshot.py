@@ -58,6 +58,7 @@ class Snapshot(models.Model):
         indexes = [
             models.Index(fields=["session", "-created_at"], name="ttm_snapshot_session_idx"),
             models.Index(fields=["namespace"], name="ttm_snapshot_ns_idx"),
+            models.Index(fields=["created_at"], name="ttm_snapshot_time_idx"),  # SNAPSHOT_TTL
         ]
 
     def __str__(self) -> str:

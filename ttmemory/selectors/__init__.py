@@ -4,6 +4,7 @@ from ttmemory.selectors.facts import fact_list, fact_recall, facts_orphaned_by, 
 from ttmemory.selectors.history import session_branches, session_rewind_preview
 from ttmemory.selectors.namespaces import ledger_totals, namespace_export
 from ttmemory.selectors.prompt import prompt_build
+from ttmemory.selectors.retention import session_expires_at
 from ttmemory.selectors.sessions import (
     SUMMARY_PREFIX,
     context_window,
@@ -27,6 +28,7 @@ __all__ = [
     "profile_get",
     "prompt_build",
     "session_branches",
+    "session_expires_at",
     "session_get",
     "session_list",
     "session_rewind_preview",

@@ -11,6 +11,7 @@ from ttmemory.services.facts import (
 from ttmemory.services.history import session_edit, session_fork, session_rewind
 from ttmemory.services.learning import facts_learn
 from ttmemory.services.namespaces import namespace_erase, session_state_update
+from ttmemory.services.retention import legal_hold_lift, legal_hold_place, prune_expired
 from ttmemory.services.sessions import (
     message_add,
     message_add_many,
@@ -31,10 +32,13 @@ __all__ = [
     "fact_supersede",
     "facts_learn",
     "facts_prune_expired",
+    "legal_hold_lift",
+    "legal_hold_place",
     "message_add",
     "message_add_many",
     "namespace_erase",
     "profile_update",
+    "prune_expired",
     "session_clear",
     "session_delete",
     "session_edit",

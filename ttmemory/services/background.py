@@ -18,10 +18,10 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm.embedding import embed_texts
 from ttmemory.models import Fact, MemorySession
-from ttmemory.services.facts import facts_prune_expired, facts_touch_recalled
-from ttmemory.services.idempotency import idempotency_prune
+from ttmemory.services.facts import facts_touch_recalled
 from ttmemory.services.learning import session_learn, session_summarise
 from ttmemory.services.learnjobs import learn_job_run
+from ttmemory.services.retention import prune_expired
 
 
 @jobs.job("learn")
@@ -70,8 +70,9 @@ def job_recall_touch(counts: list[tuple[int, int]]) -> dict[str, Any]:
 
 @jobs.job("prune_expired")
 def job_prune_expired() -> dict[str, Any]:
-    """Expired facts, and Idempotency-Key records older than ``API_IDEMPOTENCY_SECONDS``."""
-    return {"pruned": facts_prune_expired(), "idempotency_records": idempotency_prune()}
+    """Apply every lifetime (``prune_expired``): counts of rows deleted per kind."""
+    report = prune_expired()
+    return {"pruned": report.counts, "batches": report.batches, "seconds": report.seconds}
 
 
 @jobs.job("learn_idle")

@@ -18,6 +18,7 @@ from ttmemory.longterm import blind
 from ttmemory.longterm.embedding import embed_texts
 from ttmemory.models import Fact, FactTerm, MemorySession, Message, Profile
 from ttmemory.selectors.facts import facts_orphaned_by
+from ttmemory.services.holds import refuse_if_held
 from ttmemory.validation import (
     clean_datetime,
     clean_identifier,
@@ -251,10 +252,12 @@ def fact_supersede(
 
 
 def fact_forget(*, namespace: str, fact_id: int) -> None:
-    """Delete a fact and its index entries for good. Fact.DoesNotExist if not in ``namespace``."""
+    """Delete a fact and its index entries for good. Fact.DoesNotExist if not in ``namespace``;
+    ``LegalHoldError`` (nothing deleted) while the namespace is under legal hold."""
     namespace = clean_identifier(namespace, field="namespace")
     with transaction.atomic():
         fact = Fact.objects.get(namespace=namespace, pk=fact_id)
+        refuse_if_held(namespace=namespace, action="forget")
         fact.delete()
         events.emit(
             "fact.changed", namespace=namespace, counts={"forgotten": 1}, ids={"fact": fact_id}

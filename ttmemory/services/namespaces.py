@@ -27,6 +27,7 @@ from ttmemory.models import (
     Snapshot,
 )
 from ttmemory.results import ErasureReceipt
+from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import SEQ_CHUNK
 from ttmemory.validation import clean_identifier, clean_json_object, merged
 
@@ -44,11 +45,14 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
     jobs and cost-ledger rows. Kept by design (``receipt.kept``): the audit log, whose entries
     name the namespace with ids and counts but no content, so the erasure stays on record. A
     session opened after the erase took its locks is not erased. The receipt counts rows per
-    table (no content). Queued tasks for the namespace find nothing and do nothing.
+    table (no content). Queued tasks for the namespace find nothing and do nothing. Raises
+    ``LegalHoldError`` naming the hold, deleting nothing, while the namespace or any of its
+    sessions is under legal hold.
     """
     namespace = clean_identifier(namespace, field="namespace")
     with transaction.atomic():
         session_ids = _lock_sessions(namespace)
+        refuse_if_held(namespace=namespace, action="erase", any_session=True)
         counts = {
             "message": _delete_for_sessions(Message, session_ids),
             "snapshot": _delete_for_sessions(Snapshot, session_ids),

@@ -18,6 +18,7 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
+from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     SEQ_CHUNK,
     bump_counters,
@@ -392,9 +393,11 @@ def session_trim(
 def session_clear(*, session: MemorySession) -> int:
     """Delete every message of ``session`` (live and archived) and its summary; return the count.
 
-    ``last_seq`` is kept, so seqs are never reused after a clear.
+    ``last_seq`` is kept, so seqs are never reused after a clear. Raises ``LegalHoldError``
+    (nothing deleted) while the session or its namespace is under legal hold.
     """
     with session_lock(session):
+        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="clear")
         touch_session(session)
         deleted, _ = Message.objects.filter(session=session).delete()
         MemorySession.objects.filter(pk=session.pk).update(
@@ -449,9 +452,11 @@ def message_pop(*, session: MemorySession) -> dict[str, Any] | None:
 
 def session_delete(*, session: MemorySession) -> dict[str, int]:
     """Delete ``session`` with its messages and snapshots; facts learned from it stay (their
-    source session becomes empty). Returns the rows deleted per table."""
-
+    source session becomes empty). Returns the rows deleted per table. Raises
+    ``LegalHoldError`` (nothing deleted) while the session or its namespace is under legal hold.
+    """
     with session_lock(session):
+        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="delete")
         counts = {
             "message": Message.objects.filter(session=session).delete()[0],
             "snapshot": Snapshot.objects.filter(session=session).delete()[0],

@@ -222,6 +222,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/namespace/holds/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Place a legal hold on the namespace or one of its sessions
+         * @description While held, nothing in its scope is deleted: no expiry or pruning, and erase, session delete, clear and fact forget answer 423 naming the hold.
+         */
+        post: operations["retention_hold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/namespace/holds/{hold_id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Lift a legal hold (users with ttmemory.delete_legalhold; never an API key)
+         * @description Authenticated by API key, session or token; every object lookup is within the caller's
+         *     namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+         */
+        delete: operations["retention_lift_hold"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/namespace/retention/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lifetimes in force, the namespace's retention policy and its legal holds
+         * @description Authenticated by API key, session or token; every object lookup is within the caller's
+         *     namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+         */
+        get: operations["retention_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove the namespace's retention policy (the settings apply again)
+         * @description Authenticated by API key, session or token; every object lookup is within the caller's
+         *     namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+         */
+        delete: operations["retention_reset"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the namespace's retention policy (seconds; null inherits, 0 forever)
+         * @description Authenticated by API key, session or token; every object lookup is within the caller's
+         *     namespace, so another namespace's ids answer 404 exactly like ids that do not exist.
+         */
+        patch: operations["retention_update"];
+        trace?: never;
+    };
     "/profile/": {
         parameters: {
             query?: never;
@@ -653,6 +725,8 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @enum {unknown} */
+        BlankEnum: "";
         Clear: {
             deleted: number;
         };
@@ -772,6 +846,28 @@ export interface components {
             errors: number;
             skipped: number;
         };
+        LegalHold: {
+            readonly id: number;
+            /**
+             * Format: int64
+             * @description A session id; null or absent: the whole namespace.
+             */
+            session?: number | null;
+            /** @description Why (e.g. a case number). */
+            reason: string;
+            readonly placed_by: string;
+            /** Format: date-time */
+            readonly placed_at: string;
+        };
+        LegalHoldRequest: {
+            /**
+             * Format: int64
+             * @description A session id; null or absent: the whole namespace.
+             */
+            session?: number | null;
+            /** @description Why (e.g. a case number). */
+            reason: string;
+        };
         Message: {
             /** Format: int64 */
             seq: number;
@@ -849,6 +945,18 @@ export interface components {
             };
             /** Format: date-time */
             expires_at?: string | null;
+        };
+        /** @description The namespace's own lifetimes, in seconds: null inherits the setting, 0 keeps forever. */
+        PatchedRetentionPolicyRequest: {
+            /** Format: double */
+            session_ttl?: number | null;
+            session_expiry?: components["schemas"]["SessionExpiryEnum"] | components["schemas"]["BlankEnum"];
+            /** Format: double */
+            archived_message_ttl?: number | null;
+            /** Format: double */
+            snapshot_ttl?: number | null;
+            /** Format: double */
+            ledger_ttl?: number | null;
         };
         PatchedSessionUpdateRequest: {
             /** @description Variables to merge; a null value removes one. */
@@ -941,6 +1049,30 @@ export interface components {
                 [key: string]: number;
             };
         };
+        /**
+         * @description The lifetimes in force (seconds; null: kept forever), the namespace's own policy and its
+         *     legal holds.
+         */
+        Retention: {
+            namespace: string;
+            effective: {
+                [key: string]: unknown;
+            };
+            policy: components["schemas"]["RetentionPolicy"] | null;
+            holds: components["schemas"]["LegalHold"][];
+        };
+        /** @description The namespace's own lifetimes, in seconds: null inherits the setting, 0 keeps forever. */
+        RetentionPolicy: {
+            /** Format: double */
+            session_ttl?: number | null;
+            session_expiry?: components["schemas"]["SessionExpiryEnum"] | components["schemas"]["BlankEnum"];
+            /** Format: double */
+            archived_message_ttl?: number | null;
+            /** Format: double */
+            snapshot_ttl?: number | null;
+            /** Format: double */
+            ledger_ttl?: number | null;
+        };
         RewindRequest: {
             /**
              * Format: int64
@@ -985,6 +1117,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description A session's counters (what an append answers with). */
         Session: {
             readonly id: number;
             key: string;
@@ -1006,7 +1139,13 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
+            /**
+             * Format: date-time
+             * @description When the session expires unless written to again (its last write plus the namespace's session lifetime); null: kept forever. See docs/retention.md.
+             */
+            readonly expires_at: string | null;
         };
+        /** @description A session's counters (what an append answers with). */
         SessionDetail: {
             readonly id: number;
             key: string;
@@ -1028,6 +1167,11 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
+            /**
+             * Format: date-time
+             * @description When the session expires unless written to again (its last write plus the namespace's session lifetime); null: kept forever. See docs/retention.md.
+             */
+            readonly expires_at: string | null;
             /** @description Rolling summary of trimmed turns. */
             summary: string | null;
             /** Format: int64 */
@@ -1037,6 +1181,13 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description * `` -
+         *     * `delete` - delete
+         *     * `archive` - archive
+         * @enum {string}
+         */
+        SessionExpiryEnum: "delete" | "archive";
         SessionOpenRequest: {
             /** @description Your id. */
             key: string;
@@ -1958,6 +2109,372 @@ export interface operations {
                 };
             };
             /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retention_hold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LegalHoldRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description A field, query parameter or header is invalid (`errors` names each). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed (a permission, or a namespace the API key is not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body larger than API_MAX_REQUEST_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many writes; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session's lock was busy (nothing was written) or the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retention_lift_hold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                hold_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description A field, query parameter or header is invalid (`errors` names each). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed (a permission, or a namespace the API key is not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found in the caller's namespace. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body larger than API_MAX_REQUEST_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many writes; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session's lock was busy (nothing was written) or the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retention_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description A field, query parameter or header is invalid (`errors` names each). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed (a permission, or a namespace the API key is not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retention_reset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description A field, query parameter or header is invalid (`errors` names each). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed (a permission, or a namespace the API key is not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body larger than API_MAX_REQUEST_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many writes; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session's lock was busy (nothing was written) or the database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retention_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedRetentionPolicyRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Retention"];
+                };
+            };
+            /** @description A field, query parameter or header is invalid (`errors` names each). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed (a permission, or a namespace the API key is not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body larger than API_MAX_REQUEST_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many writes; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session's lock was busy (nothing was written) or the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -1,5 +1,6 @@
 """Contains all the data models used in inputs/outputs"""
 
+from .blank_enum import BlankEnum
 from .clear import Clear
 from .context import Context
 from .context_messages_item import ContextMessagesItem
@@ -17,6 +18,8 @@ from .kind_enum import KindEnum
 from .learn_job import LearnJob
 from .learn_request import LearnRequest
 from .ledger_row import LedgerRow
+from .legal_hold import LegalHold
+from .legal_hold_request import LegalHoldRequest
 from .message import Message
 from .message_append_request import MessageAppendRequest
 from .message_append_request_message import MessageAppendRequestMessage
@@ -30,6 +33,7 @@ from .paginated_fact_list import PaginatedFactList
 from .paginated_session_list import PaginatedSessionList
 from .patched_profile_update_request import PatchedProfileUpdateRequest
 from .patched_profile_update_request_data import PatchedProfileUpdateRequestData
+from .patched_retention_policy_request import PatchedRetentionPolicyRequest
 from .patched_session_update_request import PatchedSessionUpdateRequest
 from .patched_session_update_request_state import PatchedSessionUpdateRequestState
 from .problem import Problem
@@ -48,6 +52,9 @@ from .recall_request_metadata import RecallRequestMetadata
 from .receipt import Receipt
 from .receipt_counts import ReceiptCounts
 from .receipt_kept import ReceiptKept
+from .retention import Retention
+from .retention_effective import RetentionEffective
+from .retention_policy import RetentionPolicy
 from .rewind_request import RewindRequest
 from .role_enum import RoleEnum
 from .rollback import Rollback
@@ -57,6 +64,7 @@ from .seq_message_message import SeqMessageMessage
 from .session import Session
 from .session_detail import SessionDetail
 from .session_detail_state import SessionDetailState
+from .session_expiry_enum import SessionExpiryEnum
 from .session_open_request import SessionOpenRequest
 from .session_open_request_metadata import SessionOpenRequestMetadata
 from .snapshot import Snapshot
@@ -68,6 +76,7 @@ from .trim import Trim
 from .trim_request import TrimRequest
 
 __all__ = (
+    "BlankEnum",
     "Clear",
     "Context",
     "ContextMessagesItem",
@@ -85,6 +94,8 @@ __all__ = (
     "LearnJob",
     "LearnRequest",
     "LedgerRow",
+    "LegalHold",
+    "LegalHoldRequest",
     "Message",
     "MessageAppendRequest",
     "MessageAppendRequestMessage",
@@ -98,6 +109,7 @@ __all__ = (
     "PaginatedSessionList",
     "PatchedProfileUpdateRequest",
     "PatchedProfileUpdateRequestData",
+    "PatchedRetentionPolicyRequest",
     "PatchedSessionUpdateRequest",
     "PatchedSessionUpdateRequestState",
     "Problem",
@@ -116,6 +128,9 @@ __all__ = (
     "Receipt",
     "ReceiptCounts",
     "ReceiptKept",
+    "Retention",
+    "RetentionEffective",
+    "RetentionPolicy",
     "RewindRequest",
     "RoleEnum",
     "Rollback",
@@ -125,6 +140,7 @@ __all__ = (
     "Session",
     "SessionDetail",
     "SessionDetailState",
+    "SessionExpiryEnum",
     "SessionOpenRequest",
     "SessionOpenRequestMetadata",
     "Snapshot",

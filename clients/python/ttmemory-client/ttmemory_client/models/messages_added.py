@@ -19,7 +19,7 @@ class MessagesAdded:
     """
     Attributes:
         messages (list[Message]):
-        session (Session):
+        session (Session): A session's counters (what an append answers with).
     """
 
     messages: list[Message]

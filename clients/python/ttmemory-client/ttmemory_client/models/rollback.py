@@ -22,7 +22,7 @@ class Rollback:
         removed_seqs (list[int]):
         restored_seqs (list[int]):
         facts_superseded (list[int]):
-        session (SessionDetail):
+        session (SessionDetail): A session's counters (what an append answers with).
         undo (None | str): POST here (the safety snapshot's rollback) to undo.
     """
 

@@ -14,11 +14,14 @@ T = TypeVar("T", bound="Session")
 
 @_attrs_define
 class Session:
-    """
+    """A session's counters (what an append answers with).
+
     Attributes:
         id (int):
         key (str):
         message_count (int):
+        expires_at (datetime.datetime | None): When the session expires unless written to again (its last write plus the
+            namespace's session lifetime); null: kept forever. See docs/retention.md.
         metadata (Any | Unset): Stored in clear; no content.
         token_count (int | Unset):
         last_seq (int | Unset):
@@ -31,6 +34,7 @@ class Session:
     id: int
     key: str
     message_count: int
+    expires_at: datetime.datetime | None
     metadata: Any | Unset = UNSET
     token_count: int | Unset = UNSET
     last_seq: int | Unset = UNSET
@@ -46,6 +50,12 @@ class Session:
         key = self.key
 
         message_count = self.message_count
+
+        expires_at: None | str
+        if isinstance(self.expires_at, datetime.datetime):
+            expires_at = self.expires_at.isoformat()
+        else:
+            expires_at = self.expires_at
 
         metadata = self.metadata
 
@@ -80,6 +90,7 @@ class Session:
                 "id": id,
                 "key": key,
                 "message_count": message_count,
+                "expires_at": expires_at,
             }
         )
         if metadata is not UNSET:
@@ -107,6 +118,21 @@ class Session:
         key = d.pop("key")
 
         message_count = d.pop("message_count")
+
+        def _parse_expires_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                expires_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return expires_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        expires_at = _parse_expires_at(d.pop("expires_at"))
 
         metadata = d.pop("metadata", UNSET)
 
@@ -150,6 +176,7 @@ class Session:
             id=id,
             key=key,
             message_count=message_count,
+            expires_at=expires_at,
             metadata=metadata,
             token_count=token_count,
             last_seq=last_seq,

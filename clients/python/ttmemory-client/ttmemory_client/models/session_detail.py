@@ -18,11 +18,14 @@ T = TypeVar("T", bound="SessionDetail")
 
 @_attrs_define
 class SessionDetail:
-    """
+    """A session's counters (what an append answers with).
+
     Attributes:
         id (int):
         key (str):
         message_count (int):
+        expires_at (datetime.datetime | None): When the session expires unless written to again (its last write plus the
+            namespace's session lifetime); null: kept forever. See docs/retention.md.
         summary (None | str): Rolling summary of trimmed turns.
         state (SessionDetailState): Named variables shown in the prompt.
         metadata (Any | Unset): Stored in clear; no content.
@@ -38,6 +41,7 @@ class SessionDetail:
     id: int
     key: str
     message_count: int
+    expires_at: datetime.datetime | None
     summary: None | str
     state: SessionDetailState
     metadata: Any | Unset = UNSET
@@ -56,6 +60,12 @@ class SessionDetail:
         key = self.key
 
         message_count = self.message_count
+
+        expires_at: None | str
+        if isinstance(self.expires_at, datetime.datetime):
+            expires_at = self.expires_at.isoformat()
+        else:
+            expires_at = self.expires_at
 
         summary: None | str
         summary = self.summary
@@ -97,6 +107,7 @@ class SessionDetail:
                 "id": id,
                 "key": key,
                 "message_count": message_count,
+                "expires_at": expires_at,
                 "summary": summary,
                 "state": state,
             }
@@ -130,6 +141,21 @@ class SessionDetail:
         key = d.pop("key")
 
         message_count = d.pop("message_count")
+
+        def _parse_expires_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                expires_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return expires_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        expires_at = _parse_expires_at(d.pop("expires_at"))
 
         def _parse_summary(data: object) -> None | str:
             if data is None:
@@ -184,6 +210,7 @@ class SessionDetail:
             id=id,
             key=key,
             message_count=message_count,
+            expires_at=expires_at,
             summary=summary,
             state=state,
             metadata=metadata,

@@ -1,0 +1,96 @@
+"""Retention reads: the lifetimes that apply to a namespace, legal holds, a session's expiry."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from ttmemory.conf import app_settings
+from ttmemory.models import LegalHold, MemorySession, RetentionPolicy
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """The lifetimes in force for one namespace (None: kept forever)."""
+
+    namespace: str
+    session_ttl: dt.timedelta | None
+    session_expiry: str
+    archived_message_ttl: dt.timedelta | None
+    snapshot_ttl: dt.timedelta | None
+    ledger_ttl: dt.timedelta | None
+    audit_ttl: dt.timedelta | None
+    overridden: tuple[str, ...]  # fields the namespace's policy sets
+
+
+# RetentionPolicy fields that override a setting of the same name (upper-cased).
+POLICY_LIFETIMES = ("session_ttl", "archived_message_ttl", "snapshot_ttl", "ledger_ttl")
+
+
+def lifetime(value: dt.timedelta | None, default: dt.timedelta | None) -> dt.timedelta | None:
+    """A policy's lifetime over the setting's: NULL inherits, zero keeps forever."""
+    if value is None:
+        return default
+    return value if value > dt.timedelta(0) else None
+
+
+def retention_effective(*, namespace: str, policy: RetentionPolicy | None = None) -> Retention:
+    """The lifetimes in force for ``namespace``: its ``RetentionPolicy`` over the settings.
+
+    Pass ``policy`` when already read (None reads it; a namespace without one gets the
+    settings).
+    """
+    if policy is None:
+        policy = RetentionPolicy.objects.filter(namespace=namespace).first()
+    values = {name: getattr(app_settings, name.upper()) for name in POLICY_LIFETIMES}
+    overridden: list[str] = []
+    expiry = app_settings.SESSION_EXPIRY
+    if policy is not None:
+        for name in POLICY_LIFETIMES:
+            own = getattr(policy, name)
+            if own is not None:
+                overridden.append(name)
+            values[name] = lifetime(own, values[name])
+        if policy.session_expiry:
+            overridden.append("session_expiry")
+            expiry = policy.session_expiry
+    return Retention(
+        namespace=namespace,
+        session_expiry=expiry,
+        audit_ttl=app_settings.AUDIT_TTL,
+        overridden=tuple(overridden),
+        **values,
+    )
+
+
+def session_expires_at(
+    *, session: MemorySession, retention: Retention | None = None
+) -> dt.datetime | None:
+    """When ``session`` expires if nothing touches it again: its last write plus SESSION_TTL.
+
+    Derived from ``updated_at``, which every append, trim, clear, rollback and state update
+    already writes, so the append path writes nothing more. None: kept forever (no lifetime,
+    or an archive-mode session with no live message left to archive).
+    """
+    if retention is None:
+        retention = retention_effective(namespace=session.namespace)
+    if retention.session_ttl is None:
+        return None
+    if retention.session_expiry == "archive" and session.message_count == 0:
+        return None
+    return session.updated_at + retention.session_ttl
+
+
+def legal_hold_find(*, namespace: str, session_id: int | None = None) -> LegalHold | None:
+    """The hold covering ``namespace`` (or its session ``session_id``): the namespace's own
+    first, then the session's; None when neither is held."""
+    holds = LegalHold.objects.filter(namespace=namespace, session__isnull=True)
+    found = holds.first()
+    if found is None and session_id is not None:
+        found = LegalHold.objects.filter(session_id=session_id).first()
+    return found
+
+
+def legal_holds(*, namespace: str) -> list[LegalHold]:
+    """Every hold in ``namespace`` (on it and on its sessions), oldest first."""
+    return list(LegalHold.objects.filter(namespace=namespace).order_by("placed_at", "pk"))
