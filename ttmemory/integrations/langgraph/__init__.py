@@ -1,0 +1,8 @@
+"""LangGraph on ttmemory: a checkpointer (``TTMemorySaver``) and a store (``TTMemoryStore``).
+
+Install with the ``langgraph`` extra. Nothing in ttmemory's core imports this package.
+"""
+
+from ttmemory.integrations.langgraph.checkpoint import TTMemorySaver
+
+__all__ = ["TTMemorySaver"]
