@@ -4,5 +4,6 @@ Install with the ``langgraph`` extra. Nothing in ttmemory's core imports this pa
 """
 
 from ttmemory.integrations.langgraph.checkpoint import TTMemorySaver
+from ttmemory.integrations.langgraph.store import TTMemoryStore
 
-__all__ = ["TTMemorySaver"]
+__all__ = ["TTMemorySaver", "TTMemoryStore"]
