@@ -2,74 +2,143 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import ttmemory.fields
 from django.db import migrations, models
+
+import ttmemory.fields
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ttmemory', '0008_keyed_derived_values'),
+        ("ttmemory", "0008_keyed_derived_values"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='GraphCheckpoint',
+            name="GraphCheckpoint",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('namespace', models.CharField(max_length=255)),
-                ('thread_id', models.CharField(max_length=255)),
-                ('checkpoint_ns', models.CharField(blank=True, default='', max_length=255)),
-                ('checkpoint_id', models.CharField(max_length=64)),
-                ('parent_checkpoint_id', models.CharField(blank=True, default='', max_length=64)),
-                ('run_id', models.CharField(blank=True, default='', max_length=64)),
-                ('checkpoint_type', models.CharField(max_length=32)),
-                ('checkpoint', ttmemory.fields.EncryptedBinaryField(bind=('namespace', 'thread_id', 'checkpoint_ns', 'checkpoint_id'))),
-                ('metadata_type', models.CharField(max_length=32)),
-                ('metadata', ttmemory.fields.EncryptedBinaryField(bind=('namespace', 'thread_id', 'checkpoint_ns', 'checkpoint_id'))),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("namespace", models.CharField(max_length=255)),
+                ("thread_id", models.CharField(max_length=255)),
+                ("checkpoint_ns", models.CharField(blank=True, default="", max_length=255)),
+                ("checkpoint_id", models.CharField(max_length=64)),
+                ("parent_checkpoint_id", models.CharField(blank=True, default="", max_length=64)),
+                ("run_id", models.CharField(blank=True, default="", max_length=64)),
+                ("checkpoint_type", models.CharField(max_length=32)),
+                (
+                    "checkpoint",
+                    ttmemory.fields.EncryptedBinaryField(
+                        bind=("namespace", "thread_id", "checkpoint_ns", "checkpoint_id")
+                    ),
+                ),
+                ("metadata_type", models.CharField(max_length=32)),
+                (
+                    "metadata",
+                    ttmemory.fields.EncryptedBinaryField(
+                        bind=("namespace", "thread_id", "checkpoint_ns", "checkpoint_id")
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'indexes': [models.Index(fields=['namespace', 'run_id'], name='ttm_graphcp_run_idx')],
-                'constraints': [models.UniqueConstraint(fields=('namespace', 'thread_id', 'checkpoint_ns', 'checkpoint_id'), name='ttm_graphcp_uniq')],
+                "indexes": [
+                    models.Index(fields=["namespace", "run_id"], name="ttm_graphcp_run_idx")
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("namespace", "thread_id", "checkpoint_ns", "checkpoint_id"),
+                        name="ttm_graphcp_uniq",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='GraphCheckpointWrite',
+            name="GraphCheckpointWrite",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('namespace', models.CharField(max_length=255)),
-                ('thread_id', models.CharField(max_length=255)),
-                ('checkpoint_ns', models.CharField(blank=True, default='', max_length=255)),
-                ('checkpoint_id', models.CharField(max_length=64)),
-                ('task_id', models.CharField(max_length=255)),
-                ('task_path', models.TextField(blank=True, default='')),
-                ('idx', models.IntegerField()),
-                ('channel', models.CharField(max_length=255)),
-                ('value_type', models.CharField(max_length=32)),
-                ('value', ttmemory.fields.EncryptedBinaryField(bind=('namespace', 'thread_id', 'checkpoint_ns', 'checkpoint_id', 'task_id', 'idx'))),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("namespace", models.CharField(max_length=255)),
+                ("thread_id", models.CharField(max_length=255)),
+                ("checkpoint_ns", models.CharField(blank=True, default="", max_length=255)),
+                ("checkpoint_id", models.CharField(max_length=64)),
+                ("task_id", models.CharField(max_length=255)),
+                ("task_path", models.TextField(blank=True, default="")),
+                ("idx", models.IntegerField()),
+                ("channel", models.CharField(max_length=255)),
+                ("value_type", models.CharField(max_length=32)),
+                (
+                    "value",
+                    ttmemory.fields.EncryptedBinaryField(
+                        bind=(
+                            "namespace",
+                            "thread_id",
+                            "checkpoint_ns",
+                            "checkpoint_id",
+                            "task_id",
+                            "idx",
+                        )
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('namespace', 'thread_id', 'checkpoint_ns', 'checkpoint_id', 'task_id', 'idx'), name='ttm_graphwrite_uniq')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=(
+                            "namespace",
+                            "thread_id",
+                            "checkpoint_ns",
+                            "checkpoint_id",
+                            "task_id",
+                            "idx",
+                        ),
+                        name="ttm_graphwrite_uniq",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='GraphStoreItem',
+            name="GraphStoreItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('namespace', models.CharField(max_length=255)),
-                ('path', models.CharField(blank=True, default='', max_length=1024)),
-                ('key', models.CharField(max_length=255)),
-                ('value', ttmemory.fields.EncryptedJSONField(bind=('namespace', 'path', 'key'))),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('ttl_minutes', models.FloatField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('fact', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='ttmemory.fact')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("namespace", models.CharField(max_length=255)),
+                ("path", models.CharField(blank=True, default="", max_length=1024)),
+                ("key", models.CharField(max_length=255)),
+                ("value", ttmemory.fields.EncryptedJSONField(bind=("namespace", "path", "key"))),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("ttl_minutes", models.FloatField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "fact",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="ttmemory.fact",
+                    ),
+                ),
             ],
             options={
-                'indexes': [models.Index(fields=['expires_at'], name='ttm_graphitem_expiry_idx')],
-                'constraints': [models.UniqueConstraint(fields=('namespace', 'path', 'key'), name='ttm_graphitem_uniq')],
+                "indexes": [models.Index(fields=["expires_at"], name="ttm_graphitem_expiry_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("namespace", "path", "key"), name="ttm_graphitem_uniq"
+                    )
+                ],
             },
         ),
     ]

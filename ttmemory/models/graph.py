@@ -83,7 +83,14 @@ class GraphCheckpointWrite(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["namespace", "thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "idx"],
+                fields=[
+                    "namespace",
+                    "thread_id",
+                    "checkpoint_ns",
+                    "checkpoint_id",
+                    "task_id",
+                    "idx",
+                ],
                 name="ttm_graphwrite_uniq",
             ),
         ]
@@ -127,9 +134,7 @@ class GraphStoreItem(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["namespace", "path", "key"], name="ttm_graphitem_uniq"
-            ),
+            models.UniqueConstraint(fields=["namespace", "path", "key"], name="ttm_graphitem_uniq"),
         ]
         indexes = [
             models.Index(fields=["expires_at"], name="ttm_graphitem_expiry_idx"),

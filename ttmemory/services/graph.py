@@ -18,7 +18,7 @@ from django.utils import timezone
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import Fact, GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
 from ttmemory.services.facts import MAX_FACT_CHARS, fact_forget, fact_remember
-from ttmemory.validation import clean_identifier, clean_json_object, clean_namespace
+from ttmemory.validation import clean_json_object, clean_namespace
 
 # Facts that index store items carry this kind, so recall can be limited to them.
 STORE_FACT_KIND = "langgraph"
@@ -339,7 +339,11 @@ def graph_items_sweep(*, now: dt.datetime | None = None) -> int:
 def _expiry(now: dt.datetime, ttl_minutes: float | None) -> dt.datetime | None:
     if ttl_minutes is None:
         return None
-    if isinstance(ttl_minutes, bool) or not isinstance(ttl_minutes, int | float) or ttl_minutes <= 0:
+    if (
+        isinstance(ttl_minutes, bool)
+        or not isinstance(ttl_minutes, int | float)
+        or ttl_minutes <= 0
+    ):
         raise MemoryValidationError("ttl", "must be a number of minutes > 0, or None")
     return now + dt.timedelta(minutes=float(ttl_minutes))
 

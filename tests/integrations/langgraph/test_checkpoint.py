@@ -6,7 +6,6 @@ import time
 import uuid
 from typing import Any
 
-import pytest
 from asgiref.sync import async_to_sync
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.checkpoint.conformance.capabilities import BASE_CAPABILITIES, EXTENDED_CAPABILITIES

@@ -97,7 +97,10 @@ def test_checkpoints_are_encrypted_and_bound_to_their_thread(graph_db: None) -> 
     saver = TTMemorySaver(namespace="user-7")
     app = build(saver, TTMemoryStore())
     for thread in ("a", "b"):
-        app.invoke({"user": "user-7", "said": [f"secret rooibos {thread}"]}, {"configurable": {"thread_id": thread}})
+        app.invoke(
+            {"user": "user-7", "said": [f"secret rooibos {thread}"]},
+            {"configurable": {"thread_id": thread}},
+        )
     blobs = raw_rows("SELECT checkpoint FROM ttmemory_graphcheckpoint")
     writes = raw_rows("SELECT value FROM ttmemory_graphcheckpointwrite")
     assert blobs and all(b"rooibos" not in bytes(b) for (b,) in blobs + writes)
@@ -105,7 +108,9 @@ def test_checkpoints_are_encrypted_and_bound_to_their_thread(graph_db: None) -> 
     # thread b's latest checkpoint row, given thread a's ciphertext, refuses to load.
     newest_a = GraphCheckpoint.objects.filter(thread_id="a").order_by("-checkpoint_id").first()
     newest_b = GraphCheckpoint.objects.filter(thread_id="b").order_by("-checkpoint_id").first()
-    stolen = raw_rows("SELECT checkpoint FROM ttmemory_graphcheckpoint WHERE id = %s", [newest_a.pk])
+    stolen = raw_rows(
+        "SELECT checkpoint FROM ttmemory_graphcheckpoint WHERE id = %s", [newest_a.pk]
+    )
     GraphCheckpoint.objects.filter(pk=newest_b.pk).update(checkpoint=Sealed(bytes(stolen[0][0])))
     with pytest.raises(DecryptionError):
         saver.get_tuple({"configurable": {"thread_id": "b", "checkpoint_ns": ""}})

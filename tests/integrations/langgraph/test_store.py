@@ -16,7 +16,6 @@ from langgraph.store.base import (
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     PutOp,
     SearchOp,
 )
@@ -246,7 +245,9 @@ def test_search_by_query_with_filters(store: TTMemoryStore) -> None:
     assert [r.key for r in results][:1] == ["doc1"]
     results = store.search(("test",), query="car", filter={"color": "red"})
     assert [r.key for r in results][:1] == ["doc2"]
-    results = store.search(("test",), query="apple", filter={"score": {"$gte": 4.0}, "color": "green"})
+    results = store.search(
+        ("test",), query="apple", filter={"score": {"$gte": 4.0}, "color": "green"}
+    )
     assert [r.key for r in results] == ["doc3"]
 
 
@@ -272,7 +273,9 @@ def test_index_fields_from_config_and_per_put(db: Any) -> None:
 
 def test_index_config_maps_to_the_configured_embedder(db: Any) -> None:
     with pytest.raises(ValueError, match="TTMEMORY\\['EMBEDDER'\\]"):
-        TTMemoryStore(namespace="user-1", index={"dims": 1536, "embed": "openai:text-embedding-3-small"})
+        TTMemoryStore(
+            namespace="user-1", index={"dims": 1536, "embed": "openai:text-embedding-3-small"}
+        )
     with pytest.raises(ValueError, match="1536"):
         TTMemoryStore(namespace="user-1", index={"dims": 1536})
 
@@ -291,7 +294,9 @@ def test_ttl_sets_expiry_refreshes_on_read_and_sweeps(db: Any) -> None:
     store.put(("foo",), "forever", {"foo": "baz"}, ttl=None)
     row = GraphStoreItem.objects.get(key="item1")
     assert row.ttl_minutes == 10
-    assert abs((row.expires_at - timezone.now()) - dt.timedelta(minutes=10)) < dt.timedelta(seconds=30)
+    assert abs((row.expires_at - timezone.now()) - dt.timedelta(minutes=10)) < dt.timedelta(
+        seconds=30
+    )
     assert row.fact.expires_at == row.expires_at  # the memory expires with its item
     assert GraphStoreItem.objects.get(key="forever").expires_at is None
 
@@ -302,7 +307,9 @@ def test_ttl_sets_expiry_refreshes_on_read_and_sweeps(db: Any) -> None:
     assert store.get(("foo",), "item1") is not None  # refresh_on_read: a new 10 minutes
     assert GraphStoreItem.objects.get(pk=row.pk).expires_at > soon + dt.timedelta(minutes=5)
 
-    GraphStoreItem.objects.filter(pk=row.pk).update(expires_at=timezone.now() - dt.timedelta(seconds=1))
+    GraphStoreItem.objects.filter(pk=row.pk).update(
+        expires_at=timezone.now() - dt.timedelta(seconds=1)
+    )
     assert store.get(("foo",), "item1") is None
     assert [i.key for i in store.search(("foo",))] == ["forever"]
     assert store.list_namespaces() == [("foo",)]

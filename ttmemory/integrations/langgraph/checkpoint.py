@@ -9,6 +9,7 @@ pending writes likewise (``GraphCheckpointWrite``). Every row of a saver lives i
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
@@ -195,7 +196,7 @@ class TTMemorySaver(BaseCheckpointSaver[int]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        def read() -> list[CheckpointTuple]:
+        def read() -> builtins.list[CheckpointTuple]:
             return [*self.list(config, filter=filter, before=before, limit=limit)]
 
         for item in await sync_to_async(read, thread_sensitive=True)():
@@ -246,7 +247,9 @@ class TTMemorySaver(BaseCheckpointSaver[int]):
         metadata: CheckpointMetadata = self.serde.loads_typed((row.metadata_type, row.metadata))
         return metadata
 
-    def _tuple(self, row: GraphCheckpoint, writes: list[GraphCheckpointWrite]) -> CheckpointTuple:
+    def _tuple(
+        self, row: GraphCheckpoint, writes: builtins.list[GraphCheckpointWrite]
+    ) -> CheckpointTuple:
         loads = self.serde.loads_typed
         config: RunnableConfig = {
             "configurable": {
@@ -269,9 +272,7 @@ class TTMemorySaver(BaseCheckpointSaver[int]):
             checkpoint=loads((row.checkpoint_type, row.checkpoint)),
             metadata=self._metadata(row),
             parent_config=parent,
-            pending_writes=[
-                (w.task_id, w.channel, loads((w.value_type, w.value))) for w in writes
-            ],
+            pending_writes=[(w.task_id, w.channel, loads((w.value_type, w.value))) for w in writes],
         )
 
 

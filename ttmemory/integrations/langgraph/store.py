@@ -256,7 +256,9 @@ class TTMemoryStore(BaseStore):
         return clean_namespace("/".join(head), field="namespace"), _encode(namespace[depth:])
 
     def _tuple_of(self, row: GraphStoreItem) -> tuple[str, ...]:
-        head: tuple[str, ...] = () if self.namespace is not None else tuple(row.namespace.split("/"))
+        head: tuple[str, ...] = (
+            () if self.namespace is not None else tuple(row.namespace.split("/"))
+        )
         return head + _decode(row.path)
 
     def _item(self, row: GraphStoreItem, cls: type[Any]) -> Any:
