@@ -58,8 +58,18 @@ def graph_writes(
     in replay order (task path, task id, idx)."""
     namespace = clean_identifier(namespace, field="namespace")
     found: dict[tuple[str, str, str], list[GraphCheckpointWrite]] = {
-        (cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id): [] for cp in checkpoints
+        _key(cp): [] for cp in checkpoints
     }
+    if len(checkpoints) == 1:  # get_tuple: a plain filter compiles in half the time of an OR
+        (cp,) = checkpoints
+        rows = GraphCheckpointWrite.objects.filter(
+            namespace=namespace,
+            thread_id=cp.thread_id,
+            checkpoint_ns=cp.checkpoint_ns,
+            checkpoint_id=cp.checkpoint_id,
+        )
+        found[_key(cp)] = list(rows)
+        checkpoints = []
     for start in range(0, len(checkpoints), 200):
         query = Q(pk__in=[])
         for cp in checkpoints[start : start + 200]:
@@ -74,6 +84,10 @@ def graph_writes(
     for writes in found.values():
         writes.sort(key=lambda w: (w.task_path, w.task_id, w.idx))
     return found
+
+
+def _key(cp: GraphCheckpoint) -> tuple[str, str, str]:
+    return (cp.thread_id, cp.checkpoint_ns, cp.checkpoint_id)
 
 
 def graph_item_get(*, namespace: str, path: str, key: str) -> GraphStoreItem | None:
