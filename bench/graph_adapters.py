@@ -53,12 +53,14 @@ def _state(turns: int = 20) -> dict[str, Any]:
     }
 
 
-def run(*, runs: int, progress: Callable[[str], None] = lambda _: None) -> list[Row]:
+def run(
+    *, runs: int, items: int = SEARCH_ITEMS, progress: Callable[[str], None] = lambda _: None
+) -> list[Row]:
     rows: list[Row] = []
     tag = uuid.uuid4().hex[:8]
     ns_store, ns_core, ns_saver = (f"bench-lg-{name}-{tag}" for name in ("store", "core", "saver"))
     try:
-        rows += _store_rows(ns_store, ns_core, runs, progress)
+        rows += _store_rows(ns_store, ns_core, runs, items, progress)
         rows += _saver_rows(ns_saver, runs, progress)
     finally:
         for namespace in (ns_store, ns_core, ns_saver):
@@ -69,7 +71,7 @@ def run(*, runs: int, progress: Callable[[str], None] = lambda _: None) -> list[
 
 
 def _store_rows(
-    ns_store: str, ns_core: str, runs: int, progress: Callable[[str], None]
+    ns_store: str, ns_core: str, runs: int, items: int, progress: Callable[[str], None]
 ) -> list[Row]:
     store = TTMemoryStore(namespace=ns_store)
     counter = iter(range(10**9))
@@ -88,7 +90,7 @@ def _store_rows(
     progress("store search vs fact_recall")
     GraphStoreItem.objects.filter(namespace=ns_store).delete()
     Fact.objects.filter(namespace=ns_store).delete()
-    for i in range(SEARCH_ITEMS):
+    for i in range(items):
         store.put(("memories",), f"s{i}", {"text": _memory_text(i)})
     queries = iter(f"what about {TOPICS[i % len(TOPICS)]} on day {i % 31}" for i in range(10**9))
     current: dict[str, str] = {}
@@ -104,7 +106,7 @@ def _store_rows(
 
     rows.append(
         paired(
-            f"store search vs fact_recall (k=10, {SEARCH_ITEMS} items)",
+            f"store search vs fact_recall (k=10, {items} items)",
             search,
             recall,
             runs,
