@@ -269,24 +269,29 @@ def graph_item_put(
         fact = fact_remember(
             namespace=namespace, text=text, kind=STORE_FACT_KIND, expires_at=expires_at
         )
-    with transaction.atomic():
-        item = (
-            GraphStoreItem.objects.select_for_update()
-            .filter(namespace=namespace, path=path, key=key)
-            .first()
-        )
-        previous_fact_id = item.fact_id if item is not None else None
-        if item is None:
-            item = GraphStoreItem(namespace=namespace, path=path, key=key, created_at=now)
-        item.value = clean_value
-        item.fact = fact
-        item.ttl_minutes = ttl_minutes
-        item.expires_at = expires_at
-        item.updated_at = now
-        item.save()
-        if previous_fact_id is not None and previous_fact_id != item.fact_id:
-            _forget_unused_fact(namespace, previous_fact_id)
-    return item
+    for _attempt in range(2):
+        try:
+            with transaction.atomic():
+                item = (
+                    GraphStoreItem.objects.select_for_update()
+                    .filter(namespace=namespace, path=path, key=key)
+                    .first()
+                )
+                previous_fact_id = item.fact_id if item is not None else None
+                if item is None:
+                    item = GraphStoreItem(namespace=namespace, path=path, key=key, created_at=now)
+                item.value = clean_value
+                item.fact = fact
+                item.ttl_minutes = ttl_minutes
+                item.expires_at = expires_at
+                item.updated_at = now
+                item.save()
+                if previous_fact_id is not None and previous_fact_id != item.fact_id:
+                    _forget_unused_fact(namespace, previous_fact_id)
+                return item
+        except IntegrityError:
+            continue  # created concurrently with the same key: replace that one
+    raise MemoryValidationError("key", "could not be stored (concurrent conflict); retry")
 
 
 def graph_item_delete(*, namespace: str, path: str, key: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import time
 import uuid
 from typing import Any
@@ -36,3 +37,50 @@ def test_conformance_suite_passes(db: Any, capsys: Any) -> None:
     for capability in BASE_CAPABILITIES | EXTENDED_CAPABILITIES:
         result = report.results[capability.value]
         assert result.detected and result.passed, (capability, result)
+
+
+def test_key_rotation_re_encrypts_checkpoints_writes_and_store_values(
+    db: Any, settings: Any
+) -> None:
+    from django.core.management import call_command
+
+    from tests.management.test_rotate_keys import key_ids
+    from ttmemory.crypto import generate_key
+    from ttmemory.integrations.langgraph import TTMemoryStore
+    from ttmemory.models import GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
+
+    old = settings.TTMEMORY["ENCRYPTION_KEYS"][0]
+    settings.TTMEMORY = {**settings.TTMEMORY, "ENCRYPTION_KEYS": [old]}
+    saver = TTMemorySaver(namespace="user-rot")
+    config = async_to_sync(_put_one)(saver)
+    saver.put_writes(config, [("messages", ["hello"]), ("__error__", "boom")], "task-1")
+    TTMemoryStore(namespace="user-rot").put(("prefs",), "tea", {"text": "green tea"})
+    new = generate_key("lgrot")
+    settings.TTMEMORY = {**settings.TTMEMORY, "ENCRYPTION_KEYS": [new, old]}
+    call_command("ttmemory_rotate_keys", stdout=io.StringIO())
+    assert set(key_ids(GraphCheckpoint, "checkpoint")) == {"lgrot"}
+    assert set(key_ids(GraphCheckpoint, "metadata")) == {"lgrot"}
+    assert set(key_ids(GraphCheckpointWrite, "value")) == {"lgrot"}
+    assert set(key_ids(GraphStoreItem, "value")) == {"lgrot"}
+    settings.TTMEMORY = {**settings.TTMEMORY, "ENCRYPTION_KEYS": [new]}  # the old key goes
+    found = saver.get_tuple(config)
+    assert found is not None and found.checkpoint["channel_values"] == {"messages": ["hi"]}
+    assert sorted(w[1:] for w in found.pending_writes) == [
+        ("__error__", "boom"),
+        ("messages", ["hello"]),
+    ]
+    assert TTMemoryStore(namespace="user-rot").get(("prefs",), "tea").value == {"text": "green tea"}
+
+
+async def _put_one(saver: TTMemorySaver) -> Any:
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"] = {"messages": ["hi"]}
+    checkpoint["channel_versions"] = {"messages": 1}
+    return await saver.aput(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+        checkpoint,
+        {"source": "input", "step": -1, "parents": {}},
+        {"messages": 1},
+    )
