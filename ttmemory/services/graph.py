@@ -288,6 +288,8 @@ def graph_item_put(
                 item.save()
                 if previous_fact_id is not None and previous_fact_id != item.fact_id:
                     _forget_unused_fact(namespace, previous_fact_id)
+                if item.fact_id is not None:
+                    _sync_fact_expiry(item.fact_id)
                 return item
         except IntegrityError:
             continue  # created concurrently with the same key: replace that one
@@ -327,9 +329,7 @@ def graph_items_touch(*, namespace: str, item_ids: Sequence[int]) -> int:
             expires_at = _expiry(now, item.ttl_minutes)
             GraphStoreItem.objects.filter(pk=item.pk).update(expires_at=expires_at)
             if item.fact_id is not None:
-                Fact.objects.filter(pk=item.fact_id, kind=STORE_FACT_KIND).update(
-                    expires_at=expires_at
-                )
+                _sync_fact_expiry(item.fact_id)
             touched += 1
     return touched
 
@@ -338,7 +338,12 @@ def graph_items_sweep(*, now: dt.datetime | None = None) -> int:
     """Delete expired items (their facts expire with them); returns how many."""
     now = now or timezone.now()
     with transaction.atomic():
-        return GraphStoreItem.objects.filter(expires_at__lte=now).delete()[0]
+        expired = GraphStoreItem.objects.filter(expires_at__lte=now)
+        facts = set(expired.exclude(fact=None).values_list("namespace", "fact_id"))
+        deleted: int = expired.delete()[0]
+        for namespace, fact_id in sorted(facts):
+            _forget_unused_fact(namespace, fact_id)
+    return deleted
 
 
 def _expiry(now: dt.datetime, ttl_minutes: float | None) -> dt.datetime | None:
@@ -351,6 +356,19 @@ def _expiry(now: dt.datetime, ttl_minutes: float | None) -> dt.datetime | None:
     ):
         raise MemoryValidationError("ttl", "must be a number of minutes > 0, or None")
     return now + dt.timedelta(minutes=float(ttl_minutes))
+
+
+def _sync_fact_expiry(fact_id: int) -> None:
+    """A store fact expires with the last of its items (never, if one of them never does)."""
+    expiries = list(
+        GraphStoreItem.objects.filter(fact_id=fact_id).values_list("expires_at", flat=True)
+    )
+    if not expiries:
+        return
+    latest = None if None in expiries else max(e for e in expiries if e is not None)
+    Fact.objects.filter(pk=fact_id, kind=STORE_FACT_KIND).exclude(expires_at=latest).update(
+        expires_at=latest
+    )
 
 
 def _forget_unused_fact(namespace: str, fact_id: int) -> None:

@@ -403,3 +403,25 @@ def test_bad_values_get_clear_errors_and_store_nothing(store: TTMemoryStore) -> 
     with pytest.raises(InvalidNamespaceError):
         store.put(("te.st",), "k", {"a": 1})
     assert not GraphStoreItem.objects.exists() and not Fact.objects.exists()
+
+
+def test_a_shared_memory_expires_with_the_last_of_its_items(db: Any) -> None:
+    store = TTMemoryStore(namespace="user-1")
+    store.put(("a",), "k1", {"text": "Ada rows on Sundays"}, ttl=5)
+    fact = GraphStoreItem.objects.get(key="k1").fact
+    assert fact.expires_at is not None
+    store.put(("b",), "k2", {"text": "Ada rows on Sundays"})  # same text, no time to live
+    fact.refresh_from_db()
+    assert fact.expires_at is None  # k2 never expires, so neither does its memory
+    store.put(("a",), "k1", {"text": "Ada rows on Sundays"})  # k1 loses its time to live too
+    assert GraphStoreItem.objects.get(key="k1").expires_at is None
+
+    store.put(("a",), "k1", {"text": "Ada swims on Mondays"}, ttl=5)
+    store.delete(("b",), "k2")
+    swim = GraphStoreItem.objects.get(key="k1").fact
+    GraphStoreItem.objects.filter(key="k1").update(
+        expires_at=timezone.now() - dt.timedelta(seconds=1)
+    )
+    assert store.sweep_ttl() == 1
+    assert not Fact.objects.filter(pk=swim.pk).exists()  # swept with its only item
+    assert not Fact.objects.filter(namespace="user-1").exists()
