@@ -6,8 +6,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db.models import Q
+from django.utils import timezone
 
-from ttmemory.models import GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
+from ttmemory.models import GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem, Profile
 from ttmemory.validation import clean_identifier
 
 
@@ -122,11 +123,22 @@ def graph_item_paths(*, namespace: str, path_prefix: str = "") -> list[str]:
     return sorted(set(rows.values_list("path", flat=True)))
 
 
+def graph_profiles(*, namespace: str, kind: str | None = None) -> list[Profile]:
+    """The namespace's unexpired profiles (the one of ``kind`` when given), most recently
+    updated first."""
+    namespace = clean_identifier(namespace, field="namespace")
+    rows = Profile.objects.filter(namespace=namespace).exclude(expires_at__lte=timezone.now())
+    if kind is not None:
+        rows = rows.filter(kind=kind)
+    return list(rows.order_by("-updated_at", "-pk"))
+
+
 __all__ = [
     "graph_checkpoint_get",
     "graph_checkpoints",
     "graph_item_get",
     "graph_item_paths",
     "graph_items",
+    "graph_profiles",
     "graph_writes",
 ]

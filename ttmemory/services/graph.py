@@ -16,9 +16,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ttmemory.exceptions import MemoryValidationError
-from ttmemory.models import Fact, GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
+from ttmemory.models import Fact, GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem, Profile
 from ttmemory.services.facts import MAX_FACT_CHARS, fact_forget, fact_remember
-from ttmemory.validation import clean_json_object, clean_namespace
+from ttmemory.validation import clean_json_object, clean_kind, clean_namespace
 
 # Facts that index store items carry this kind, so recall can be limited to them.
 STORE_FACT_KIND = "langgraph"
@@ -346,6 +346,46 @@ def graph_items_sweep(*, now: dt.datetime | None = None) -> int:
     return deleted
 
 
+def graph_profile_put(
+    *, namespace: str, kind: str, data: Mapping[str, Any], ttl_minutes: float | None = None
+) -> Profile:
+    """Replace the namespace's ``kind`` profile with ``data`` (a store's put: the whole value,
+    not ``profile_update``'s merge); ``ttl_minutes`` sets ``expires_at``. Raises
+    MemoryValidationError naming the field for a bad kind or data."""
+    namespace = clean_namespace(namespace)
+    kind = clean_kind(kind, field="key")
+    if not isinstance(data, Mapping):
+        raise MemoryValidationError("value", "must be a JSON object")
+    clean = clean_json_object(data, field="value")
+    now = timezone.now()
+    expires_at = _expiry(now, ttl_minutes)
+    for _attempt in range(2):
+        try:
+            with transaction.atomic():
+                profile = (
+                    Profile.objects.select_for_update()
+                    .filter(namespace=namespace, kind=kind)
+                    .first()
+                )
+                if profile is None:
+                    profile = Profile(namespace=namespace, kind=kind)
+                profile.data = clean
+                profile.expires_at = expires_at
+                profile.updated_at = now
+                profile.save()
+                return profile
+        except IntegrityError:
+            continue  # created concurrently: replace that one
+    raise MemoryValidationError("key", "could not be stored (concurrent conflict); retry")
+
+
+def graph_profile_delete(*, namespace: str, kind: str) -> bool:
+    """Delete the namespace's ``kind`` profile; False when there was none."""
+    namespace = clean_namespace(namespace)
+    with transaction.atomic():
+        return Profile.objects.filter(namespace=namespace, kind=kind).delete()[0] > 0
+
+
 def _expiry(now: dt.datetime, ttl_minutes: float | None) -> dt.datetime | None:
     if ttl_minutes is None:
         return None
@@ -385,6 +425,8 @@ __all__ = [
     "graph_item_put",
     "graph_items_sweep",
     "graph_items_touch",
+    "graph_profile_delete",
+    "graph_profile_put",
     "graph_runs_delete",
     "graph_thread_copy",
     "graph_thread_delete",

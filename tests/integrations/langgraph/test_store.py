@@ -425,3 +425,38 @@ def test_a_shared_memory_expires_with_the_last_of_its_items(db: Any) -> None:
     assert store.sweep_ttl() == 1
     assert not Fact.objects.filter(pk=swim.pk).exists()  # swept with its only item
     assert not Fact.objects.filter(namespace="user-1").exists()
+
+
+def test_a_profiles_path_maps_items_onto_ttmemory_profiles(db: Any) -> None:
+    store = TTMemoryStore(profiles=("profile",))  # namespace_depth=1
+    store.put(("user-5", "profile"), "user", {"name": "Ada", "tea": "green"})
+    store.put(("user-5", "memories"), "m1", {"text": "Ada moved to Porto"})
+    assert memory.profile_get(namespace="user-5", kind="user") == {"name": "Ada", "tea": "green"}
+    store.put(("user-5", "profile"), "user", {"name": "Ada"})  # a put replaces, no merge
+    assert memory.profile_get(namespace="user-5") == {"user": {"name": "Ada"}}
+    item = store.get(("user-5", "profile"), "user")
+    assert (item.namespace, item.key, item.value) == (
+        ("user-5", "profile"),
+        "user",
+        {"name": "Ada"},
+    )
+    assert sorted(store.list_namespaces(prefix=("user-5",))) == [
+        ("user-5", "memories"),
+        ("user-5", "profile"),
+    ]
+    listed = store.search(("user-5",))
+    assert sorted((i.namespace[-1], i.key) for i in listed) == [
+        ("memories", "m1"),
+        ("profile", "user"),
+    ]
+    assert [i.key for i in store.search(("user-5",), filter={"name": "Ada"})] == ["user"]
+    assert [i.key for i in store.search(("user-5",), query="Porto")] == ["m1"]  # recall: facts
+    prompt = memory.prompt_build(
+        session=memory.session_open(namespace="user-5", key="chat"), query="tea", max_tokens=500
+    )
+    assert "Ada" in str(prompt)
+    with pytest.raises(memory.MemoryValidationError, match="key"):
+        store.put(("user-5", "profile"), "Not A Kind", {"x": 1})
+    store.delete(("user-5", "profile"), "user")
+    assert store.get(("user-5", "profile"), "user") is None
+    assert memory.profile_get(namespace="user-5") == {}

@@ -43,15 +43,17 @@ from langgraph.store.base import (
 )
 
 from ttmemory.backends.embedders import get_embedder
-from ttmemory.models import GraphStoreItem
+from ttmemory.models import GraphStoreItem, Profile
 from ttmemory.selectors import fact_recall
-from ttmemory.selectors.graph import graph_item_get, graph_item_paths, graph_items
+from ttmemory.selectors.graph import graph_item_get, graph_item_paths, graph_items, graph_profiles
 from ttmemory.services.graph import (
     STORE_FACT_KIND,
     graph_item_delete,
     graph_item_put,
     graph_items_sweep,
     graph_items_touch,
+    graph_profile_delete,
+    graph_profile_put,
 )
 from ttmemory.validation import clean_namespace
 
@@ -70,7 +72,9 @@ class TTMemoryStore(BaseStore):
     selects the text to index (default ``["$"]``, the whole value). ``index=False`` indexes
     nothing (search then only filters). ``ttl``: LangGraph's ``TTLConfig``; an item's time to
     live sets ``expires_at`` of the item and of its fact, refreshed on read unless
-    ``refresh_on_read`` is False; ``sweep_ttl()`` deletes expired items.
+    ``refresh_on_read`` is False; ``sweep_ttl()`` deletes expired items. ``profiles``: a path
+    (such as ``("profile",)``) whose items are ttmemory profiles, one per key (the profile's
+    kind), read by ``profile_get`` and ``prompt_build``.
     """
 
     supports_ttl = True
@@ -82,7 +86,16 @@ class TTMemoryStore(BaseStore):
         namespace_depth: int = 1,
         index: IndexConfig | Literal[False] | None = None,
         ttl: TTLConfig | None = None,
+        profiles: tuple[str, ...] | None = None,
     ) -> None:
+        if profiles is not None and (
+            not isinstance(profiles, tuple)
+            or not profiles
+            or not all(isinstance(p, str) and p for p in profiles)
+        ):
+            raise ValueError("profiles must be a non-empty tuple of strings, such as ('profile',)")
+        self.profiles = profiles
+        self.profile_path = _encode(profiles) if profiles is not None else None
         self.namespace = clean_namespace(namespace) if namespace is not None else None
         if self.namespace is None and (
             isinstance(namespace_depth, bool)
@@ -149,6 +162,13 @@ class TTMemoryStore(BaseStore):
 
     def _get(self, op: GetOp) -> Item | None:
         namespace, path = self._split(op.namespace)
+        if path == self.profile_path:
+            found = graph_profiles(namespace=namespace, kind=op.key)
+            return (
+                self._profile_item(found[0], op.namespace[: self.namespace_depth])
+                if found
+                else None
+            )
         row = graph_item_get(namespace=namespace, path=path, key=op.key)
         if row is None:
             return None
@@ -158,6 +178,14 @@ class TTMemoryStore(BaseStore):
 
     def _put(self, op: PutOp) -> None:
         namespace, path = self._split(op.namespace)
+        if path == self.profile_path:
+            if op.value is None:
+                graph_profile_delete(namespace=namespace, kind=op.key)
+            else:
+                graph_profile_put(
+                    namespace=namespace, kind=op.key, data=op.value, ttl_minutes=op.ttl
+                )
+            return
         if op.value is None:
             graph_item_delete(namespace=namespace, path=path, key=op.key)
             return
@@ -186,17 +214,31 @@ class TTMemoryStore(BaseStore):
             path_prefix=path,
             fact_ids=list(scores) if scores is not None else None,
         )
+        candidates: list[GraphStoreItem | Profile] = list(rows)
+        if (
+            scores is None and self.profile_path is not None and self.profile_path.startswith(path)
+        ):  # profiles are listed, not recalled
+            candidates += graph_profiles(namespace=namespace)
+            candidates.sort(key=lambda row: row.updated_at, reverse=True)
         if op.filter:
-            rows = [row for row in rows if _matches(row.value, op.filter)]
+            candidates = [row for row in candidates if _matches(_value(row), op.filter)]
         if scores is not None:
-            rows.sort(key=lambda row: -scores[row.fact_id] if row.fact_id else 0.0)
-        page = rows[offset : offset + limit]
+            candidates.sort(key=lambda row: -scores.get(getattr(row, "fact_id", None), 0.0))
+        page = candidates[offset : offset + limit]
         if self._refresh(op.refresh_ttl):
-            touched = [row.pk for row in page if row.ttl_minutes is not None]
+            touched = [
+                row.pk
+                for row in page
+                if isinstance(row, GraphStoreItem) and row.ttl_minutes is not None
+            ]
             if touched:
                 graph_items_touch(namespace=namespace, item_ids=touched)
+        head = op.namespace_prefix[: self.namespace_depth]
         found = []
         for row in page:
+            if isinstance(row, Profile):
+                found.append(self._profile_item(row, head, SearchItem))
+                continue
             item = self._item(row, SearchItem)
             if scores is not None and row.fact_id in scores:
                 item.score = scores[row.fact_id]
@@ -223,6 +265,12 @@ class TTMemoryStore(BaseStore):
                 break
             fixed.append(element)
         paths = graph_item_paths(namespace=namespace, path_prefix=_encode(fixed))
+        if (
+            self.profile_path is not None
+            and self.profile_path.startswith(_encode(fixed))
+            and graph_profiles(namespace=namespace)
+        ):
+            paths.append(self.profile_path)
         found: set[tuple[str, ...]] = set()
         for path in paths:
             full = head + _decode(path)
@@ -270,10 +318,24 @@ class TTMemoryStore(BaseStore):
             updated_at=row.updated_at,
         )
 
+    def _profile_item(self, profile: Profile, head: tuple[str, ...], cls: type[Any] = Item) -> Any:
+        assert self.profiles is not None
+        return cls(
+            value=dict(profile.data),
+            key=profile.kind,
+            namespace=tuple(head) + self.profiles,
+            created_at=profile.updated_at,  # a profile keeps no creation time
+            updated_at=profile.updated_at,
+        )
+
     def _refresh(self, asked: bool | None) -> bool:
         if asked is False:
             return False
         return bool((self.ttl_config or {}).get("refresh_on_read", True))
+
+
+def _value(row: GraphStoreItem | Profile) -> Any:
+    return row.data if isinstance(row, Profile) else row.value
 
 
 def _escape(element: str) -> str:
