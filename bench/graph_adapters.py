@@ -130,7 +130,7 @@ def _saver_rows(namespace: str, runs: int, progress: Callable[[str], None]) -> l
             f"type varchar(32), checkpoint {blob_type}, metadata {blob_type}, "
             "PRIMARY KEY (thread_id, checkpoint_id))"
         )
-    made: list[dict[str, Any]] = []
+    made: list[Any] = []
 
     def fresh() -> None:
         checkpoint = empty_checkpoint()

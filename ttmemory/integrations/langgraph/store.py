@@ -223,7 +223,7 @@ class TTMemoryStore(BaseStore):
         if op.filter:
             candidates = [row for row in candidates if _matches(_value(row), op.filter)]
         if scores is not None:
-            candidates.sort(key=lambda row: -scores.get(getattr(row, "fact_id", None), 0.0))
+            candidates.sort(key=lambda row: -_score(row, scores))
         page = candidates[offset : offset + limit]
         if self._refresh(op.refresh_ttl):
             touched = [
@@ -332,6 +332,11 @@ class TTMemoryStore(BaseStore):
         if asked is False:
             return False
         return bool((self.ttl_config or {}).get("refresh_on_read", True))
+
+
+def _score(row: GraphStoreItem | Profile, scores: dict[int, float]) -> float:
+    fact_id = getattr(row, "fact_id", None)
+    return scores.get(fact_id, 0.0) if fact_id is not None else 0.0
 
 
 def _value(row: GraphStoreItem | Profile) -> Any:
