@@ -51,6 +51,7 @@ _EXACT_TAG = b"\x00"
 _LONG_DIGITS = re.compile(rb"\d{19,}")
 
 __all__ = [
+    "EncryptedBinaryField",
     "EncryptedJSONField",
     "EncryptedQuerySet",
     "EncryptedTextField",
@@ -368,6 +369,27 @@ class EncryptedJSONField(_EncryptedField):
 
     def formfield(self, **kwargs: Any) -> Any:
         return super().formfield(**{"form_class": forms.JSONField, **kwargs})
+
+
+class EncryptedBinaryField(_EncryptedField):
+    """Bytes encrypted at rest (a serialiser's output, such as a LangGraph checkpoint)."""
+
+    description = "Encrypted bytes"
+
+    def to_python(self, value: Any) -> Any:
+        if value is None or isinstance(value, bytes):
+            return value
+        if isinstance(value, bytearray | memoryview):
+            return bytes(value)
+        raise TypeError(f"{self.name} expects bytes, got {type(value).__name__}")
+
+    def to_plaintext(self, value: Any) -> bytes:
+        if not isinstance(value, bytes | bytearray | memoryview):
+            raise TypeError(f"{self.name} expects bytes, got {type(value).__name__}")
+        return bytes(value)
+
+    def from_plaintext(self, data: bytes) -> Any:
+        return bytes(data)
 
 
 def seal(instance: models.Model, name: str, value: Any) -> Sealed | None:

@@ -321,7 +321,10 @@ def _rewrite_as_previous_release() -> dict[bytes, tuple[type[Any], str, Any]]:
 
 def _formats() -> set[int]:
     found = set()
+    tables = set(connection.introspection.table_names())
     for model, fields in rotation.encrypted_columns():
+        if model._meta.db_table not in tables:
+            continue  # a table of a later migration (on the previous release's schema)
         for field in fields:
             table = quote(model._meta.db_table)
             found |= {

@@ -4,6 +4,7 @@ from ttmemory.models.apikey import ApiKey
 from ttmemory.models.audit import AuditAction, AuditEntry
 from ttmemory.models.ciphertext import CiphertextUpgrade
 from ttmemory.models.fact import Fact, FactTerm, Profile
+from ttmemory.models.graph import GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
 from ttmemory.models.idempotency import IdempotencyRecord
 from ttmemory.models.learnjob import LearnJob, LearnJobStatus
 from ttmemory.models.lease import SessionLease
@@ -20,6 +21,9 @@ __all__ = [
     "CiphertextUpgrade",
     "Fact",
     "FactTerm",
+    "GraphCheckpoint",
+    "GraphCheckpointWrite",
+    "GraphStoreItem",
     "IdempotencyRecord",
     "LearnJob",
     "LearnJobStatus",

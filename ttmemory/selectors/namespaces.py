@@ -9,7 +9,15 @@ from django.db.models import Count, Q, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from ttmemory.models import Fact, LedgerEntry, MemorySession, Message, Profile, Snapshot
+from ttmemory.models import (
+    Fact,
+    GraphStoreItem,
+    LedgerEntry,
+    MemorySession,
+    Message,
+    Profile,
+    Snapshot,
+)
 from ttmemory.validation import clean_count, clean_identifier
 
 
@@ -68,11 +76,23 @@ def namespace_export(*, namespace: str) -> dict[str, Any]:
         for f in Fact.objects.filter(namespace=namespace).order_by("pk").defer("embedding")
     ]
     profiles = {p.kind: p.data for p in Profile.objects.filter(namespace=namespace)}
+    store_items = [
+        {
+            "path": item.path,
+            "key": item.key,
+            "value": item.value,
+            "fact": item.fact_id,
+            "expires_at": item.expires_at.isoformat() if item.expires_at else None,
+            "updated_at": item.updated_at.isoformat(),
+        }
+        for item in GraphStoreItem.objects.filter(namespace=namespace).order_by("pk")
+    ]
     return {
         "namespace": namespace,
         "sessions": sessions,
         "facts": facts,
         "profiles": profiles,
+        "store_items": store_items,
     }
 
 

@@ -17,6 +17,9 @@ from ttmemory.models import (
     AuditEntry,
     Fact,
     FactTerm,
+    GraphCheckpoint,
+    GraphCheckpointWrite,
+    GraphStoreItem,
     IdempotencyRecord,
     LearnJob,
     LedgerEntry,
@@ -42,7 +45,8 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
     meanwhile either finishes before the erase reads or finds its session gone afterwards
     (``MemorySession.DoesNotExist``); the erase itself always finishes. Erased: sessions,
     messages, snapshots, leases, facts and their terms, profiles, idempotency records, learn
-    jobs and cost-ledger rows. Kept by design (``receipt.kept``): the audit log, whose entries
+    jobs, cost-ledger rows, and agent-framework state (graph checkpoints with their writes, store
+    items). Kept by design (``receipt.kept``): the audit log, whose entries
     name the namespace with ids and counts but no content, so the erasure stays on record. A
     session opened after the erase took its locks is not erased. The receipt counts rows per
     table (no content). Queued tasks for the namespace find nothing and do nothing. Raises
@@ -62,6 +66,11 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
             "idempotency_record": IdempotencyRecord.objects.filter(namespace=namespace).delete()[0],
             "learn_job": LearnJob.objects.filter(namespace=namespace).delete()[0],
             "ledger_entry": LedgerEntry.objects.filter(namespace=namespace).delete()[0],
+            "graph_store_item": GraphStoreItem.objects.filter(namespace=namespace).delete()[0],
+            "graph_checkpoint_write": GraphCheckpointWrite.objects.filter(
+                namespace=namespace
+            ).delete()[0],
+            "graph_checkpoint": GraphCheckpoint.objects.filter(namespace=namespace).delete()[0],
         }
         Fact.objects.filter(namespace=namespace).update(superseded_by=None)
         counts["fact"] = Fact.objects.filter(namespace=namespace).delete()[0]
