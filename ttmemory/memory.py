@@ -5,6 +5,7 @@ result types and the errors they raise. Every function is keyword-only.
 """
 
 from ttmemory.exceptions import (
+    ContextBudgetError,
     DecryptionError,
     EmbeddingError,
     EncryptionKeyError,
@@ -15,6 +16,7 @@ from ttmemory.exceptions import (
     TTMemoryError,
 )
 from ttmemory.results import (
+    ContextWindow,
     ErasureReceipt,
     FactChange,
     PromptContext,
@@ -25,6 +27,7 @@ from ttmemory.results import (
 )
 from ttmemory.selectors import (
     context_window,
+    context_window_detailed,
     fact_list,
     fact_recall,
     ledger_totals,
@@ -59,6 +62,8 @@ from ttmemory.services import (
 )
 
 __all__ = [
+    "ContextBudgetError",
+    "ContextWindow",
     "DecryptionError",
     "EmbeddingError",
     "EncryptionKeyError",
@@ -75,6 +80,7 @@ __all__ = [
     "TTMemoryError",
     "TrimResult",
     "context_window",
+    "context_window_detailed",
     "fact_forget",
     "fact_list",
     "fact_recall",

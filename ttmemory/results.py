@@ -103,11 +103,33 @@ class ErasureReceipt:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextWindow:
+    """A context window with its cost: what ``context_window_detailed`` returns.
+
+    ``messages``: what to send, summary and system messages first. ``tokens``: their tokens
+    (each message's count, as ``count_message_tokens``; an upper bound when repair dropped a
+    stray tool result). ``required``: the tokens of what must be kept whatever the budget
+    (system messages, summary, the newest group and its question). ``overflow``: tokens over
+    ``max_tokens``, 0 when the window fits (only ever > 0 with ``strict=False``).
+    """
+
+    messages: list[dict[str, Any]]
+    tokens: int
+    required: int
+    max_tokens: int
+
+    @property
+    def overflow(self) -> int:
+        return max(0, self.tokens - self.max_tokens)
+
+
+@dataclass(frozen=True, slots=True)
 class PromptContext:
     """A prompt ready to send: one system message (profile, memories, state) and the window.
 
     ``tokens`` holds each section's tokens (profile, memories, state, window) and ``total`` is
-    within the ``max_tokens`` asked for.
+    within the ``max_tokens`` asked for; only with ``strict=False`` may it exceed it, by
+    ``overflow`` tokens (the sections are then empty and the window is what must be kept).
     """
 
     system: str
@@ -116,6 +138,7 @@ class PromptContext:
     tokens: dict[str, int]
     total: int
     recall_mode: str
+    overflow: int = 0  # tokens over max_tokens, only ever > 0 with strict=False
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ from ttmemory.selectors.prompt import prompt_build
 from ttmemory.selectors.sessions import (
     SUMMARY_PREFIX,
     context_window,
+    context_window_detailed,
     message_page,
     message_recent,
     session_get,
@@ -16,6 +17,7 @@ from ttmemory.selectors.snapshots import snapshot_diff, snapshot_list
 __all__ = [
     "SUMMARY_PREFIX",
     "context_window",
+    "context_window_detailed",
     "fact_list",
     "fact_recall",
     "facts_orphaned_by",
