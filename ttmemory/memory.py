@@ -24,6 +24,7 @@ from ttmemory.results import (
     RollbackResult,
     SnapshotDiff,
     TrimResult,
+    TurnResult,
 )
 from ttmemory.selectors import (
     context_window,
@@ -59,6 +60,7 @@ from ttmemory.services import (
     snapshot_create,
     snapshot_rollback,
     snapshot_rollback_detailed,
+    turn_add,
 )
 
 __all__ = [
@@ -79,6 +81,7 @@ __all__ = [
     "SnapshotIntegrityError",
     "TTMemoryError",
     "TrimResult",
+    "TurnResult",
     "context_window",
     "context_window_detailed",
     "fact_forget",
@@ -110,4 +113,5 @@ __all__ = [
     "snapshot_list",
     "snapshot_rollback",
     "snapshot_rollback_detailed",
+    "turn_add",
 ]

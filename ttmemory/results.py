@@ -83,6 +83,21 @@ class FactChange:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnResult:
+    """What ``turn_add`` did: the stored messages and how learning went.
+
+    ``learning``: ``"inline"`` (``changes`` holds the fact changes), ``"queued"`` (``job_id`` is
+    the learning job to poll) or ``"off"`` (``learn=False``, or nothing was appended); ``job_id`` is
+    ``""`` unless queued.
+    """
+
+    messages: list[Any]
+    learning: str
+    changes: list[FactChange] = field(default_factory=list)
+    job_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ErasureReceipt:
     """What ``namespace_erase`` removed: rows per table, Redis keys, and when.
 
