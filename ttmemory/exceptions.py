@@ -20,6 +20,10 @@ class MemoryValidationError(TTMemoryError, ValueError):
         self.message = message
 
 
+class NamespaceAccessError(TTMemoryError):
+    """The caller (an API key, a user) may not act on the namespace it asked for."""
+
+
 class DecryptionError(TTMemoryError):
     """A stored value could not be decrypted: wrong or missing key, or tampered data."""
 
