@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -239,3 +240,15 @@ def test_over_http_every_tool_works_and_the_key_is_the_namespace(
     anyio.run(main)
     assert [f.text for f in memory.fact_list(namespace="user-a")] == ["Ada is allergic to peanuts"]
     assert memory.fact_list(namespace="user-b") == []
+
+
+def test_the_documented_example_runs(keys: dict[str, str], capsys: Any) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "integrations" / "mcp.md").read_text()
+    example = doc.split("<!-- mcp-example -->\n```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) <= 20
+
+    exec(compile(example, "docs/integrations/mcp.md", "exec"), {})
+
+    printed = capsys.readouterr().out
+    assert all(name in printed for name in TOOLS)
+    assert "Ada is allergic to peanuts" in printed and "'mode': 'hybrid'" in printed

@@ -27,7 +27,8 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+# Loose on purpose: Django's ASGIHandler and Starlette type scope, receive and send differently.
+ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 
 DEFAULT_PATH = "/mcp"
 
