@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any
 
@@ -152,22 +153,24 @@ class WindowSource:
                 self.summary, encoding=self.encoding
             )
         self.items = pack_items(_window_rows(session, max(0, max_tokens - self.summary_tokens)))
-        self.required = self.summary_tokens + (
-            conversation.pack_detailed(self.items, max_tokens=0, encoding=self.encoding).required
-            if self.items
-            else 0
-        )
+
+    @functools.cached_property
+    def required(self) -> int:
+        """Tokens of what every window must keep: summary, system, newest group, question."""
+        return self.summary_tokens + self._pack(0).required
+
+    def _pack(self, budget: int) -> conversation.Packing:
+        return conversation.pack_detailed(self.items, max_tokens=budget, encoding=self.encoding)
 
     def window(self, max_tokens: int, *, strict: bool) -> ContextWindow:
         """Pack within ``max_tokens`` (no more than the source was read for); decrypt the choice."""
-        if strict and self.required > max_tokens:
-            raise ContextBudgetError(required=self.required, max_tokens=max_tokens)
         window: list[dict[str, Any]] = [self.summary] if self.summary else []
+        packing = self._pack(max(0, max_tokens - self.summary_tokens))
+        required = self.summary_tokens + packing.required
+        if strict and required > max_tokens:
+            raise ContextBudgetError(required=required, max_tokens=max_tokens)
         if not self.items:
-            return ContextWindow(window, self.summary_tokens, self.required, max_tokens)
-        packing = conversation.pack_detailed(
-            self.items, max_tokens=max(0, max_tokens - self.summary_tokens), encoding=self.encoding
-        )
+            return ContextWindow(window, self.summary_tokens, required, max_tokens)
         condition = Q(role__in=conversation.SYSTEM_ROLES)
         if packing.question is not None:
             # The newest turn's question kept apart: skip (never decrypt) the turn's middle.
@@ -188,10 +191,7 @@ class WindowSource:
         )
         window.extend(data[seq] for seq in packing.seqs if seq in data)
         return ContextWindow(
-            conversation.repair(window),
-            self.summary_tokens + packing.tokens,
-            self.required,
-            max_tokens,
+            conversation.repair(window), self.summary_tokens + packing.tokens, required, max_tokens
         )
 
 
