@@ -37,6 +37,10 @@ class HistoryPointError(MemoryValidationError):
         self.group = group
 
 
+class NamespaceAccessError(TTMemoryError):
+    """The caller (an API key, a user) may not act on the namespace it asked for."""
+
+
 class DecryptionError(TTMemoryError):
     """A stored value could not be decrypted: wrong or missing key, or tampered data."""
 
@@ -83,3 +87,23 @@ class LegalHoldError(TTMemoryError):
         self.session_id = session_id
         self.reason = reason
         self.action = action
+
+
+class ContextBudgetError(MemoryValidationError):
+    """``max_tokens`` is smaller than what a context window must keep.
+
+    What must be kept: the system messages, the rolling summary, the newest message group and
+    the question (user message) of its turn. ``required`` is their token count, ``max_tokens``
+    the budget asked for. Nothing was written. Pass ``strict=False`` to get what must be kept
+    anyway, with the overflow reported.
+    """
+
+    def __init__(self, *, required: int, max_tokens: int) -> None:
+        super().__init__(
+            "max_tokens",
+            f"the window needs at least {required} tokens (system messages, summary, the newest "
+            f"message group and its question) but the budget is {max_tokens}; raise max_tokens "
+            "or pass strict=False to get what must be kept with the overflow reported.",
+        )
+        self.required = required
+        self.max_tokens = max_tokens

@@ -7,6 +7,7 @@ made by ``ttmemory.aio.twin``). Every function is keyword-only.
 
 from ttmemory.aio import twin
 from ttmemory.exceptions import (
+    ContextBudgetError,
     DecryptionError,
     EmbeddingError,
     EncryptionKeyError,
@@ -19,6 +20,7 @@ from ttmemory.exceptions import (
     TTMemoryError,
 )
 from ttmemory.results import (
+    ContextWindow,
     ErasureReceipt,
     FactChange,
     PromptContext,
@@ -27,9 +29,11 @@ from ttmemory.results import (
     RollbackResult,
     SnapshotDiff,
     TrimResult,
+    TurnResult,
 )
 from ttmemory.selectors import (
     context_window,
+    context_window_detailed,
     fact_list,
     fact_recall,
     ledger_totals,
@@ -70,9 +74,12 @@ from ttmemory.services import (
     snapshot_create,
     snapshot_rollback,
     snapshot_rollback_detailed,
+    turn_add,
 )
 
 __all__ = [
+    "ContextBudgetError",
+    "ContextWindow",
     "DecryptionError",
     "EmbeddingError",
     "EncryptionKeyError",
@@ -91,7 +98,9 @@ __all__ = [
     "SnapshotIntegrityError",
     "TTMemoryError",
     "TrimResult",
+    "TurnResult",
     "context_window",
+    "context_window_detailed",
     "fact_forget",
     "fact_list",
     "fact_recall",
@@ -130,12 +139,14 @@ __all__ = [
     "snapshot_list",
     "snapshot_rollback",
     "snapshot_rollback_detailed",
+    "turn_add",
 ]
 
 # Async twins (DESIGN §4 "a<name>"): one line per public function, same parameters, awaited.
 # A new public function gets its twin here and its name in __all__ below; docs/api-python.md
 # lists it (tests/test_api_python_doc.py fails until all three are done).
 acontext_window = twin(context_window)
+acontext_window_detailed = twin(context_window_detailed)
 afact_forget = twin(fact_forget)
 afact_list = twin(fact_list)
 afact_recall = twin(fact_recall)
@@ -174,9 +185,11 @@ asnapshot_diff = twin(snapshot_diff)
 asnapshot_list = twin(snapshot_list)
 asnapshot_rollback = twin(snapshot_rollback)
 asnapshot_rollback_detailed = twin(snapshot_rollback_detailed)
+aturn_add = twin(turn_add)
 
 __all__ += [
     "acontext_window",
+    "acontext_window_detailed",
     "afact_forget",
     "afact_list",
     "afact_recall",
@@ -215,4 +228,5 @@ __all__ += [
     "asnapshot_list",
     "asnapshot_rollback",
     "asnapshot_rollback_detailed",
+    "aturn_add",
 ]

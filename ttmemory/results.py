@@ -93,6 +93,21 @@ class FactChanges(list[FactChange]):
 
 
 @dataclass(frozen=True, slots=True)
+class TurnResult:
+    """What ``turn_add`` did: the stored messages and how learning went.
+
+    ``learning``: ``"inline"`` (``changes`` holds the fact changes), ``"queued"`` (``job_id`` is
+    the learning job to poll) or ``"off"`` (``learn=False``, or nothing was appended); ``job_id`` is
+    ``""`` unless queued.
+    """
+
+    messages: list[Any]
+    learning: str
+    changes: list[FactChange] = field(default_factory=list)
+    job_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ErasureReceipt:
     """What ``namespace_erase`` removed: rows per table, Redis keys, and when.
 
@@ -113,11 +128,33 @@ class ErasureReceipt:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextWindow:
+    """A context window with its cost: what ``context_window_detailed`` returns.
+
+    ``messages``: what to send, summary and system messages first. ``tokens``: their tokens
+    (each message's count, as ``count_message_tokens``; an upper bound when repair dropped a
+    stray tool result). ``required``: the tokens of what must be kept whatever the budget
+    (system messages, summary, the newest group and its question). ``overflow``: tokens over
+    ``max_tokens``, 0 when the window fits (only ever > 0 with ``strict=False``).
+    """
+
+    messages: list[dict[str, Any]]
+    tokens: int
+    required: int
+    max_tokens: int
+
+    @property
+    def overflow(self) -> int:
+        return max(0, self.tokens - self.max_tokens)
+
+
+@dataclass(frozen=True, slots=True)
 class PromptContext:
     """A prompt ready to send: one system message (profile, memories, state) and the window.
 
     ``tokens`` holds each section's tokens (profile, memories, state, window) and ``total`` is
-    within the ``max_tokens`` asked for.
+    within the ``max_tokens`` asked for; only with ``strict=False`` may it exceed it, by
+    ``overflow`` tokens (the sections are then empty and the window is what must be kept).
     """
 
     system: str
@@ -126,6 +163,7 @@ class PromptContext:
     tokens: dict[str, int]
     total: int
     recall_mode: str
+    overflow: int = 0  # tokens over max_tokens, only ever > 0 with strict=False
 
     @property
     def messages(self) -> list[dict[str, Any]]:

@@ -135,3 +135,4 @@ def check_celery_app(**kwargs: Any) -> list[checks.CheckMessage]:
 
 
 jobs.set_dispatcher(dispatch)
+jobs.set_queue_check(use_celery)

@@ -62,8 +62,17 @@ def test_context_window_keeps_tool_groups_and_repairs(client_a: APIClient) -> No
     assert body["messages"][-1]["tool_call_id"] == "c2"  # unanswered call repaired
     stored = client_a.get(f"{BASE}sessions/{sid}/messages/").json()["results"]
     assert stored[-1]["message"]["tool_calls"][0]["id"] == "c2"  # storage is not rewritten
-    tight = client_a.get(f"{BASE}sessions/{sid}/context/", {"max_tokens": 1}).json()
-    assert tight["messages"][0]["role"] == "system"  # system always kept, newest group kept
+    # What must be kept (the system message, the newest group and its question) does not fit
+    # in 1 token: a 400 naming max_tokens and the tokens required, not a window over budget.
+    tight = client_a.get(f"{BASE}sessions/{sid}/context/", {"max_tokens": 1})
+    assert tight.status_code == 400
+    assert "needs at least" in tight.json()["errors"]["max_tokens"][0]
+    assert "budget is 1" in tight.json()["errors"]["max_tokens"][0]
+    prompt = client_a.post(f"{BASE}sessions/{sid}/prompt/", {"max_tokens": 1}, "json")
+    assert prompt.status_code == 400 and "max_tokens" in prompt.json()
+    fits = client_a.get(f"{BASE}sessions/{sid}/context/", {"max_tokens": 60}).json()
+    assert fits["tokens"] <= 60 + 3  # + the 3 tokens of reply priming the endpoint counts
+    assert [m["role"] for m in fits["messages"]][:2] == ["system", "user"]
 
 
 def test_prompt_build_includes_recalled_facts(client_a: APIClient) -> None:

@@ -62,20 +62,22 @@ def test_context_window_keeps_system_messages_first_and_the_newest_turns(
 
 def test_tool_calls_and_their_results_are_kept_or_dropped_together(session: MemorySession) -> None:
     memory.message_add(session=session, message=user("old " + "y" * 400))
+    memory.message_add(session=session, message=user("Weather?"))
     memory.message_add(session=session, message=tool_call(["c1", "c2"]))
     memory.message_add(session=session, message=tool_result("c1", "first " + "z" * 300))
     memory.message_add(session=session, message=tool_result("c2", "second"))
     memory.message_add(session=session, message=assistant("done"))
 
     rows = dict(Message.objects.filter(session=session).values_list("seq", "group_seq"))
-    assert rows == {1: 1, 2: 2, 3: 2, 4: 2, 5: 5}
+    assert rows == {1: 1, 2: 2, 3: 3, 4: 3, 5: 3, 6: 6}
 
-    # A budget that fits "done" but not the whole tool group drops the group whole.
+    # A budget that fits the question and "done" but not the tool group drops the group whole
+    # and keeps the question: the window never starts with an answer whose question was cut.
     window = memory.context_window(session=session, max_tokens=30)
-    assert [m.get("content") for m in window] == ["done"]
+    assert [m.get("content") for m in window] == ["Weather?", "done"]
 
-    window = memory.context_window(session=session, max_tokens=200)
-    assert [m["role"] for m in window] == ["assistant", "tool", "tool", "assistant"]
+    window = memory.context_window(session=session, max_tokens=250)
+    assert [m["role"] for m in window] == ["user", "assistant", "tool", "tool", "assistant"]
 
 
 def test_unicode_emoji_and_one_megabyte_round_trip_exactly(session: MemorySession) -> None:
@@ -261,7 +263,9 @@ def test_the_window_equals_packing_every_row_for_long_and_tangled_sessions(db: A
     import random
 
     from ttmemory import conversation
+    from ttmemory.conf import app_settings
     from ttmemory.selectors.sessions import _window_rows as window_rows_of
+    from ttmemory.selectors.sessions import pack_items
 
     rng = random.Random(7)
     for case in range(6):
@@ -280,23 +284,30 @@ def test_the_window_equals_packing_every_row_for_long_and_tangled_sessions(db: A
                 messages.append(
                     tool_result(pending.pop(rng.randrange(len(pending))), "r" * rng.randint(1, 400))
                 )
+            elif roll < (0.5 if case % 2 else 0.997):  # odd cases: long agent turns
+                messages.append(assistant("a" * rng.randint(1, 300)))
             else:
                 messages.append(user("x" * rng.randint(1, 300)))
         memory.message_add_many(session=session, messages=messages)
         rows = list(
             Message.objects.live()
             .filter(session=session)
-            .values_list("seq", "role", "token_count", "group_seq")
+            .values_list("seq", "role", "token_count", "group_seq", "tool_call_ids", "tool_call_id")
         )
         for budget in (0, 50, 400, 3000, 20000):
-            everything = conversation.pack(
-                [conversation.PackItem(*row) for row in rows], max_tokens=budget
+            encoding = app_settings.TOKENIZER
+            everything = conversation.pack_detailed(
+                pack_items(rows), max_tokens=budget, encoding=encoding
             )
             window_rows = window_rows_of(session, budget)
             assert (
-                conversation.pack(
-                    [conversation.PackItem(*row) for row in window_rows], max_tokens=budget
+                conversation.pack_detailed(
+                    pack_items(window_rows), max_tokens=budget, encoding=encoding
                 )
                 == everything
             )
-            assert len(memory.context_window(session=session, max_tokens=budget)) >= 1
+            window = memory.context_window_detailed(
+                session=session, max_tokens=budget, strict=False
+            )
+            assert len(window.messages) >= 1
+            assert window.tokens == everything.tokens

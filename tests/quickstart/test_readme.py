@@ -7,6 +7,7 @@ line before it, so the README cannot grow a block this test does not know about:
   ``PATH``; ``export NAME="value"`` lines it prints (``python -m ttmemory init``) are put in the
   environment of every later block, as the README tells the user to do.
 - ``<!-- quickstart: settings -->``: appended to the project's ``settings.py``.
+- ``<!-- quickstart: urls -->``: appended to the project's ``urls.py``.
 - ``<!-- quickstart: python -->``: run in order in one ``python manage.py shell``.
 - ``<!-- quickstart: skip (reason) -->``: not run (it needs a server this machine lacks).
 
@@ -14,6 +15,8 @@ What the test changes, and nothing else:
 
 - ``path/to/ttmemory-checkout`` in a shell block becomes the wheel built from this checkout
   once per run (so the extras the README names are installed from it);
+- ``127.0.0.1:8000`` in a shell block becomes a free port of this machine (other test runs
+  may be serving on 8000);
 - ``NAME = [..., x]`` / ``NAME = {..., x}`` in a settings block becomes ``NAME = [*NAME, x]`` /
   ``{**NAME, x}``: the README's "what you already have";
 - on PostgreSQL it appends ``DATABASE_SETTINGS`` (below) to ``settings.py``, so the project uses
@@ -30,6 +33,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -47,12 +51,13 @@ from tests.backends.redis_servers import RedisServer, require_redis_server
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 SECTION = "## Use it in your project"
-MARKER = re.compile(r"^<!-- quickstart: (shell|settings|python|skip)\b.*-->$")
+MARKER = re.compile(r"^<!-- quickstart: (shell|settings|urls|python|skip)\b.*-->$")
 FENCE = re.compile(r"^```(\w*)$")
 EXPORT = re.compile(r'^export ([A-Z_][A-Z0-9_]*)="([^"]*)"$', re.M)
 ELLIPSIS_LIST = re.compile(r"^(\w+) = \[\.\.\.,", re.M)
 ELLIPSIS_DICT = re.compile(r"^(\w+) = \{\.\.\.,", re.M)
 CHECKOUT = "path/to/ttmemory-checkout"
+SERVER = "127.0.0.1:8000"
 
 # Appended to the fresh project's settings.py on PostgreSQL: not from the README.
 DATABASE_SETTINGS = """
@@ -95,7 +100,7 @@ print(f"QUICKSTART OK on {connection.vendor}", flush=True)
 
 @dataclass(frozen=True)
 class Block:
-    kind: str  # shell, settings, python or skip
+    kind: str  # shell, settings, urls, python or skip
     line: int  # of the opening fence in README.md
     code: str
 
@@ -117,7 +122,7 @@ def quickstart_blocks(text: str) -> list[Block]:
             if marker is None:
                 raise AssertionError(
                     f"README.md:{index + 1}: a block of {SECTION!r} without a "
-                    "<!-- quickstart: shell|settings|python|skip (reason) --> marker"
+                    "<!-- quickstart: shell|settings|urls|python|skip (reason) --> marker"
                 )
             end = index + 1
             while not lines[end].startswith("```"):
@@ -259,11 +264,18 @@ def start_project(venv: Path, project: Path, env: dict[str, str]) -> None:
     )
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def run_quickstart(
     wheel: Path, database_url: str | None, tmp_path: Path
-) -> tuple[Path, dict[str, str]]:
+) -> tuple[Path, dict[str, str], str]:
     """Every block of the quickstart in a fresh project on ``database_url`` (None: its SQLite);
-    fails naming the block that fails. Returns the project folder and its environment."""
+    fails naming the block that fails. Returns the project folder, its environment and what the
+    shell blocks printed."""
     blocks = quickstart_blocks(README.read_text())
     venv, project = tmp_path / "venv", tmp_path / "mysite"
     env = project_env(venv, database_url)
@@ -272,15 +284,19 @@ def run_quickstart(
     settings_py = project / "mysite" / "settings.py"
 
     python_blocks: list[Block] = []
+    printed: list[str] = []
     for block in blocks:
         if block.kind == "shell":
+            code = block.code.replace(CHECKOUT, str(wheel))
+            code = code.replace(SERVER, f"127.0.0.1:{free_port()}")
             out = run(
-                ["bash", "-e", "-o", "pipefail", "-c", block.code.replace(CHECKOUT, str(wheel))],
-                name=block.name,
-                cwd=project,
-                env=env,
+                ["bash", "-e", "-o", "pipefail", "-c", code], name=block.name, cwd=project, env=env
             )
+            printed.append(out)
             env.update(EXPORT.findall(out))
+        elif block.kind == "urls":
+            with (project / "mysite" / "urls.py").open("a") as fh:
+                fh.write(f"\n# {block.name}\n{block.code}")
         elif block.kind == "settings":
             with settings_py.open("a") as fh:
                 fh.write(f"\n# {block.name}\n{apply_settings(block.code)}")
@@ -315,13 +331,19 @@ def run_quickstart(
     assert [ln[4:] for ln in out.splitlines() if ln.startswith("=== ")] == [
         b.name for b in python_blocks
     ]
-    return project, env
+    return project, env, "".join(printed)
 
 
 def test_the_readme_quickstart_runs_in_a_fresh_project(
     wheel: Path, database_url: str | None, tmp_path: Path
 ) -> None:
-    run_quickstart(wheel, database_url, tmp_path)
+    _, _, printed = run_quickstart(wheel, database_url, tmp_path)
+
+    # The REST API answered: the fact the README posts, then found by the recall it asks for.
+    (answer,) = [ln for ln in printed.splitlines() if ln.startswith('{"mode":')]
+    recall = json.loads(answer)
+    assert recall["mode"] == "hybrid"
+    assert recall["hits"][0]["fact"]["text"] == "Ada prefers window seats"
 
 
 # Run in the fresh project after the quickstart: where it ran, and a recall.
@@ -355,7 +377,7 @@ def test_the_readme_quickstart_runs_on_postgresql_without_pgvector(
     """
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         pytest.skip("run once, in the PostgreSQL pass: the system server is the same for both")
-    project, env = run_quickstart(wheel, system_postgres_database, tmp_path)
+    project, env, _ = run_quickstart(wheel, system_postgres_database, tmp_path)
     python = str(Path(env["VIRTUAL_ENV"]) / "bin" / "python")
 
     checked = subprocess.run(

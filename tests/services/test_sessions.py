@@ -102,17 +102,31 @@ def test_trim_keeps_exactly_the_context_window(
     assert memory.message_add(session=session, message=user("next")).seq == 32
 
 
-def test_trim_never_splits_a_tool_group(session: MemorySession) -> None:
+def test_trim_never_splits_a_tool_group_nor_cuts_a_hole_in_the_newest_turn(
+    session: MemorySession,
+) -> None:
     memory.message_add_many(
         session=session,
-        messages=[user("x" * 400), tool_call(["c"]), tool_result("c", "r" * 200), assistant("ok")],
+        messages=[
+            user("x" * 400),
+            assistant("old answer"),
+            user("q"),
+            tool_call(["c"]),
+            tool_result("c", "r" * 200),
+            assistant("ok"),
+        ],
     )
 
-    memory.session_trim(session=session, max_tokens=20)
+    # The window keeps the question and the answer (the tool group does not fit); trimming
+    # keeps the whole newest turn (no hole for the rolling summary) and takes the older out.
+    assert memory.context_window(session=session, max_tokens=20) == [user("q"), assistant("ok")]
+    result = memory.session_trim(session=session, max_tokens=20)
 
-    assert [m["role"] for m in memory.message_recent(session=session)] == ["assistant"]
-    memory.session_trim(session=session, max_tokens=0)  # the newest group stays even over budget
-    assert memory.message_recent(session=session) == [assistant("ok")]
+    assert result.removed_seqs == (1, 2)
+    roles = [m["role"] for m in memory.message_recent(session=session)]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    memory.session_trim(session=session, max_tokens=0)  # what must be kept stays over budget
+    assert len(memory.message_recent(session=session)) == 4
 
 
 def test_clear_removes_everything_but_never_reuses_seqs(session: MemorySession) -> None:

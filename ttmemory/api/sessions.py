@@ -131,10 +131,14 @@ class SessionViewSet(
 
     @extend_schema(
         summary="The context window for a token budget, ready to send to a model",
-        description="The rolling summary and system messages first, then whole tool groups "
-        "(a call with all its results), newest first, in chronological order. Repaired for "
-        "the model: orphan tool results are dropped and unanswered calls get an "
-        "'interrupted' result; the stored history is not changed.",
+        description="The rolling summary and system messages first, then whole turns (a user "
+        "message with its replies; a tool call with all its results), newest first, in "
+        "chronological order, never over `max_tokens`. When the newest turn does not fit, its "
+        "question and newest groups are kept, so the window never starts with an orphan "
+        "answer. When what must be kept (system messages, summary, the newest group and its "
+        "question) exceeds `max_tokens`, the answer is 400 naming `max_tokens` with the "
+        "tokens required. Repaired for the model: orphan tool results are dropped and "
+        "unanswered calls get an 'interrupted' result; the stored history is not changed.",
         parameters=[s.ContextQuerySerializer],
         responses=s.ContextSerializer,
         examples=[

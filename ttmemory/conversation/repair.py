@@ -8,15 +8,16 @@ from typing import Any
 
 from ttmemory.conversation.groups import tool_call_ids
 
-__all__ = ["repair"]
+__all__ = ["INTERRUPTED", "repair"]
 
-_INTERRUPTED = "Tool call interrupted: no result was recorded."
+INTERRUPTED = "Tool call interrupted: no result was recorded."
+"""The content of the synthetic result ``repair`` gives a call that has none."""
 
 
 def repair(
     messages: Sequence[Mapping[str, Any]],
     *,
-    interrupted_content: str = _INTERRUPTED,
+    interrupted_content: str = INTERRUPTED,
 ) -> list[dict[str, Any]]:
     """Return a copy of ``messages`` that a model accepts (DESIGN rule 5; never for storage).
 

@@ -21,6 +21,7 @@ Dispatcher = Callable[[str, tuple[Any, ...]], None]
 
 _registry: dict[str, JobBody] = {}
 _dispatcher: Dispatcher | None = None
+_queues: Callable[[], bool] | None = None
 
 
 def job(name: str) -> Callable[[JobBody], JobBody]:
@@ -59,6 +60,19 @@ def set_dispatcher(dispatcher: Dispatcher | None) -> None:
     """Route scheduled jobs through ``dispatcher`` (``ttmemory.tasks`` sends Celery tasks)."""
     global _dispatcher
     _dispatcher = dispatcher
+
+
+def set_queue_check(check: Callable[[], bool] | None) -> None:
+    """Tell ``queues()`` how the dispatcher decides (``ttmemory.tasks``: whether Celery is used)."""
+    global _queues
+    _queues = check
+
+
+def queues() -> bool:
+    """Whether a job scheduled now would run elsewhere (a Celery task) rather than inline here."""
+    if _dispatcher is None:
+        return False
+    return _queues() if _queues is not None else True
 
 
 def schedule(name: str, *args: Any) -> None:

@@ -8,6 +8,7 @@ from ttmemory.selectors.retention import session_expires_at
 from ttmemory.selectors.sessions import (
     SUMMARY_PREFIX,
     context_window,
+    context_window_detailed,
     message_page,
     message_recent,
     session_get,
@@ -18,6 +19,7 @@ from ttmemory.selectors.snapshots import snapshot_diff, snapshot_list
 __all__ = [
     "SUMMARY_PREFIX",
     "context_window",
+    "context_window_detailed",
     "fact_list",
     "fact_recall",
     "facts_orphaned_by",

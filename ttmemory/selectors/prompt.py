@@ -10,11 +10,11 @@ from typing import Any
 
 from ttmemory import conversation
 from ttmemory.conf import app_settings
-from ttmemory.exceptions import MemoryValidationError
+from ttmemory.exceptions import ContextBudgetError, MemoryValidationError
 from ttmemory.models import MemorySession
 from ttmemory.results import PromptContext
 from ttmemory.selectors.facts import fact_recall, profile_get
-from ttmemory.selectors.sessions import context_window, message_recent
+from ttmemory.selectors.sessions import WindowSource, message_recent
 from ttmemory.validation import clean_count
 
 CUT_MARK = "…[cut]"
@@ -42,6 +42,7 @@ def prompt_build(
     query: str | None = None,
     max_tokens: int,
     memories: int = 5,
+    strict: bool = True,
 ) -> PromptContext:
     """Everything to send for the next turn of ``session``, within ``max_tokens``.
 
@@ -49,8 +50,12 @@ def prompt_build(
     (keys and values quoted by ``quote``),
     up to ``memories`` facts recalled for ``query`` (default: the last user message), each cut
     at ``PROMPT_MEMORY_CHARS`` characters and marked when cut, and the session's state
-    variables. Memories that do not fit are dropped from the least relevant; the window gets
-    the remaining budget (``context_window`` rules).
+    variables. The total never exceeds ``max_tokens``: what the window must keep (system
+    messages, summary, the newest group and its question; see ``context_window``) is reserved
+    first, then memories that do not fit are dropped from the least relevant, then state and
+    profile lines; the window gets the rest. When what the window must keep alone exceeds
+    ``max_tokens``, ``ContextBudgetError`` is raised, or with ``strict=False`` the sections are
+    left empty, the window holds what must be kept and ``overflow`` says by how much it is over.
     """
     max_tokens = clean_count(max_tokens, field="max_tokens")
     memories = clean_count(memories, field="memories")
@@ -58,6 +63,10 @@ def prompt_build(
         raise MemoryValidationError("query", "must be a string")
     encoding = app_settings.TOKENIZER
     limit = app_settings.PROMPT_MEMORY_CHARS
+    source = WindowSource(session, max_tokens)
+    if strict and source.required > max_tokens:
+        raise ContextBudgetError(required=source.required, max_tokens=max_tokens)
+    room = max(0, max_tokens - source.required)  # what the system message may take
 
     profile_lines = [
         f"{quote(key)}: {quote(value)}"
@@ -89,21 +98,34 @@ def prompt_build(
         "memories": _section("memories", memory_lines),
         "state": _section("session_state", state_lines),
     }
-    # Drop the least relevant memories, then state lines, then profile lines until it fits.
-    for name, lines, tag in (
-        ("memories", memory_lines, "memories"),
-        ("state", state_lines, "session_state"),
-        ("profile", profile_lines, "profile"),
-    ):
-        while lines and sum(count(t) for t in sections.values()) + 8 > max_tokens:
-            lines.pop()
-            sections[name] = _section(tag, lines)
+
+    def system_tokens_of(text: str) -> int:
+        return count(text) + 4 if text else 0  # + the message's own overhead
+
+    # Drop the least relevant memories, then state lines, then profile lines until it fits:
+    # first by the sum of the sections (cheap), then by the exact count of the joined text.
+    for exact in (False, True):
+        for name, lines, tag in (
+            ("memories", memory_lines, "memories"),
+            ("state", state_lines, "session_state"),
+            ("profile", profile_lines, "profile"),
+        ):
+            while (
+                lines
+                and (
+                    system_tokens_of("\n\n".join(t for t in sections.values() if t))
+                    if exact
+                    else sum(count(t) for t in sections.values()) + 8
+                )
+                > room
+            ):
+                lines.pop()
+                sections[name] = _section(tag, lines)
     system = "\n\n".join(text for text in sections.values() if text)
-    system_tokens = count(system) + 4 if system else 0  # + the message's own overhead
-    window = context_window(session=session, max_tokens=max(0, max_tokens - system_tokens))
-    window_tokens = (
-        conversation.count_messages_tokens(window, encoding=encoding) - 3 if window else 0
-    )
+    system_tokens = system_tokens_of(system)
+    context = source.window(max_tokens - system_tokens, strict=False)
+    window = context.messages
+    window_tokens = context.tokens
     tokens = {name: count(text) for name, text in sections.items()}
     tokens["window"] = window_tokens
     return PromptContext(
@@ -113,4 +135,5 @@ def prompt_build(
         tokens=tokens,
         total=system_tokens + window_tokens,
         recall_mode=mode,
+        overflow=max(0, system_tokens + window_tokens - max_tokens),
     )

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import functools
+import logging
 from typing import Any
 
 from django.db.models import Q
 
 from ttmemory import conversation
 from ttmemory.conf import app_settings
+from ttmemory.exceptions import ContextBudgetError
 from ttmemory.models import MemorySession, Message
+from ttmemory.results import ContextWindow
 from ttmemory.validation import clean_count, clean_identifier
+
+logger = logging.getLogger(__name__)
 
 SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 
@@ -77,21 +83,33 @@ def message_page(
 
 # Rows of packing metadata read per query, newest first, until the budget is exceeded.
 WINDOW_CHUNK = 256
-_PACK_FIELDS = ("seq", "role", "token_count", "group_seq")
+_PACK_FIELDS = ("seq", "role", "token_count", "group_seq", "tool_call_ids", "tool_call_id")
+PackRow = tuple[int, str, int, int, list[str] | None, str]
 
 
-def _window_rows(session: MemorySession, budget: int) -> list[tuple[int, str, int, int]]:
+def pack_items(rows: list[PackRow]) -> list[conversation.PackItem]:
+    """``PackItem``s of rows read with ``_PACK_FIELDS``."""
+    return [
+        conversation.PackItem(seq, role, tokens, group, tuple(call_ids or ()), call_id or "")
+        for seq, role, tokens, group, call_ids, call_id in rows
+    ]
+
+
+def _window_rows(session: MemorySession, budget: int) -> list[PackRow]:
     """The metadata ``pack`` needs to choose a window: never less, often far less than all.
 
     System messages, then non-system rows newest first until their tokens exceed what the
-    budget leaves; then the older members of every group seen (a tool call made long before its
-    late result). Groups entirely older than that cannot be packed (packing stops at the first
-    group that does not fit and never skips one), so the choice equals packing every row.
+    budget leaves; then the older members of every group seen (a tool call made
+    long before its late result) and, when no user message was read, the newest older one (the
+    question the newest turn keeps). A turn reaching further back cannot be packed whole
+    (packing stops at the first turn that does not fit and never skips one), and the newest
+    turn, if it does, is filled newest first from groups read, so the choice equals packing
+    every row.
     """
     live = Message.objects.live().filter(session=session)
     system = list(live.filter(role__in=conversation.SYSTEM_ROLES).values_list(*_PACK_FIELDS))
     remaining = budget - sum(row[2] for row in system)
-    others: list[tuple[int, str, int, int]] = []
+    others: list[PackRow] = []
     used = 0
     complete = False
     newest_first = live.exclude(role__in=conversation.SYSTEM_ROLES).order_by("-seq")
@@ -99,61 +117,119 @@ def _window_rows(session: MemorySession, budget: int) -> list[tuple[int, str, in
         page = newest_first.filter(seq__lt=others[-1][0]) if others else newest_first
         chunk = list(page.values_list(*_PACK_FIELDS)[:WINDOW_CHUNK])
         others.extend(chunk)
-        used += sum(row[2] for row in chunk)
         if len(chunk) < WINDOW_CHUNK:
             complete = True
             break
+        used += sum(row[2] for row in chunk)
         if used > remaining:
             break
     if others and not complete:
         oldest = others[-1][0]
+        older = newest_first.filter(seq__lt=oldest)
         heads = {row[3] for row in others if row[3] < oldest}
         if heads:
             others.extend(
-                newest_first.filter(seq__lt=oldest)
-                .filter(Q(group_seq__in=heads) | Q(seq__in=heads))
-                .values_list(*_PACK_FIELDS)
+                older.filter(Q(group_seq__in=heads) | Q(seq__in=heads)).values_list(*_PACK_FIELDS)
             )
+        if not any(row[1] == "user" for row in others):
+            others.extend(older.filter(role="user").values_list(*_PACK_FIELDS)[:1])
     return system + others
 
 
-def context_window(*, session: MemorySession, max_tokens: int) -> list[dict[str, Any]]:
-    """The messages to send to a model within ``max_tokens`` (DESIGN rule 4), repaired (rule 5).
+class WindowSource:
+    """What a window is packed from: the summary message and the packing metadata."""
 
-    The rolling summary, when there is one, comes first as a system message and counts against
-    the budget; then system messages; then whole tool groups, newest first, in chronological
-    order. Packing reads only clear metadata; only the chosen messages are decrypted.
+    def __init__(self, session: MemorySession, max_tokens: int) -> None:
+        self.session = session
+        self.encoding = app_settings.TOKENIZER
+        summary = (
+            MemorySession.objects.filter(pk=session.pk).values_list("summary", flat=True).first()
+        )
+        self.summary: dict[str, Any] | None = None
+        self.summary_tokens = 0
+        if summary:
+            self.summary = {"role": "system", "content": SUMMARY_PREFIX + summary}
+            self.summary_tokens = conversation.count_message_tokens(
+                self.summary, encoding=self.encoding
+            )
+        self.items = pack_items(_window_rows(session, max(0, max_tokens - self.summary_tokens)))
+
+    @functools.cached_property
+    def required(self) -> int:
+        """Tokens of what every window must keep: summary, system, newest group, question."""
+        return self.summary_tokens + self._pack(0).required
+
+    def _pack(self, budget: int) -> conversation.Packing:
+        return conversation.pack_detailed(self.items, max_tokens=budget, encoding=self.encoding)
+
+    def window(self, max_tokens: int, *, strict: bool) -> ContextWindow:
+        """Pack within ``max_tokens`` (no more than the source was read for); decrypt the choice."""
+        window: list[dict[str, Any]] = [self.summary] if self.summary else []
+        packing = self._pack(max(0, max_tokens - self.summary_tokens))
+        required = self.summary_tokens + packing.required
+        if strict and required > max_tokens:
+            raise ContextBudgetError(required=required, max_tokens=max_tokens)
+        if not self.items:
+            return ContextWindow(window, self.summary_tokens, required, max_tokens)
+        condition = Q(role__in=conversation.SYSTEM_ROLES)
+        if packing.question is not None:
+            # The newest turn's question kept apart: skip (never decrypt) the turn's middle.
+            system = {item.seq for item in self.items if item.role in conversation.SYSTEM_ROLES}
+            others = [seq for seq in packing.seqs if seq not in system]
+            upto = [seq for seq in others if seq <= packing.question]
+            after = [seq for seq in others if seq > packing.question]
+            condition |= Q(seq__in=upto)
+            if after:
+                condition |= Q(seq__gte=after[0])
+        elif packing.start is not None:
+            condition |= Q(seq__gte=packing.start)
+        data = dict(
+            Message.objects.live()
+            .filter(session=self.session)
+            .filter(condition)
+            .values_list("seq", "data")
+        )
+        window.extend(data[seq] for seq in packing.seqs if seq in data)
+        return ContextWindow(
+            conversation.repair(window), self.summary_tokens + packing.tokens, required, max_tokens
+        )
+
+
+def context_window_detailed(
+    *, session: MemorySession, max_tokens: int, strict: bool = True
+) -> ContextWindow:
+    """The window ``context_window`` returns, with its tokens, what it must keep and its overflow.
+
+    Raises ``ContextBudgetError`` (a ``MemoryValidationError`` on ``max_tokens`` carrying
+    ``required`` and ``max_tokens``) when what must be kept exceeds the budget, unless
+    ``strict=False``: then what must be kept is returned and ``overflow`` says by how much it
+    exceeds the budget.
     """
     max_tokens = clean_count(max_tokens, field="max_tokens")
-    encoding = app_settings.TOKENIZER
-    summary = MemorySession.objects.filter(pk=session.pk).values_list("summary", flat=True).first()
-    window: list[dict[str, Any]] = []
-    budget = max_tokens
-    if summary:
-        summary_message = {"role": "system", "content": SUMMARY_PREFIX + summary}
-        window.append(summary_message)
-        budget = max(
-            0, budget - conversation.count_message_tokens(summary_message, encoding=encoding)
+    return WindowSource(session, max_tokens).window(max_tokens, strict=strict)
+
+
+def context_window(
+    *, session: MemorySession, max_tokens: int, strict: bool = True
+) -> list[dict[str, Any]]:
+    """The messages to send to a model within ``max_tokens`` (packing rules), repaired (rule 5).
+
+    The rolling summary, when there is one, comes first as a system message; then system
+    messages; then whole turns (a user message with its replies), newest first, in
+    chronological order. Tool calls stay with their results, and the window never starts with
+    an answer whose question was cut: when the newest turn does not fit whole, its question and
+    its newest groups are kept. Everything counts against the budget, which is never exceeded:
+    when what must be kept (system messages, summary, the newest group and its question) does
+    not fit, ``ContextBudgetError`` is raised; with ``strict=False`` what must be kept is
+    returned anyway and a warning logged (``context_window_detailed`` reports the overflow).
+    Packing reads only clear metadata; only the chosen messages are decrypted.
+    """
+    result = context_window_detailed(session=session, max_tokens=max_tokens, strict=strict)
+    if result.overflow:
+        logger.warning(
+            "context window of session %s is %s tokens over its budget of %s (strict=False)",
+            session.pk,
+            result.overflow,
+            result.max_tokens,
         )
-    rows = _window_rows(session, budget)
-    if not rows:
-        return window
-    items = [conversation.PackItem(seq, role, tokens, group) for seq, role, tokens, group in rows]
-    chosen = conversation.pack(items, max_tokens=budget)
-    chosen_set = set(chosen)
-    oldest_other = min(
-        (
-            seq
-            for seq, role, _, _ in rows
-            if seq in chosen_set and role not in conversation.SYSTEM_ROLES
-        ),
-        default=None,
-    )
-    condition = Q(role__in=conversation.SYSTEM_ROLES)
-    if oldest_other is not None:
-        condition |= Q(seq__gte=oldest_other)
-    data = dict(
-        Message.objects.live().filter(session=session).filter(condition).values_list("seq", "data")
-    )
-    window.extend(data[seq] for seq in chosen if seq in data)
-    return conversation.repair(window)
+    return result.messages

@@ -25,6 +25,7 @@ from ttmemory.services.snapshots import (
     snapshot_rollback,
     snapshot_rollback_detailed,
 )
+from ttmemory.services.turns import turn_add
 
 __all__ = [
     "fact_forget",
@@ -50,4 +51,5 @@ __all__ = [
     "snapshot_create",
     "snapshot_rollback",
     "snapshot_rollback_detailed",
+    "turn_add",
 ]

@@ -5,12 +5,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
-from ttmemory.exceptions import MemoryValidationError
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import MemoryValidationError, NamespaceAccessError
 from ttmemory.models import ApiKey
 from ttmemory.validation import NAMESPACE_SEPARATORS, clean_namespace
 
@@ -101,3 +106,72 @@ def api_key_revoke(*, key: ApiKey) -> None:
     """Revoke ``key``: every later request with it is unauthenticated (401)."""
     ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     key.refresh_from_db(fields=["revoked_at"])
+
+
+# Where an API-key caller names the namespace it acts on (REST API and MCP over HTTP).
+NAMESPACE_HEADER = "X-Memory-Namespace"
+
+
+def api_key_namespace(*, key: ApiKey, asked: str | None) -> str:
+    """The namespace a caller holding ``key`` acts on: ``asked`` (the ``X-Memory-Namespace``
+    header), or when None the key's single exact grant.
+
+    Raises ``MemoryValidationError`` (field ``X-Memory-Namespace``) when ``asked`` is malformed
+    or missing while the key has several grants, ``NamespaceAccessError`` when the key is not
+    granted it. Shared by every interface that authenticates API keys (REST API, MCP).
+    """
+    if asked is None:
+        asked = key.single_namespace
+        if asked is None:
+            raise MemoryValidationError(
+                NAMESPACE_HEADER, "required: this key is granted several namespaces"
+            )
+    namespace = clean_namespace(asked, field=NAMESPACE_HEADER)
+    if not key.grants(namespace):
+        raise NamespaceAccessError(f"This API key is not granted the namespace {namespace!r}.")
+    return namespace
+
+
+def user_namespace(request: Any) -> str | None:
+    """The default ``API_NAMESPACE_RESOLVER``: one namespace per Django user, ``user-<pk>``."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return None
+    return f"user-{user.pk}"
+
+
+# The default setting names the REST API's re-export of ``user_namespace``: resolved here
+# without importing the API (and DRF), so other interfaces (MCP) can use it too.
+_BUILTIN_RESOLVERS: dict[str, Callable[[Any], str | None]] = {
+    "ttmemory.api.namespaces.user_namespace": user_namespace,
+    "ttmemory.services.access.user_namespace": user_namespace,
+}
+_resolver_cache: Callable[[Any], str | None] | None = None
+
+
+def namespace_resolver() -> Callable[[Any], str | None]:
+    """``API_NAMESPACE_RESOLVER`` (request -> namespace or None), imported once per settings
+    change. The request has ``user`` (authenticated) and ``headers``; the REST API passes its
+    DRF request, MCP over HTTP a Django ``HttpRequest`` built from the call's headers."""
+    global _resolver_cache
+    if _resolver_cache is None:
+        configured = app_settings.API_NAMESPACE_RESOLVER
+        if not isinstance(configured, str):
+            _resolver_cache = configured
+        elif configured in _BUILTIN_RESOLVERS:
+            _resolver_cache = _BUILTIN_RESOLVERS[configured]
+        else:
+            try:
+                _resolver_cache = import_string(configured)
+            except ImportError as exc:
+                raise ImproperlyConfigured(
+                    f"TTMEMORY['API_NAMESPACE_RESOLVER']: cannot import {configured!r}: {exc}"
+                ) from exc
+    return _resolver_cache
+
+
+@receiver(setting_changed)
+def _reset_resolver(*, setting: str, **kwargs: Any) -> None:
+    global _resolver_cache
+    if setting == "TTMEMORY":
+        _resolver_cache = None

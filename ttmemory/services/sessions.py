@@ -18,6 +18,7 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
+from ttmemory.selectors.sessions import pack_items
 from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     SEQ_CHUNK,
@@ -332,10 +333,13 @@ def session_trim(
 ) -> TrimResult:
     """Take everything outside a ``max_tokens`` budget out of the live history, in one transaction.
 
-    What stays is exactly what ``context_window`` would pack (system messages, then whole tool
-    groups newest first). ``TRIM_MODE`` decides whether the rest is archived or deleted; when a
-    summariser is configured (``SUMMARISE_AT_TOKENS``) it is archived and a summarisation is
-    queued, which deletes it afterwards in delete mode. ``archive=True`` forces archiving.
+    What stays is what ``context_window`` would pack (system messages, then whole turns newest
+    first) and every message after the oldest of them: when the newest turn alone exceeds the
+    budget, the window keeps its question and newest groups, and trimming keeps the whole turn
+    (it never cuts a hole, so the rolling summary always covers a prefix of the history).
+    ``TRIM_MODE`` decides whether the rest is archived or deleted; when a summariser is
+    configured (``SUMMARISE_AT_TOKENS``) it is archived and a summarisation is queued, which
+    deletes it afterwards in delete mode. ``archive=True`` forces archiving.
     """
     max_tokens = clean_count(max_tokens, field="max_tokens")
     summarising = app_settings.SUMMARISE_AT_TOKENS > 0
@@ -346,13 +350,19 @@ def session_trim(
         rows = list(
             Message.objects.live()
             .filter(session=session)
-            .values_list("seq", "role", "token_count", "group_seq")
+            .values_list("seq", "role", "token_count", "group_seq", "tool_call_ids", "tool_call_id")
         )
-        items = [
-            conversation.PackItem(seq, role, tokens, group) for seq, role, tokens, group in rows
+        packing = conversation.pack_detailed(
+            pack_items(rows), max_tokens=max_tokens, encoding=app_settings.TOKENIZER
+        )
+        # Everything from the window's oldest message on stays: trimming never cuts a hole,
+        # so the rolling summary always covers a prefix of the history.
+        start = packing.start
+        removed = [
+            (seq, tokens)
+            for seq, role, tokens, *_ in rows
+            if role not in conversation.SYSTEM_ROLES and start is not None and seq < start
         ]
-        kept = set(conversation.pack(items, max_tokens=max_tokens)) if items else set()
-        removed = [(seq, tokens) for seq, _, tokens, _ in rows if seq not in kept]
         removed_seqs = [seq for seq, _ in removed]
         removed_tokens = sum(tokens for _, tokens in removed)
         for start in range(0, len(removed_seqs), SEQ_CHUNK):

@@ -88,9 +88,13 @@ def sync_detailed(
 ) -> Response[Context | Problem]:
     """The context window for a token budget, ready to send to a model
 
-     The rolling summary and system messages first, then whole tool groups (a call with all its results),
-    newest first, in chronological order. Repaired for the model: orphan tool results are dropped and
-    unanswered calls get an 'interrupted' result; the stored history is not changed.
+     The rolling summary and system messages first, then whole turns (a user message with its replies; a
+    tool call with all its results), newest first, in chronological order, never over `max_tokens`. When
+    the newest turn does not fit, its question and newest groups are kept, so the window never starts
+    with an orphan answer. When what must be kept (system messages, summary, the newest group and its
+    question) exceeds `max_tokens`, the answer is 400 naming `max_tokens` with the tokens required.
+    Repaired for the model: orphan tool results are dropped and unanswered calls get an 'interrupted'
+    result; the stored history is not changed.
 
     Args:
         session_id (int):
@@ -124,9 +128,13 @@ def sync(
 ) -> Context | Problem | None:
     """The context window for a token budget, ready to send to a model
 
-     The rolling summary and system messages first, then whole tool groups (a call with all its results),
-    newest first, in chronological order. Repaired for the model: orphan tool results are dropped and
-    unanswered calls get an 'interrupted' result; the stored history is not changed.
+     The rolling summary and system messages first, then whole turns (a user message with its replies; a
+    tool call with all its results), newest first, in chronological order, never over `max_tokens`. When
+    the newest turn does not fit, its question and newest groups are kept, so the window never starts
+    with an orphan answer. When what must be kept (system messages, summary, the newest group and its
+    question) exceeds `max_tokens`, the answer is 400 naming `max_tokens` with the tokens required.
+    Repaired for the model: orphan tool results are dropped and unanswered calls get an 'interrupted'
+    result; the stored history is not changed.
 
     Args:
         session_id (int):
@@ -155,9 +163,13 @@ async def asyncio_detailed(
 ) -> Response[Context | Problem]:
     """The context window for a token budget, ready to send to a model
 
-     The rolling summary and system messages first, then whole tool groups (a call with all its results),
-    newest first, in chronological order. Repaired for the model: orphan tool results are dropped and
-    unanswered calls get an 'interrupted' result; the stored history is not changed.
+     The rolling summary and system messages first, then whole turns (a user message with its replies; a
+    tool call with all its results), newest first, in chronological order, never over `max_tokens`. When
+    the newest turn does not fit, its question and newest groups are kept, so the window never starts
+    with an orphan answer. When what must be kept (system messages, summary, the newest group and its
+    question) exceeds `max_tokens`, the answer is 400 naming `max_tokens` with the tokens required.
+    Repaired for the model: orphan tool results are dropped and unanswered calls get an 'interrupted'
+    result; the stored history is not changed.
 
     Args:
         session_id (int):
@@ -189,9 +201,13 @@ async def asyncio(
 ) -> Context | Problem | None:
     """The context window for a token budget, ready to send to a model
 
-     The rolling summary and system messages first, then whole tool groups (a call with all its results),
-    newest first, in chronological order. Repaired for the model: orphan tool results are dropped and
-    unanswered calls get an 'interrupted' result; the stored history is not changed.
+     The rolling summary and system messages first, then whole turns (a user message with its replies; a
+    tool call with all its results), newest first, in chronological order, never over `max_tokens`. When
+    the newest turn does not fit, its question and newest groups are kept, so the window never starts
+    with an orphan answer. When what must be kept (system messages, summary, the newest group and its
+    question) exceeds `max_tokens`, the answer is 400 naming `max_tokens` with the tokens required.
+    Repaired for the model: orphan tool results are dropped and unanswered calls get an 'interrupted'
+    result; the stored history is not changed.
 
     Args:
         session_id (int):
