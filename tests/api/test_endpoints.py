@@ -69,7 +69,7 @@ def test_context_window_keeps_tool_groups_and_repairs(client_a: APIClient) -> No
     assert "needs at least" in tight.json()["errors"]["max_tokens"][0]
     assert "budget is 1" in tight.json()["errors"]["max_tokens"][0]
     prompt = client_a.post(f"{BASE}sessions/{sid}/prompt/", {"max_tokens": 1}, "json")
-    assert prompt.status_code == 400 and "max_tokens" in prompt.json()
+    assert prompt.status_code == 400 and "max_tokens" in prompt.json()["errors"]
     fits = client_a.get(f"{BASE}sessions/{sid}/context/", {"max_tokens": 60}).json()
     assert fits["tokens"] <= 60 + 3  # + the 3 tokens of reply priming the endpoint counts
     assert [m["role"] for m in fits["messages"]][:2] == ["system", "user"]
