@@ -3,6 +3,7 @@
 from ttmemory.models.apikey import ApiKey
 from ttmemory.models.audit import AuditAction, AuditEntry
 from ttmemory.models.ciphertext import CiphertextUpgrade
+from ttmemory.models.episode import MessageEntry, MessageTerm
 from ttmemory.models.fact import Fact, FactTerm, Profile
 from ttmemory.models.idempotency import IdempotencyRecord
 from ttmemory.models.learnjob import LearnJob, LearnJobStatus
@@ -26,6 +27,8 @@ __all__ = [
     "LedgerStatus",
     "MemorySession",
     "Message",
+    "MessageEntry",
+    "MessageTerm",
     "Profile",
     "Role",
     "SessionLease",

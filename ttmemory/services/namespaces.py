@@ -22,6 +22,8 @@ from ttmemory.models import (
     LedgerEntry,
     MemorySession,
     Message,
+    MessageEntry,
+    MessageTerm,
     Profile,
     SessionLease,
     Snapshot,
@@ -40,17 +42,20 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
     (taken in id order, until the transaction ends), so an append, trim or rollback running
     meanwhile either finishes before the erase reads or finds its session gone afterwards
     (``MemorySession.DoesNotExist``); the erase itself always finishes. Erased: sessions,
-    messages, snapshots, leases, facts and their terms, profiles, idempotency records, learn
-    jobs and cost-ledger rows. Kept by design (``receipt.kept``): the audit log, whose entries
-    name the namespace with ids and counts but no content, so the erasure stays on record. A
-    session opened after the erase took its locks is not erased. The receipt counts rows per
-    table (no content). Queued tasks for the namespace find nothing and do nothing.
+    messages and their episodic index (``message_entry``, ``message_term``), snapshots,
+    leases, facts and their terms, profiles, idempotency records, learn jobs and cost-ledger
+    rows. Kept by design (``receipt.kept``): the audit log, whose entries name the namespace
+    with ids and counts but no content, so the erasure stays on record. A session opened
+    after the erase took its locks is not erased. The receipt counts rows per table (no
+    content). Queued tasks for the namespace find nothing and do nothing.
     """
     namespace = clean_identifier(namespace, field="namespace")
     with transaction.atomic():
         session_ids = _lock_sessions(namespace)
         counts = {
             "message": _delete_for_sessions(Message, session_ids),
+            "message_term": MessageTerm.objects.filter(namespace=namespace).delete()[0],
+            "message_entry": MessageEntry.objects.filter(namespace=namespace).delete()[0],
             "snapshot": _delete_for_sessions(Snapshot, session_ids),
             "session_lease": _delete_for_sessions(SessionLease, session_ids),
             "fact_term": FactTerm.objects.filter(namespace=namespace).delete()[0],

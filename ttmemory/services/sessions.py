@@ -18,6 +18,7 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
+from ttmemory.services.episodes import index_delete_locked, index_messages_locked
 from ttmemory.services.rows import (
     SEQ_CHUNK,
     bump_counters,
@@ -238,6 +239,7 @@ def _append_one_postgres(
     row.group_seq = head or row.seq
     row._state.adding = False
     row._state.db = connection.alias
+    index_messages_locked(session, [(row.seq, clean)])
     session.last_seq = row.seq
     session.updated_at = now
     return row
@@ -360,6 +362,7 @@ def session_trim(
             )
             if mode == "delete":
                 chunk.delete()
+                index_delete_locked(session, removed_seqs[start : start + SEQ_CHUNK])
             else:
                 chunk.update(archived_at=now)
         if removed:
@@ -397,6 +400,7 @@ def session_clear(*, session: MemorySession) -> int:
     with session_lock(session):
         touch_session(session)
         deleted, _ = Message.objects.filter(session=session).delete()
+        index_delete_locked(session)
         MemorySession.objects.filter(pk=session.pk).update(
             message_count=0,
             token_count=0,
