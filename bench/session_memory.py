@@ -323,6 +323,30 @@ def _run(*, runs: int, progress: Callable[[str], None] | None) -> list[Row]:
                 big_runs,
             )
         )
+        # The same two appends without the episodic index (MESSAGE_SEARCH_INDEX off): what
+        # indexing for message_search costs an append, including the message_embed job that
+        # runs inline after commit when no Celery worker takes it.
+        with override_settings(
+            TTMEMORY={**app_settings.user_settings, "MESSAGE_SEARCH_INDEX": False}
+        ):
+            say("add one message, no episodic index")
+            rows.append(
+                paired(
+                    "add one message, episodic index off",
+                    lambda: services.message_add(session=ours_session, message=one),
+                    lambda: raw.add(raw_session, [one]),
+                    runs,
+                )
+            )
+            say("add 100 messages, no episodic index")
+            rows.append(
+                paired(
+                    "add 100 messages, episodic index off",
+                    lambda: services.message_add_many(session=ours_session, messages=hundred),
+                    lambda: raw.add(raw_session, hundred),
+                    big_runs,
+                )
+            )
 
         say("prepare a 1,000-message session")
         thousand = [sample_message(i) for i in range(1000)]

@@ -163,3 +163,17 @@ def test_bad_arguments_are_refused(db: Any) -> None:
         with pytest.raises(memory.MemoryValidationError) as error:
             memory.message_search(namespace="user-1", **kwargs)
         assert error.value.field == field
+
+
+def test_prompt_build_adds_past_conversations_when_asked(db: Any) -> None:
+    seed(key="last-month")
+    now = memory.session_open(namespace="user-1", key="today")
+    memory.message_add(session=now, message=user("What did I say about the contract?"))
+    plain = memory.prompt_build(session=now, max_tokens=2000)
+    assert "past_conversations" not in plain.system
+    built = memory.prompt_build(session=now, max_tokens=2000, episodes=2)
+    section = built.sections["episodes"]
+    assert section.startswith("<past_conversations>") and "landlord before March" in section
+    assert "last-month#3" in section and "today#" not in section
+    tight = memory.prompt_build(session=now, max_tokens=12, episodes=2)
+    assert "past_conversations" not in tight.system

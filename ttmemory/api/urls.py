@@ -10,6 +10,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import Resolver404, path, re_path, resolve
 from drf_spectacular.views import SpectacularAPIView
 
+from ttmemory.api.episodes import MessageSearchViewSet
 from ttmemory.api.facts import FactViewSet, LearnJobViewSet, ProfileViewSet
 from ttmemory.api.messages import MessageViewSet
 from ttmemory.api.namespace import LedgerViewSet, NamespaceViewSet
@@ -47,6 +48,11 @@ urlpatterns = [
     path("namespace/export/", NamespaceViewSet.as_view({"get": "export"}), name="export"),
     path("namespace/erase/", NamespaceViewSet.as_view({"post": "erase"}), name="erase"),
     path("ledger/", LedgerViewSet.as_view({"get": "list"}), name="ledger"),
+    path(
+        "messages/search/",
+        MessageSearchViewSet.as_view({"post": "search"}),
+        name="message-search",
+    ),
     path(
         "schema/",
         SpectacularAPIView.as_view(

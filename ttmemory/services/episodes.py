@@ -19,6 +19,7 @@ from django.db.models import Q, QuerySet
 
 from ttmemory import jobs
 from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm import blind
 from ttmemory.longterm.embedding import embed_texts
@@ -37,6 +38,8 @@ def index_messages_locked(
     Writes one ``MessageEntry`` and the ``MessageTerm`` postings per message with text (keyed
     hashes only) and queues ``message_embed`` after commit. Call inside the storing transaction.
     """
+    if not app_settings.MESSAGE_SEARCH_INDEX:
+        return 0
     namespace = session.namespace
     version = blind.index_version()
     entries: list[MessageEntry] = []
