@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Avg, Count, QuerySet
 from django.db.models.expressions import RawSQL
 
 from ttmemory.longterm import blind
@@ -110,10 +110,8 @@ def keyword_scores(
 
 def _stats(entries: QuerySet[MessageEntry]) -> tuple[int, float]:
     """Indexed messages and their mean length in terms (BM25's N and avgdl)."""
-    rows = list(entries.values_list("term_count", flat=True))
-    if not rows:
-        return 0, 1.0
-    return len(rows), (sum(rows) / len(rows)) or 1.0
+    stats = entries.aggregate(n=Count("pk"), avg=Avg("term_count"))
+    return int(stats["n"] or 0), float(stats["avg"] or 1.0) or 1.0
 
 
 def _lengths(entries: QuerySet[MessageEntry], keys: list[SessionSeq]) -> dict[SessionSeq, int]:
