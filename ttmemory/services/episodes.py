@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.db.models import Q, QuerySet
 
 from ttmemory import jobs
@@ -31,42 +31,77 @@ EMBED_BATCH = 64
 
 
 def index_messages_locked(
-    session: MemorySession, messages: Sequence[tuple[int, Mapping[str, Any]]]
+    session: MemorySession,
+    messages: Sequence[tuple[int, Mapping[str, Any]]],
+    *,
+    fresh: bool = False,
 ) -> int:
-    """Index ``(seq, message)`` pairs just stored in ``session``; return how many have text.
+    """Index ``(seq, message)`` pairs just stored in ``session``; return how many were indexed.
 
-    Writes one ``MessageEntry`` and the ``MessageTerm`` postings per message with text (keyed
-    hashes only) and queues ``message_embed`` after commit. Call inside the storing transaction.
+    Writes one ``MessageEntry`` and the ``MessageTerm`` postings (keyed hashes only) per
+    message with text that has no entry yet (a seq always holds the same message, so a
+    restored message keeps the entry it had), in a few multi-row INSERTs, and queues
+    ``message_embed`` after commit. ``fresh``: the seqs are new (an append), none can have an
+    entry, so none is looked for. Call inside the storing transaction.
     """
-    if not app_settings.MESSAGE_SEARCH_INDEX:
+    if not app_settings.MESSAGE_SEARCH_INDEX or not messages:
         return 0
     namespace = session.namespace
     version = blind.index_version()
-    entries: list[MessageEntry] = []
-    postings: list[MessageTerm] = []
+    seqs = [seq for seq, _ in messages]
+    existing: set[int] = set()
+    if not fresh:
+        for start in range(0, len(seqs), CHUNK):
+            existing.update(
+                MessageEntry.objects.filter(
+                    session_id=session.pk, seq__in=seqs[start : start + CHUNK]
+                ).values_list("seq", flat=True)
+            )
+    entries: list[tuple[Any, ...]] = []
+    postings: list[tuple[Any, ...]] = []
     for seq, message in messages:
+        if seq in existing:
+            continue
         text = message_text(message)
         if not text.strip():
             continue
         counts = entry_postings(text, namespace=namespace)
-        entries.append(
-            MessageEntry(
-                session_id=session.pk,
-                namespace=namespace,
-                seq=seq,
-                term_count=sum(counts.values()),
-                index_version=version,
-            )
-        )
-        postings.extend(
-            MessageTerm(session_id=session.pk, namespace=namespace, seq=seq, term=term, tf=tf)
-            for term, tf in counts.items()
-        )
-    if entries:
-        MessageEntry.objects.bulk_create(entries)
-        MessageTerm.objects.bulk_create(postings, batch_size=2000)
-        jobs.schedule("message_embed", session.pk)
+        entries.append((session.pk, namespace, seq, sum(counts.values()), "", version))
+        postings.extend((session.pk, namespace, seq, term, tf) for term, tf in counts.items())
+    if not entries:
+        return 0
+    _insert(MessageEntry, _ENTRY_COLUMNS, entries)
+    _insert(MessageTerm, _TERM_COLUMNS, postings)
+    jobs.schedule("message_embed", session.pk)
     return len(entries)
+
+
+_ENTRY_COLUMNS = (
+    "session_id",
+    "namespace",
+    "seq",
+    "term_count",
+    "embedding_model",
+    "index_version",
+)
+_TERM_COLUMNS = ("session_id", "namespace", "seq", "term", "tf")
+CHUNK = 900  # SQLite's bound-parameter limit over the widest row
+
+
+def _insert(model: type[models.Model], columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    """Multi-row INSERTs of plain values (no model instances: this runs on every append)."""
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    names = ", ".join(quote(c) for c in columns)
+    placeholder = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    per = max(1, 30_000 // len(columns) // 10)  # rows per statement, well under SQLite's limit
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), per):
+            chunk = rows[start : start + per]
+            cursor.execute(
+                f"INSERT INTO {table} ({names}) VALUES {', '.join([placeholder] * len(chunk))}",
+                [value for row in chunk for value in row],
+            )
 
 
 def index_delete_locked(session: MemorySession | int, seqs: Iterable[int] | None = None) -> int:
@@ -79,8 +114,8 @@ def index_delete_locked(session: MemorySession | int, seqs: Iterable[int] | None
         return entries.delete()[0]
     wanted = list(seqs)
     deleted = 0
-    for start in range(0, len(wanted), 900):  # SQLite's bound-parameter limit
-        chunk = wanted[start : start + 900]
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start : start + CHUNK]
         terms.filter(seq__in=chunk).delete()
         deleted += entries.filter(seq__in=chunk).delete()[0]
     return deleted
@@ -132,12 +167,16 @@ def _embed_seqs(session_id: int, seqs: list[int], model: str) -> int:
     vectors, reason = embed_texts([texts[seq] for seq in present])
     if vectors is None:
         raise EmbeddingError(reason)
-    with transaction.atomic():
-        for seq, vector in zip(present, vectors, strict=True):
-            MessageEntry.objects.filter(session_id=session_id, seq=seq).update(
-                embedding=vector, embedding_model=model, embedding_dim=len(vector)
-            )
-    return len(present)
+    entries = list(MessageEntry.objects.filter(session_id=session_id, seq__in=present).only("seq"))
+    by_seq = dict(zip(present, vectors, strict=True))
+    for entry in entries:
+        entry.embedding = by_seq[entry.seq]
+        entry.embedding_model = model
+        entry.embedding_dim = len(entry.embedding)
+    MessageEntry.objects.bulk_update(
+        entries, ["embedding", "embedding_model", "embedding_dim"], batch_size=EMBED_BATCH
+    )
+    return len(entries)
 
 
 @dataclass

@@ -137,7 +137,7 @@ def _append(
                 _message_row(session, first_seq + index, clean, token_count, groups[index], now)
                 for index, (clean, token_count) in enumerate(prepared)
             ]
-            insert_messages(rows)
+            insert_messages(rows, fresh=True)
         every = app_settings.AUTO_SNAPSHOT_EVERY
         if every > 0 and last_seq // every > (first_seq - 1) // every:
             _auto_snapshot(session)
@@ -239,7 +239,7 @@ def _append_one_postgres(
     row.group_seq = head or row.seq
     row._state.adding = False
     row._state.db = connection.alias
-    index_messages_locked(session, [(row.seq, clean)])
+    index_messages_locked(session, [(row.seq, clean)], fresh=True)
     session.last_seq = row.seq
     session.updated_at = now
     return row

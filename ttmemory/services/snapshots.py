@@ -190,10 +190,12 @@ def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
         raise SnapshotIntegrityError(f"unknown snapshot payload version {payload.get('version')!r}")
     touch_session(session)
     live = Message.objects.live().filter(session=session)
-    index_delete_locked(session, list(live.values_list("seq", flat=True)))
-    live.delete()
     seqs = [m["seq"] for m in payload["messages"]]
-    index_delete_locked(session, seqs)
+    # A seq always holds the same message: restored ones keep their index rows.
+    restored = set(seqs)
+    gone = [seq for seq in live.values_list("seq", flat=True) if seq not in restored]
+    index_delete_locked(session, gone)
+    live.delete()
     for start in range(0, len(seqs), SEQ_CHUNK):  # archived copies of restored messages
         Message.objects.filter(session=session, seq__in=seqs[start : start + SEQ_CHUNK]).delete()
     rows = [
