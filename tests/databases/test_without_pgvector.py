@@ -225,9 +225,7 @@ def test_reembed_moves_byte_vectors_to_pgvector_once_the_extension_is_installed(
     out = _reembed()
 
     assert "moved 4 stored vectors to a pgvector column" in out  # 3 facts, 1 message
-    assert raw_rows("SELECT pg_typeof(embedding)::text FROM ttmemory_messageentry") == [
-        ("vector",)
-    ]
+    assert raw_rows("SELECT pg_typeof(embedding)::text FROM ttmemory_messageentry") == [("vector",)]
     assert memory.message_search(namespace="user-1", query="window seat")[0].seq == 1
     assert "0 facts re-embedded" in out  # the vectors were kept, not recomputed
     assert raw_rows("SELECT DISTINCT pg_typeof(embedding)::text FROM ttmemory_fact") == [
