@@ -29,12 +29,11 @@ from ttmemory.admin.base import (
 from ttmemory.admin.masking import is_revealed, shown
 from ttmemory.admin.selectors import namespace_overview
 from ttmemory.exceptions import MemoryValidationError
-from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession
 from ttmemory.longterm.episodes import message_text
+from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession
 from ttmemory.selectors import message_search, namespace_export
 from ttmemory.services import namespace_erase
 from ttmemory.validation import clean_identifier
-
 
 SEARCH_HITS = 20
 
