@@ -35,6 +35,8 @@ KS = (5, 10, 50)
 POOL = 100
 FOLDS = 5
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+# Neighbour terms in a message's keyword score: (window each side, weight of a neighbour's term).
+WINDOW_VARIANTS = [(0, 0.0), *[(w, nw) for w in (1, 2, 3) for nw in (0.25, 0.5, 1.0)]]
 Progress = Callable[[str], None]
 Key = Any  # a fact id or a (session id, seq) pair
 
@@ -157,6 +159,7 @@ class Asked:
     shipped: list[tuple[Key, float]]
     ideal: float
     shipped_ms: float
+    windows: dict[str, list[Key]] | None = None  # messages: keyword rankings per window variant
 
 
 def _ideal(namespace: str, query: str, *, store: str) -> float:
@@ -254,6 +257,14 @@ def ask(
             kw_own = episodes.keyword_scores(messages_ns, question.text, window=0, limit=POOL)
             entries = MessageEntry.objects.filter(namespace=messages_ns)
             vector = episodes.vector_scores(entries, qv, model, POOL)
+            windows = {
+                f"window {w}, neighbour weight {nw}": ranked(
+                    episodes.keyword_scores(
+                        messages_ns, question.text, window=w, limit=50, neighbour_weight=nw
+                    )
+                )
+                for w, nw in WINDOW_VARIANTS
+            }
             asked.append(
                 Asked(
                     question,
@@ -266,6 +277,7 @@ def ask(
                     [((h.session.pk, h.seq), h.score) for h in hits],
                     _ideal(messages_ns, question.text, store="messages"),
                     elapsed,
+                    windows,
                 )
             )
         progress(f"asked conversation {conv.user}")
@@ -424,7 +436,19 @@ def evaluate(
                     held, cut
                 )
         floors["shipped"] = _empty_rate(held, lambda a: [key for key, _ in a.shipped])
+        window_table: dict[str, dict[str, float]] = {}
+        if store == "messages":
+            for name in mine[0].windows or {}:
+                window_table[name] = {
+                    half: statistics.fmean(
+                        metrics((a.windows or {})[name], a.evidence)["r10"]
+                        for a in part
+                        if a.evidence
+                    )
+                    for half, part in (("tune", tune), ("held-out", held))
+                }
         result["stores"][store] = {
+            "windows": window_table,
             "fusion": choice,
             "held_out": table,
             "min_score": floors,
@@ -482,6 +506,21 @@ def render(results: Sequence[Mapping[str, Any]]) -> str:
                 f"{data['p50_ms']:.1f} ms per query ({data['questions']['held-out']} held-out "
                 "questions).",
                 "",
+            ]
+            if data.get("windows"):
+                lines += [
+                    "Keyword only, a message plus its neighbours' terms (recall@10, answerable "
+                    "questions; chosen on tune, reported on held-out):",
+                    "",
+                    "| variant | tune | held-out |",
+                    "|---|---:|---:|",
+                    *[
+                        f"| {name} | {row['tune']:.3f} | {row['held-out']:.3f} |"
+                        for name, row in data["windows"].items()
+                    ],
+                    "",
+                ]
+            lines += [
                 "| min_score rule | unanswerable questions given no memory | answerable "
                 "questions losing all evidence from the top 10 |",
                 "|---|---|---|",

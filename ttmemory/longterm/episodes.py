@@ -54,11 +54,12 @@ def keyword_scores(
     window: int,
     limit: int,
     session_ids: Iterable[int] | None = None,
+    neighbour_weight: float = NEIGHBOUR_WEIGHT,
 ) -> dict[SessionSeq, float]:
     """BM25 of ``query`` over each message's terms plus its neighbours' (``window`` each side).
 
     Scored in Python from the postings of the query's terms only (a few per message that uses
-    them); a neighbour's term frequency counts ``NEIGHBOUR_WEIGHT``. Document frequencies count
+    them); a neighbour's term frequency counts ``neighbour_weight``. Document frequencies count
     messages, the length is the message's own plus its neighbours' at the same weight
     (estimated from the namespace's mean length).
     """
@@ -88,8 +89,8 @@ def keyword_scores(
         for d in range(1, window + 1):
             for near in (seq - d, seq + d):
                 if near > 0:
-                    tf[(session_id, near)][term] += NEIGHBOUR_WEIGHT * count
-    neighbour_len = NEIGHBOUR_WEIGHT * 2 * window * avg_len
+                    tf[(session_id, near)][term] += neighbour_weight * count
+    neighbour_len = neighbour_weight * 2 * window * avg_len
     window_avg = avg_len + neighbour_len
 
     def bm25(counts: Mapping[int, float], length: float) -> float:
