@@ -12,7 +12,7 @@ elsewhere).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,6 +25,7 @@ from ttmemory.longterm import blind
 from ttmemory.longterm.recall import BM25_B, BM25_K1
 from ttmemory.models import MessageEntry, MessageTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
+from ttmemory.text import normalise_terms
 
 #: Weight of a neighbour's terms in a message's keyword score (its own count 1).
 NEIGHBOUR_WEIGHT = 0.5
@@ -150,8 +151,19 @@ def vector_scores(
     return {(triples[i][0], triples[i][1]): float(sims[i]) for i in top}
 
 
-def entry_postings(text: str, *, namespace: str) -> dict[int, int]:
-    """Keyed term hashes of a message's text with their counts (capped for the column)."""
-    return {
-        term: min(tf, 32767) for term, tf in blind.term_counts(text, namespace=namespace).items()
-    }
+def entry_postings(
+    text: str, *, namespace: str, memo: dict[str, int] | None = None
+) -> dict[int, int]:
+    """Keyed term hashes of a message's text with their counts (capped for the column).
+
+    Each distinct term is hashed once; ``memo`` (term -> hash, one namespace) carries the
+    hashes over the messages of one append.
+    """
+    memo = {} if memo is None else memo
+    postings: dict[int, int] = {}
+    for term, count in Counter(normalise_terms(text)).items():
+        hashed = memo.get(term)
+        if hashed is None:
+            hashed = memo[term] = blind.term_hash(term, namespace=namespace)
+        postings[hashed] = min(postings.get(hashed, 0) + count, 32767)
+    return postings
