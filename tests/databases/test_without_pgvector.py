@@ -57,6 +57,10 @@ with connection.cursor() as cursor:
         "FROM ttmemory_fact ORDER BY id LIMIT 1"
     )
     stored = cursor.fetchone()
+from django.conf import settings
+from django.test.utils import override_settings
+vectors_too = override_settings(TTMEMORY={**settings.TTMEMORY, "MESSAGE_SEARCH_VECTOR_WEIGHT": 0.5})
+vectors_too.enable()
 session = memory.session_open(namespace="user-1", key="chat-1")
 memory.message_add_many(session=session, messages=[
     {"role": "user", "content": "Where do I sit?"},
@@ -207,8 +211,9 @@ def bytes_column(db: Any) -> Iterator[None]:
 
 
 def test_reembed_moves_byte_vectors_to_pgvector_once_the_extension_is_installed(
-    bytes_column: None,
+    bytes_column: None, settings: Any
 ) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_VECTOR_WEIGHT": 0.5}
     for text in ("Ada is allergic to peanuts", "Ada prefers window seats", "Ada lives in Lisbon"):
         memory.fact_remember(namespace="user-1", text=text)
     session = memory.session_open(namespace="user-1", key="chat")

@@ -127,7 +127,15 @@ def test_erase_clear_trim_and_rollback_remove_index_rows(db: Any, settings: Any)
     assert memory.message_search(namespace="user-1", query="passport drawer")[0].seq == 21
 
 
-def test_vectors_are_made_after_commit_and_used(db: Any) -> None:
+def test_hash_embedder_searches_by_keyword_and_makes_no_message_vectors(db: Any) -> None:
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        seed()
+    assert not MessageEntry.objects.exclude(embedding=None).exists()
+    assert memory.message_search(namespace="user-1", query="sunny sunshine", window=0)
+
+
+def test_vectors_are_made_after_commit_and_used(db: Any, settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_VECTOR_WEIGHT": 0.5}
     with TestCase.captureOnCommitCallbacks(execute=True):
         seed()
     entries = list(MessageEntry.objects.filter(namespace="user-1"))
@@ -136,9 +144,11 @@ def test_vectors_are_made_after_commit_and_used(db: Any) -> None:
     assert {hit.seq for hit in hits} == {9, 10}
 
 
-def test_reindex_and_reembed_cover_the_index(db: Any) -> None:
+def test_reindex_and_reembed_cover_the_index(db: Any, settings: Any) -> None:
     from ttmemory.services.episodes import messages_reembed, messages_reindex
 
+    assert messages_reembed().done == 0  # keyword only (HashEmbedder): no vectors to make
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_VECTOR_WEIGHT": 0.5}
     session = seed()
     MessageEntry.objects.filter(session=session, seq__lte=4).update(index_version="old")
     MessageTerm.objects.filter(session=session, seq=7).delete()

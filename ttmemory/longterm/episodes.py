@@ -21,6 +21,8 @@ from django.db import connection
 from django.db.models import Avg, Count, QuerySet
 from django.db.models.expressions import RawSQL
 
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
 from ttmemory.longterm.recall import BM25_B, BM25_K1
 from ttmemory.models import MessageEntry, MessageTerm
@@ -31,6 +33,17 @@ from ttmemory.text import normalise_terms
 NEIGHBOUR_WEIGHT = 0.5
 
 SessionSeq = tuple[int, int]
+
+
+def vector_weight() -> float:
+    """The blend weight of ``message_search``: ``MESSAGE_SEARCH_VECTOR_WEIGHT``, else the
+    embedder's ``message_search_vector_weight``, else its recall weight. 0: keyword only."""
+    configured = app_settings.MESSAGE_SEARCH_VECTOR_WEIGHT
+    if configured is not None:
+        return float(configured)
+    embedder = get_embedder()
+    own = embedder.message_search_vector_weight
+    return float(embedder.recall_vector_weight if own is None else own)
 
 
 def message_text(message: Mapping[str, Any]) -> str:

@@ -30,10 +30,11 @@ def message_search(
     """The ``k`` past messages of ``namespace`` best matching ``query``, best first.
 
     Every message with text counts, live or archived, in every session of the namespace (or in
-    ``sessions``: sessions or session keys of the namespace). Hybrid like ``fact_recall``:
-    BM25 over the blind index, where a message's neighbours (``window`` each side) add their
-    terms at reduced weight, blended with the cosine similarity of the message's own vector
-    (keyword only while the embedder fails or a message awaits its vector). Each hit carries
+    ``sessions``: sessions or session keys of the namespace). BM25 over the blind index, where
+    a message's neighbours (``window`` each side) add their terms at reduced weight, blended
+    like ``fact_recall`` with the cosine similarity of the message's own vector at
+    ``MESSAGE_SEARCH_VECTOR_WEIGHT`` (keyword only at weight 0, the HashEmbedder's default,
+    while the embedder fails, or for a message awaiting its vector). Each hit carries
     up to ``window`` messages of its session on each side as context. Hits scoring at or below
     ``min_score`` are left out. Reads only; raises MemoryValidationError for bad arguments.
     """
@@ -52,7 +53,8 @@ def message_search(
         namespace, query, window=window, limit=pool, session_ids=session_ids
     )
     vector: dict[tuple[int, int], float] = {}
-    vectors, _ = embed_texts([query])
+    weight = episodes.vector_weight()
+    vectors = embed_texts([query])[0] if weight > 0 else None
     if vectors is not None:
         entries = MessageEntry.objects.filter(namespace=namespace)
         if session_ids is not None:
@@ -63,7 +65,7 @@ def message_search(
     elif not vector:
         scores = keyword
     else:
-        scores = recall.blend(keyword, vector, vector_weight=recall.vector_weight())
+        scores = recall.blend(keyword, vector, vector_weight=weight)
     ranked = sorted(
         ((key, s) for key, s in scores.items() if s > min_score), key=lambda i: (-i[1], i[0])
     )[:k]

@@ -21,7 +21,7 @@ from ttmemory import jobs
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
-from ttmemory.longterm import blind
+from ttmemory.longterm import blind, episodes
 from ttmemory.longterm.embedding import embed_texts
 from ttmemory.longterm.episodes import entry_postings, message_text
 from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
@@ -73,7 +73,8 @@ def index_messages_locked(
         return 0
     _insert(MessageEntry, _ENTRY_COLUMNS, entries)
     _insert(MessageTerm, _TERM_COLUMNS, postings)
-    jobs.schedule("message_embed", session.pk)
+    if episodes.vector_weight() > 0:  # else searched by keyword only: no vector to make
+        jobs.schedule("message_embed", session.pk)
     return len(entries)
 
 
@@ -239,7 +240,12 @@ def messages_reindex(
 def messages_reembed(
     *, batch_size: int = 64, on_batch: Callable[[int], None] | None = None
 ) -> EpisodicRebuildStats:
-    """Give every indexed message a vector of the configured embedder (resumable batches)."""
+    """Give every indexed message a vector of the configured embedder (resumable batches).
+
+    Nothing to do while ``message_search`` uses no vectors (its weight is 0).
+    """
+    if episodes.vector_weight() <= 0:
+        return EpisodicRebuildStats()
     embedder = get_embedder()
     stale = _stale(embedder.model, embedder.dimensions)
     stats = EpisodicRebuildStats(pending=stale.count())
