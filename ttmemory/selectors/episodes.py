@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Q
-
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.longterm import episodes, recall
@@ -104,14 +102,22 @@ def _hits(
 ) -> list[MessageHit]:
     if not ranked:
         return []
-    wanted = Q()
-    for (session_id, seq), _ in ranked:
-        wanted |= Q(session_id=session_id, seq__gte=seq - window, seq__lte=seq + window)
-    rows = Message.objects.filter(wanted, namespace=namespace).values_list(
-        "session_id", "seq", "data", "archived_at", "created_at"
-    )
+    wanted = {
+        (session_id, near)
+        for (session_id, seq), _ in ranked
+        for near in range(seq - window, seq + window + 1)
+    }
+    # Two plain IN lists (a handful of sessions, k x (2 window + 1) seqs) plan faster than an OR
+    # of ranges per hit; the few rows the cross product adds are dropped here.
+    rows = Message.objects.filter(
+        namespace=namespace,
+        session_id__in={s for s, _ in wanted},
+        seq__in={q for _, q in wanted},
+    ).values_list("session_id", "seq", "archived_at", "created_at", "data")
     by_key: dict[tuple[int, int], tuple[dict[str, Any], Any, Any]] = {
-        (s, q): (data, archived, created) for s, q, data, archived, created in rows
+        (s, q): (data, archived, created)
+        for s, q, archived, created, data in rows
+        if (s, q) in wanted
     }
     sessions = MemorySession.objects.in_bulk({s for (s, _), _ in ranked})
     hits: list[MessageHit] = []
