@@ -256,7 +256,7 @@ def ask(
             kw_window = episodes.keyword_scores(messages_ns, question.text, window=2, limit=POOL)
             kw_own = episodes.keyword_scores(messages_ns, question.text, window=0, limit=POOL)
             entries = MessageEntry.objects.filter(namespace=messages_ns)
-            vector = episodes.vector_scores(entries, qv, model, POOL)
+            mvector = episodes.vector_scores(entries, qv, model, POOL)
             windows = {
                 f"window {w}, neighbour weight {nw}": ranked(
                     episodes.keyword_scores(
@@ -273,7 +273,7 @@ def ask(
                     evidence,
                     kw_window,
                     kw_own,
-                    vector,
+                    mvector,
                     [((h.session.pk, h.seq), h.score) for h in hits],
                     _ideal(messages_ns, question.text, store="messages"),
                     elapsed,
@@ -402,15 +402,17 @@ def evaluate(
         held = [a for a in mine if a.split == "held-out"]
         choice = choose_fusion(tune)
         family, weight = choice["winner"], choice["weight"]
+
+        def tuned(a: Asked, family: str = family, weight: float = weight) -> list[Key]:
+            return ranked(fuse(family, a.keyword, a.vector, weight, a.ideal))
+
         retrievers: dict[str, Callable[[Asked], list[Key]]] = {
             "BM25 only": lambda a: ranked(a.keyword_own),
             "vector only": lambda a: ranked(a.vector),
             f"shipped {'fact_recall' if store == 'facts' else 'message_search'}": lambda a: [
                 key for key, _ in a.shipped
             ],
-            f"tuned fusion ({family}, w={weight})": lambda a, f=family, w=weight: ranked(
-                fuse(f, a.keyword, a.vector, w, a.ideal)
-            ),
+            f"tuned fusion ({family}, w={weight})": tuned,
         }
         if store == "messages":
             retrievers["BM25 + neighbour terms (window 2)"] = lambda a: ranked(a.keyword)

@@ -371,8 +371,8 @@ def _conversation(
                 continue
             kind, payload = next(item_iter)
             if kind == "event":
+                assert isinstance(payload, EventType)
                 event = payload
-                assert isinstance(event, EventType)
                 companion = rng.choice(people[:4])
                 companions[event.key] = companion
                 when, _ = _when(rng, date)

@@ -364,7 +364,7 @@ class MessageHitSerializer(serializers.Serializer[Any]):
     archived = serializers.BooleanField()
     created_at = serializers.DateTimeField()
     message = serializers.JSONField(help_text="Chat Completions message.")
-    context = serializers.SerializerMethodField(
+    context = serializers.SerializerMethodField(  # type: ignore[assignment]
         help_text="Neighbouring messages of the session, in order."
     )
 
