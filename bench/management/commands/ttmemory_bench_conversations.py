@@ -16,6 +16,10 @@ START = "<!-- ttmemory_bench:conversations:start -->"
 END = "<!-- ttmemory_bench:conversations:end -->"
 EMBEDDERS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "hash": ("HashEmbedder (default, no model)", None),
+    "wordllama": (
+        "WordLlamaEmbedder (l2_supercat, 256 dimensions; the wordllama extra, no torch)",
+        {"BACKEND": "ttmemory.backends.embedders.wordllama.WordLlamaEmbedder"},
+    ),
 }
 
 
@@ -31,7 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=21)
         parser.add_argument("--users", type=int, default=20, help="conversations")
         parser.add_argument("--sessions", type=int, default=12, help="sessions each")
-        parser.add_argument("--embedders", default="hash", help="comma-separated: hash")
+        parser.add_argument("--embedders", default="hash", help="comma-separated: hash, wordllama")
         parser.add_argument("--output", default=str(BENCHMARKS_MD), help="file to update")
         parser.add_argument("--json", default="", help="also write the raw results here")
         parser.add_argument("--no-write", action="store_true", help="print only")
