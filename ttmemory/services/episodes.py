@@ -10,6 +10,7 @@ append path). Services that delete messages delete their index rows in the same 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,6 +61,7 @@ def index_messages_locked(
     entries: list[tuple[Any, ...]] = []
     postings: list[tuple[Any, ...]] = []
     memo: dict[str, int] = {}
+    session_id = session.pk
     for seq, message in messages:
         if seq in existing:
             continue
@@ -67,8 +69,8 @@ def index_messages_locked(
         if not text.strip():
             continue
         counts = entry_postings(text, namespace=namespace, memo=memo)
-        entries.append((session.pk, namespace, seq, sum(counts.values()), "", version))
-        postings.extend((session.pk, namespace, seq, term, tf) for term, tf in counts.items())
+        entries.append((session_id, namespace, seq, sum(counts.values()), "", version))
+        postings.extend([(session_id, namespace, seq, term, tf) for term, tf in counts.items()])
     if not entries:
         return 0
     _insert(MessageEntry, _ENTRY_COLUMNS, entries)
@@ -102,7 +104,7 @@ def _insert(model: type[models.Model], columns: Sequence[str], rows: list[tuple[
             chunk = rows[start : start + per]
             cursor.execute(
                 f"INSERT INTO {table} ({names}) VALUES {', '.join([placeholder] * len(chunk))}",
-                [value for row in chunk for value in row],
+                list(itertools.chain.from_iterable(chunk)),
             )
 
 
