@@ -21,10 +21,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.test.utils import override_settings
+
 from bench import convset
 from bench.recall import PrimedEmbedder, configured, environment
 from ttmemory import selectors, services
 from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
 from ttmemory.longterm import blind, episodes, recall
 from ttmemory.longterm.embedding import embed_texts
 from ttmemory.models import Fact, FactTerm, MemorySession, MessageEntry, MessageTerm
@@ -211,7 +214,12 @@ def load(data: convset.ConvSet, prefix: str, progress: Progress) -> dict[str, An
             for turn, row in zip(turns, rows, strict=True):
                 message_of[turn.id] = (session.pk, row.seq)
         progress(f"loaded conversation {n}/{len(data.conversations)}")
-    messages_reembed()  # vectors the message_embed job may not have made yet
+    # Vectors of every message, also where the shipped message_search weight is 0 (and so the
+    # message_embed job made none): the vector-only and fusion rows need them.
+    with override_settings(
+        TTMEMORY={**app_settings.user_settings, "MESSAGE_SEARCH_VECTOR_WEIGHT": 1.0}
+    ):
+        messages_reembed()
     return {"facts": fact_of, "messages": message_of}
 
 
