@@ -86,6 +86,9 @@ class PrimedEmbedder(Embedder):
         self.inner: Embedder = load_backend("EMBEDDER", inner, base=Embedder)
         self.model = self.inner.model
         self.dimensions = self.inner.dimensions
+        # The wrapped embedder's own blend weights, so "shipped" rows use what it ships with.
+        self.recall_vector_weight = self.inner.recall_vector_weight
+        self.message_search_vector_weight = self.inner.message_search_vector_weight
         self._cache: dict[str, list[float]] = {}
 
     def prime(self, texts: Sequence[str], *, batch: int = 256) -> None:

@@ -20,7 +20,7 @@ from django.db import connection
 from django.test.utils import override_settings
 from django.utils import timezone
 
-from ttmemory import conversation, selectors, services
+from ttmemory import conversation, jobs, selectors, services
 from ttmemory.conf import app_settings
 from ttmemory.models import MemorySession
 
@@ -323,6 +323,55 @@ def _run(*, runs: int, progress: Callable[[str], None] | None) -> list[Row]:
                 big_runs,
             )
         )
+        # The same two appends with the message_embed job queued to a worker instead of run
+        # inline (what a Celery deployment pays on the request: the postings only).
+        previous = jobs.get_dispatcher()
+        jobs.set_dispatcher(lambda name, args: None)
+        try:
+            say("add one message, embedding job queued elsewhere")
+            rows.append(
+                paired(
+                    "add one message, embedding job run by a worker",
+                    lambda: services.message_add(session=ours_session, message=one),
+                    lambda: raw.add(raw_session, [one]),
+                    runs,
+                )
+            )
+            say("add 100 messages, embedding job queued elsewhere")
+            rows.append(
+                paired(
+                    "add 100 messages, embedding job run by a worker",
+                    lambda: services.message_add_many(session=ours_session, messages=hundred),
+                    lambda: raw.add(raw_session, hundred),
+                    big_runs,
+                )
+            )
+        finally:
+            jobs.set_dispatcher(previous)
+        # The same two appends without the episodic index (MESSAGE_SEARCH_INDEX off): what
+        # indexing for message_search costs an append, including the message_embed job that
+        # runs inline after commit when no Celery worker takes it.
+        with override_settings(
+            TTMEMORY={**app_settings.user_settings, "MESSAGE_SEARCH_INDEX": False}
+        ):
+            say("add one message, no episodic index")
+            rows.append(
+                paired(
+                    "add one message, episodic index off",
+                    lambda: services.message_add(session=ours_session, message=one),
+                    lambda: raw.add(raw_session, [one]),
+                    runs,
+                )
+            )
+            say("add 100 messages, no episodic index")
+            rows.append(
+                paired(
+                    "add 100 messages, episodic index off",
+                    lambda: services.message_add_many(session=ours_session, messages=hundred),
+                    lambda: raw.add(raw_session, hundred),
+                    big_runs,
+                )
+            )
 
         say("prepare a 1,000-message session")
         thousand = [sample_message(i) for i in range(1000)]

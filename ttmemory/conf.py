@@ -394,6 +394,12 @@ class AppSettings:
     RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))
     # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
     RECALL_EXACT_LIMIT = Setting(20000, integer(minimum=0))
+    # Index every stored message for message_search (blind postings at append time, vectors by
+    # the message_embed job). Off: nothing new is indexed (ttmemory_reindex indexes it later).
+    MESSAGE_SEARCH_INDEX = Setting(True, boolean)
+    # message_search: weight of the vector score in the blend (0..1). None: the embedder's own
+    # (0 for HashEmbedder: keyword only, and messages are not embedded; else its recall weight).
+    MESSAGE_SEARCH_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Characters of each recalled memory shown by prompt_build before it is cut.
     PROMPT_MEMORY_CHARS = Setting(128, integer(minimum=1))
     # Where content-free events go after commit: a list of {"BACKEND": ..., "OPTIONS": {...}}.

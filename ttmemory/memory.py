@@ -23,6 +23,7 @@ from ttmemory.results import (
     ContextWindow,
     ErasureReceipt,
     FactChange,
+    MessageHit,
     PromptContext,
     PruneReport,
     RecallResult,
@@ -39,6 +40,7 @@ from ttmemory.selectors import (
     ledger_totals,
     message_page,
     message_recent,
+    message_search,
     namespace_export,
     profile_get,
     prompt_build,
@@ -90,6 +92,7 @@ __all__ = [
     "LegalHoldError",
     "LockTimeout",
     "MemoryValidationError",
+    "MessageHit",
     "PromptContext",
     "PruneReport",
     "RecallResult",
@@ -115,6 +118,7 @@ __all__ = [
     "message_add_many",
     "message_page",
     "message_recent",
+    "message_search",
     "namespace_erase",
     "namespace_export",
     "profile_get",
@@ -161,6 +165,7 @@ amessage_add = twin(message_add)
 amessage_add_many = twin(message_add_many)
 amessage_page = twin(message_page)
 amessage_recent = twin(message_recent)
+amessage_search = twin(message_search)
 anamespace_erase = twin(namespace_erase)
 anamespace_export = twin(namespace_export)
 aprofile_get = twin(profile_get)
@@ -204,6 +209,7 @@ __all__ += [
     "amessage_add_many",
     "amessage_page",
     "amessage_recent",
+    "amessage_search",
     "anamespace_erase",
     "anamespace_export",
     "aprofile_get",

@@ -202,3 +202,27 @@ class PruneReport:
             self.counts[kind] = self.counts.get(kind, 0) + count
             per = self.by_namespace.setdefault(namespace, {})
             per[kind] = per.get(kind, 0) + count
+
+
+@dataclass(frozen=True, slots=True)
+class MessageHit:
+    """One past message found by ``message_search``, with its neighbours as context.
+
+    ``session`` is the ``MemorySession`` it belongs to, ``seq`` its place there, ``message``
+    the Chat Completions dict, ``archived`` whether it has left the live history (trimmed or
+    summarised). ``context`` holds up to ``window`` messages of the same session on each side,
+    as ``(seq, message)`` in order, the hit itself excluded.
+    """
+
+    session: Any
+    seq: int
+    score: float
+    message: dict[str, Any]
+    archived: bool
+    created_at: Any
+    context: tuple[tuple[int, dict[str, Any]], ...] = ()
+
+    @property
+    def transcript(self) -> list[tuple[int, dict[str, Any]]]:
+        """The hit and its context in session order."""
+        return sorted([*self.context, (self.seq, self.message)], key=lambda item: item[0])

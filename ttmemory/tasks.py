@@ -52,6 +52,11 @@ def embed_task(fact_id: int) -> dict[str, Any]:
     return jobs.run("embed", fact_id)
 
 
+@shared_task(name="ttmemory.message_embed", **RETRY)
+def message_embed_task(session_id: int) -> dict[str, Any]:
+    return jobs.run("message_embed", session_id)
+
+
 @shared_task(name="ttmemory.recall_touch", acks_late=True)
 def recall_touch_task(counts: list[tuple[int, int]]) -> dict[str, Any]:
     return jobs.run("recall_touch", counts)
@@ -72,6 +77,7 @@ TASKS = {
     "learn_job": learn_job_task,
     "summarise": summarise_task,
     "embed": embed_task,
+    "message_embed": message_embed_task,
     "recall_touch": recall_touch_task,
     "learn_idle": learn_idle_task,
     "prune_expired": prune_expired_task,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.test import Client
 
@@ -112,3 +113,21 @@ def test_erase_needs_the_permission(conversation: Conversation, staff_client: Ma
     form = {"namespace": NAMESPACE, "confirm": NAMESPACE, "reason": "x"}
     assert client.post(ERASE, form).status_code == 403
     assert MemorySession.objects.filter(namespace=NAMESPACE).exists()
+
+
+def test_search_finds_messages_across_sessions_masked_like_transcripts(
+    conversation: Conversation, support_client: Client, settings: Any
+) -> None:
+    other = memory.session_open(namespace=NAMESPACE, key="older-chat")
+    memory.message_add(session=other, message={"role": "user", "content": "Renew my gym pass."})
+    stranger = memory.session_open(namespace="user-7", key="chat")
+    memory.message_add(session=stranger, message={"role": "user", "content": "Gym pass too."})
+    body = page(support_client.get(TOOLS, {"namespace": NAMESPACE, "q": "gym pass"}))
+    hits = body.split('id="search-hits"')[1].split("</table>")[0]
+    assert "older-chat" in hits and "user-7" not in hits and "Gym pass too" not in hits
+    assert "Renew my gym pass" not in hits and "\u2022\u2022\u2022 18 characters" in hits
+    settings.TTMEMORY = {**settings.TTMEMORY, "ADMIN_MASK_CONTENT": False}
+    body = page(support_client.get(TOOLS, {"namespace": NAMESPACE, "q": "gym pass"}))
+    assert "Renew my gym pass." in body.split('id="search-hits"')[1]
+    none = page(support_client.get(TOOLS, {"namespace": NAMESPACE, "q": "zeppelin"}))
+    assert "No message matches." in none

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.test import TestCase
 
 from tests.conftest import raw_rows
 from ttmemory import memory
@@ -56,6 +57,10 @@ with connection.cursor() as cursor:
         "FROM ttmemory_fact ORDER BY id LIMIT 1"
     )
     stored = cursor.fetchone()
+from django.conf import settings
+from django.test.utils import override_settings
+vectors_too = override_settings(TTMEMORY={**settings.TTMEMORY, "MESSAGE_SEARCH_VECTOR_WEIGHT": 0.5})
+vectors_too.enable()
 session = memory.session_open(namespace="user-1", key="chat-1")
 memory.message_add_many(session=session, messages=[
     {"role": "user", "content": "Where do I sit?"},
@@ -65,6 +70,9 @@ memory.message_add(session=session, message={"role": "user", "content": "Thanks!
 warnings = [m for m in checks.run_checks(databases=["default"]) if m.id == "ttmemory.W050"]
 out = io.StringIO()
 call_command("ttmemory_reembed", stdout=out)
+from ttmemory.models import MessageEntry
+searched = memory.message_search(namespace="user-1", query="window seat", k=2, window=0)
+message_vectors = list(MessageEntry.objects.values_list("embedding_dim", flat=True))
 print(json.dumps({
     "mode": found.mode,
     "hits": [[fact.text, score] for fact, score in found.hits],
@@ -76,6 +84,8 @@ print(json.dumps({
     "recent": memory.message_recent(session=session, limit=2),
     "w050": [[m.level, m.msg, m.hint] for m in warnings],
     "reembed": out.getvalue(),
+    "searched": [hit.seq for hit in searched],
+    "message_vectors": message_vectors,
 }))
 """
 
@@ -125,6 +135,9 @@ def test_postgresql_without_pgvector_migrates_stores_vectors_as_bytes_and_recall
         {"role": "user", "content": "Thanks!"},
     ]
     assert result["recent"] == result["window"][1:]
+    # Episodic search: its vectors are float32 bytes too (made by the embedding job).
+    assert result["searched"][0] == 2
+    assert result["message_vectors"] == [result["dimensions"]] * 3
     [(level, message, hint)] = result["w050"]
     assert level == 30  # a Warning: keyword + numpy vectors work, only pgvector is missing
     assert "the server has no pgvector extension" in message
@@ -189,16 +202,23 @@ def bytes_column(db: Any) -> Iterator[None]:
         pytest.skip("moving the column to pgvector needs PostgreSQL with pgvector")
     with connection.cursor() as cursor:
         cursor.execute("ALTER TABLE ttmemory_fact ALTER COLUMN embedding TYPE bytea USING NULL")
+        cursor.execute(
+            "ALTER TABLE ttmemory_messageentry ALTER COLUMN embedding TYPE bytea USING NULL"
+        )
     vector_storage_reset(connection)
     yield
     vector_storage_reset(connection)  # the test's transaction rolls the column type back
 
 
 def test_reembed_moves_byte_vectors_to_pgvector_once_the_extension_is_installed(
-    bytes_column: None,
+    bytes_column: None, settings: Any
 ) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_VECTOR_WEIGHT": 0.5}
     for text in ("Ada is allergic to peanuts", "Ada prefers window seats", "Ada lives in Lisbon"):
         memory.fact_remember(namespace="user-1", text=text)
+    session = memory.session_open(namespace="user-1", key="chat")
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the message_embed job
+        memory.message_add(session=session, message={"role": "user", "content": "window seat"})
     assert raw_rows("SELECT DISTINCT pg_typeof(embedding)::text FROM ttmemory_fact") == [("bytea",)]
     before = memory.fact_recall(namespace="user-1", query="peanuts allergy", k=3)
     [warning] = check_pgvector(databases=["default"])
@@ -209,7 +229,9 @@ def test_reembed_moves_byte_vectors_to_pgvector_once_the_extension_is_installed(
 
     out = _reembed()
 
-    assert "moved 3 stored vectors to a pgvector column" in out
+    assert "moved 4 stored vectors to a pgvector column" in out  # 3 facts, 1 message
+    assert raw_rows("SELECT pg_typeof(embedding)::text FROM ttmemory_messageentry") == [("vector",)]
+    assert memory.message_search(namespace="user-1", query="window seat")[0].seq == 1
     assert "0 facts re-embedded" in out  # the vectors were kept, not recomputed
     assert raw_rows("SELECT DISTINCT pg_typeof(embedding)::text FROM ttmemory_fact") == [
         ("vector",)

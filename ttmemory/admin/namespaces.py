@@ -26,12 +26,16 @@ from ttmemory.admin.base import (
     record,
     require,
 )
+from ttmemory.admin.masking import is_revealed, shown
 from ttmemory.admin.selectors import namespace_overview
 from ttmemory.exceptions import MemoryValidationError
+from ttmemory.longterm.episodes import message_text
 from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession
-from ttmemory.selectors import namespace_export
+from ttmemory.selectors import message_search, namespace_export
 from ttmemory.services import namespace_erase
 from ttmemory.validation import clean_identifier
+
+SEARCH_HITS = 20
 
 
 class NamespaceField(forms.CharField):
@@ -108,12 +112,36 @@ class NamespaceToolsMixin(ConsoleAdmin):
                 export_url=self.console_url("namespace_export", model=MemorySession),
                 erase_url=self.console_url("namespace_erase", model=MemorySession) + query,
             )
+            context.update(self._search_context(request, namespace))
         return self.render_page(
             request,
             "admin/ttmemory/namespace_tools.html",
             f"Namespace {namespace}" if namespace else "Namespace tools",
             context,
         )
+
+    def _search_context(self, request: HttpRequest, namespace: str) -> dict[str, Any]:
+        """Past messages of the namespace matching ``?q=``, masked like transcripts."""
+        search = (request.GET.get("q") or "").strip()[:500]
+        if not search:
+            return {"search": ""}
+        hits = []
+        for hit in message_search(namespace=namespace, query=search, k=SEARCH_HITS, window=0):
+            text = message_text(hit.message)
+            revealed = is_revealed(request, "session", hit.session.pk)
+            hits.append(
+                {
+                    "session": hit.session,
+                    "seq": hit.seq,
+                    "role": hit.message.get("role", ""),
+                    "archived": hit.archived,
+                    "score": hit.score,
+                    "text": shown(text, revealed),
+                    "url": self.console_url("change", hit.session.pk, model=MemorySession)
+                    + "#transcript",
+                }
+            )
+        return {"search": search, "hits": hits}
 
     def namespace_export_view(self, request: HttpRequest) -> HttpResponse:
         """POST: the whole namespace as a JSON download, recorded (action ``export``)."""

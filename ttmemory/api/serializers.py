@@ -447,3 +447,49 @@ class RetentionSerializer(serializers.Serializer[Any]):
     effective = serializers.DictField()
     policy = RetentionPolicySerializer(allow_null=True)
     holds = LegalHoldSerializer(many=True)
+
+
+class MessageSearchRequestSerializer(serializers.Serializer[Any]):
+    query = serializers.CharField(max_length=10_000)
+    k = serializers.IntegerField(min_value=1, max_value=100, default=10)
+    window = serializers.IntegerField(
+        min_value=0, max_value=20, default=2, help_text="Neighbouring messages each side."
+    )
+    sessions = serializers.ListField(
+        child=serializers.CharField(max_length=255),
+        required=False,
+        allow_empty=False,
+        help_text="Session keys to search (default: every session of the namespace).",
+    )
+
+
+class ContextMessageSerializer(serializers.Serializer[Any]):
+    seq = serializers.IntegerField()
+    message = serializers.JSONField(help_text="Chat Completions message.")
+
+
+class MessageHitSerializer(serializers.Serializer[Any]):
+    # Renders a MessageHit; scores to six decimals.
+    session = serializers.IntegerField(source="session.pk", help_text="Session id.")
+    session_key = serializers.CharField(source="session.key")
+    seq = serializers.IntegerField()
+    score = serializers.FloatField()
+    archived = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    message = serializers.JSONField(help_text="Chat Completions message.")
+    context = serializers.SerializerMethodField(  # type: ignore[assignment]
+        help_text="Neighbouring messages of the session, in order."
+    )
+
+    def to_representation(self, instance: Any) -> Any:
+        data = super().to_representation(instance)
+        data["score"] = round(instance.score, 6)
+        return data
+
+    @extend_schema_field(ContextMessageSerializer(many=True))
+    def get_context(self, instance: Any) -> list[dict[str, Any]]:
+        return [{"seq": seq, "message": message} for seq, message in instance.context]
+
+
+class MessageSearchSerializer(serializers.Serializer[Any]):
+    hits = MessageHitSerializer(many=True)

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, path, re_path, resolve
 from django.views.decorators.csrf import csrf_exempt
 
+from ttmemory.api.episodes import MessageSearchViewSet
 from ttmemory.api.exceptions import problem_response
 from ttmemory.api.facts import FactViewSet, LearnJobViewSet, ProfileViewSet
 from ttmemory.api.messages import MessageViewSet
@@ -62,6 +63,11 @@ urlpatterns = [
         "namespace/holds/<int:hold_id>/",
         RetentionViewSet.as_view({"delete": "lift"}),
         name="hold",
+    ),
+    path(
+        "messages/search/",
+        MessageSearchViewSet.as_view({"post": "search"}),
+        name="message-search",
     ),
     path(
         "schema/",

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from django.db import connection, transaction
@@ -29,6 +29,8 @@ from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
+
+K = TypeVar("K")  # what blended scores are keyed by: a fact id, a (session, seq) pair
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -197,14 +199,14 @@ def vector_weight() -> float:
 
 
 def blend(
-    keyword: dict[int, float], vector: dict[int, float], *, vector_weight: float
-) -> dict[int, float]:
+    keyword: Mapping[K, float], vector: Mapping[K, float], *, vector_weight: float
+) -> dict[K, float]:
     """Weighted sum of scores normalised to [0, 1] per list (max for BM25, min-max for cosine)."""
     top_kw = max(keyword.values(), default=0.0) or 1.0
     if vector:
         low, high = min(vector.values()), max(vector.values())
         span = (high - low) or 1.0
-    fused: dict[int, float] = {}
+    fused: dict[K, float] = {}
     for fact_id in set(keyword) | set(vector):
         kw = keyword.get(fact_id, 0.0) / top_kw
         vec = (vector[fact_id] - low) / span if fact_id in vector else 0.0

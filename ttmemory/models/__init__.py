@@ -3,6 +3,7 @@
 from ttmemory.models.apikey import ApiKey
 from ttmemory.models.audit import AuditAction, AuditEntry
 from ttmemory.models.ciphertext import CiphertextUpgrade
+from ttmemory.models.episode import MessageEntry, MessageTerm
 from ttmemory.models.fact import Fact, FactTerm, Profile
 from ttmemory.models.graph import GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
 from ttmemory.models.idempotency import IdempotencyRecord
@@ -32,6 +33,8 @@ __all__ = [
     "LegalHold",
     "MemorySession",
     "Message",
+    "MessageEntry",
+    "MessageTerm",
     "Profile",
     "RetentionPolicy",
     "Role",

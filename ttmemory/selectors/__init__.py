@@ -1,5 +1,6 @@
 """Selectors: every read ttmemory makes. Keyword-only, typed, never a write (not even a counter)."""
 
+from ttmemory.selectors.episodes import message_search
 from ttmemory.selectors.facts import fact_list, fact_recall, facts_orphaned_by, profile_get
 from ttmemory.selectors.history import session_branches, session_rewind_preview
 from ttmemory.selectors.namespaces import ledger_totals, namespace_export
@@ -26,6 +27,7 @@ __all__ = [
     "ledger_totals",
     "message_page",
     "message_recent",
+    "message_search",
     "namespace_export",
     "profile_get",
     "prompt_build",

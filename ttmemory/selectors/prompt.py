@@ -11,8 +11,10 @@ from typing import Any
 from ttmemory import conversation
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import ContextBudgetError, MemoryValidationError
+from ttmemory.longterm.episodes import message_text
 from ttmemory.models import MemorySession
 from ttmemory.results import PromptContext
+from ttmemory.selectors.episodes import message_search
 from ttmemory.selectors.facts import fact_recall, profile_get
 from ttmemory.selectors.sessions import WindowSource, message_recent
 from ttmemory.validation import clean_count
@@ -43,6 +45,7 @@ def prompt_build(
     max_tokens: int,
     memories: int = 5,
     strict: bool = True,
+    episodes: int = 0,
 ) -> PromptContext:
     """Everything to send for the next turn of ``session``, within ``max_tokens``.
 
@@ -56,9 +59,15 @@ def prompt_build(
     profile lines; the window gets the rest. When what the window must keep alone exceeds
     ``max_tokens``, ``ContextBudgetError`` is raised, or with ``strict=False`` the sections are
     left empty, the window holds what must be kept and ``overflow`` says by how much it is over.
+
+    With ``episodes`` > 0, a fourth section ``past_conversations`` holds up to that many past
+    messages found by ``message_search`` for the same query (other sessions of the namespace,
+    and this session's archived messages: its live ones are in the window), each quoted and
+    cut like a memory; it is the first dropped when the budget is short.
     """
     max_tokens = clean_count(max_tokens, field="max_tokens")
     memories = clean_count(memories, field="memories")
+    episodes = clean_count(episodes, field="episodes")
     if query is not None and not isinstance(query, str):
         raise MemoryValidationError("query", "must be a string")
     encoding = app_settings.TOKENIZER
@@ -90,6 +99,19 @@ def prompt_build(
             text = fact.text if len(fact.text) <= limit else fact.text[:limit] + CUT_MARK
             memory_lines.append(f"- {quote(text)}")
 
+    episode_lines: list[str] = []
+    if query and query.strip() and episodes:
+        found = message_search(namespace=session.namespace, query=query, k=episodes * 3, window=0)
+        for hit in found:
+            if hit.session.pk == session.pk and not hit.archived:
+                continue  # in the live history, so in (or trimmed from) the window
+            text = message_text(hit.message)
+            text = text if len(text) <= limit else text[:limit] + CUT_MARK
+            where = f"{hit.session.key}#{hit.seq} {hit.message.get('role', '')}"
+            episode_lines.append(f"- {quote(where)}: {quote(text)}")
+            if len(episode_lines) == episodes:
+                break
+
     def count(text: str) -> int:
         return conversation.count_text_tokens(text, encoding=encoding) if text else 0
 
@@ -98,14 +120,18 @@ def prompt_build(
         "memories": _section("memories", memory_lines),
         "state": _section("session_state", state_lines),
     }
+    if episodes:
+        sections["episodes"] = _section("past_conversations", episode_lines)
 
     def system_tokens_of(text: str) -> int:
         return count(text) + 4 if text else 0  # + the message's own overhead
 
-    # Drop the least relevant memories, then state lines, then profile lines until it fits:
-    # first by the sum of the sections (cheap), then by the exact count of the joined text.
+    # Drop past conversations, then the least relevant memories, then state lines, then
+    # profile lines until it fits: first by the sum of the sections (cheap), then by the exact
+    # count of the joined text.
     for exact in (False, True):
         for name, lines, tag in (
+            ("episodes", episode_lines, "past_conversations"),
             ("memories", memory_lines, "memories"),
             ("state", state_lines, "session_state"),
             ("profile", profile_lines, "profile"),

@@ -21,6 +21,7 @@ from ttmemory.exceptions import HistoryPointError, MemoryValidationError
 from ttmemory.models import MemorySession, Message, SnapshotKind
 from ttmemory.results import RollbackResult
 from ttmemory.selectors.history import HistoryCut, history_cut, summary_covers_after
+from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.facts import facts_supersede_sources
 from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
@@ -84,6 +85,7 @@ def session_rewind(
             )
             if mode == "delete":
                 chunk.delete()
+                index_delete_locked(session, removed[start : start + SEQ_CHUNK])
             else:
                 chunk.update(archived_at=now, rewound_at=now)
         # Always moves history_version on: a summary being computed now is void.

@@ -25,6 +25,8 @@ from ttmemory.models import (
     LedgerEntry,
     MemorySession,
     Message,
+    MessageEntry,
+    MessageTerm,
     Profile,
     SessionLease,
     Snapshot,
@@ -44,14 +46,14 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
     (taken in id order, until the transaction ends), so an append, trim or rollback running
     meanwhile either finishes before the erase reads or finds its session gone afterwards
     (``MemorySession.DoesNotExist``); the erase itself always finishes. Erased: sessions,
-    messages, snapshots, leases, facts and their terms, profiles, idempotency records, learn
-    jobs, cost-ledger rows, and agent-framework state (graph checkpoints with their writes, store
-    items). Kept by design (``receipt.kept``): the audit log, whose entries
-    name the namespace with ids and counts but no content, so the erasure stays on record. A
-    session opened after the erase took its locks is not erased. The receipt counts rows per
-    table (no content). Queued tasks for the namespace find nothing and do nothing. Raises
-    ``LegalHoldError`` naming the hold, deleting nothing, while the namespace or any of its
-    sessions is under legal hold.
+    messages and their episodic index (``message_entry``, ``message_term``), snapshots,
+    leases, facts and their terms, profiles, idempotency records, learn jobs, cost-ledger rows,
+    and agent-framework state (graph checkpoints with their writes, store items). Kept by
+    design (``receipt.kept``): the audit log, whose entries name the namespace with ids and
+    counts but no content, so the erasure stays on record. A session opened after the erase
+    took its locks is not erased. The receipt counts rows per table (no content). Queued tasks
+    for the namespace find nothing and do nothing. Raises ``LegalHoldError`` naming the hold,
+    deleting nothing, while the namespace or any of its sessions is under legal hold.
     """
     namespace = clean_identifier(namespace, field="namespace")
     with transaction.atomic():
@@ -59,6 +61,8 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
         refuse_if_held(namespace=namespace, action="erase", any_session=True)
         counts = {
             "message": _delete_for_sessions(Message, session_ids),
+            "message_term": MessageTerm.objects.filter(namespace=namespace).delete()[0],
+            "message_entry": MessageEntry.objects.filter(namespace=namespace).delete()[0],
             "snapshot": _delete_for_sessions(Snapshot, session_ids),
             "session_lease": _delete_for_sessions(SessionLease, session_ids),
             "fact_term": FactTerm.objects.filter(namespace=namespace).delete()[0],

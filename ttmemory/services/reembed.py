@@ -6,6 +6,7 @@ import logging
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Count, Q, QuerySet
@@ -13,7 +14,7 @@ from django.db.models import Count, Q, QuerySet
 from ttmemory.backends.embedders import Embedder, get_embedder
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm.vector_index import ensure_hnsw_index
-from ttmemory.models import Fact
+from ttmemory.models import Fact, MessageEntry
 from ttmemory.models.vectors import (
     BYTES,
     PGVECTOR,
@@ -154,33 +155,38 @@ def vector_column_upgrade() -> int | None:
         return None
     if not pgvector_installed(connection):
         return None
-    table = connection.ops.quote_name(Fact._meta.db_table)
+    quote = connection.ops.quote_name
+    # The episodic index's vectors move with the facts' (one column type per database).
+    tables = [quote(Fact._meta.db_table), quote(MessageEntry._meta.db_table)]
     try:
-        moved = _move_vectors(table)
+        moved = _move_vectors(*tables)
     finally:  # committed or rolled back: read the column type afresh
         vector_storage_reset(connection)
     logger.info("moved %d fact vectors to a pgvector column", moved)
     return moved
 
 
-def _move_vectors(table: str) -> int:
+def _move_vectors(*tables: str) -> int:
     moved = 0
     with transaction.atomic(), connection.cursor() as cursor:
         # ALTER TABLE refuses to run while deferred foreign-key checks are pending.
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
-        cursor.execute(f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL")
-        stored = [(pk, bytes(raw)) for pk, raw in cursor.fetchall()]
-        cursor.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector USING NULL")
-        vector_storage_reset(connection)
-        for pk, raw in stored:
-            values = struct.unpack(f"<{len(raw) // 4}f", raw)
-            literal = "[" + ",".join(repr(v) for v in values) + "]"
-            cursor.execute(
-                f"UPDATE {table} SET embedding = %s::vector WHERE id = %s", [literal, pk]
-            )
-            moved += 1
+        for table in tables:
+            moved += _move_table(cursor, table)
     return moved
+
+
+def _move_table(cursor: Any, table: str) -> int:
+    cursor.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+    cursor.execute(f"SELECT id, embedding FROM {table} WHERE embedding IS NOT NULL")
+    stored = [(pk, bytes(raw)) for pk, raw in cursor.fetchall()]
+    cursor.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector USING NULL")
+    vector_storage_reset(connection)
+    for pk, raw in stored:
+        values = struct.unpack(f"<{len(raw) // 4}f", raw)
+        literal = "[" + ",".join(repr(v) for v in values) + "]"
+        cursor.execute(f"UPDATE {table} SET embedding = %s::vector WHERE id = %s", [literal, pk])
+    return len(stored)
 
 
 def _embed(

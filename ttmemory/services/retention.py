@@ -34,6 +34,8 @@ from ttmemory.models import (
     LegalHold,
     MemorySession,
     Message,
+    MessageEntry,
+    MessageTerm,
     Profile,
     RetentionPolicy,
     Snapshot,
@@ -41,6 +43,7 @@ from ttmemory.models import (
 from ttmemory.results import PruneReport
 from ttmemory.selectors.retention import POLICY_LIFETIMES, lifetime
 from ttmemory.services.audit import audit_record
+from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.ledger import ledger_record
 from ttmemory.validation import clean_namespace
 
@@ -372,6 +375,8 @@ def _expire_locked(
                     source_session=None, source_expired_at=now
                 )
                 messages = Message.objects.filter(session_id__in=pks).delete()[0]
+                MessageTerm.objects.filter(session_id__in=pks).delete()
+                MessageEntry.objects.filter(session_id__in=pks).delete()
                 snapshots = Snapshot.objects.filter(session_id__in=pks).delete()[0]
                 LearnJob.objects.filter(session_id__in=pks).update(session=None)
                 # Every row pointing at them is gone or unlinked above (a held session was left
@@ -445,6 +450,15 @@ def _delete_page(
         holds = _Holds()
         still = due.filter(pk__in=ids).filter(holds.exclude(session_field=session_field))
         rows = list(still.values_list("pk", "namespace"))
+        if due.model is Message:
+            # Their episodic index rows go with them (keyed by session and seq, no cascade).
+            gone: dict[int, list[int]] = {}
+            for session_id, seq in Message.objects.filter(
+                pk__in=[pk for pk, _ in rows]
+            ).values_list("session_id", "seq"):
+                gone.setdefault(session_id, []).append(seq)
+            for session_id, seqs in gone.items():
+                index_delete_locked(session_id, seqs)
         due.model._default_manager.filter(pk__in=[pk for pk, _ in rows]).delete()
         if sessions:
             MemorySession.objects.filter(pk__in=sessions).update(

@@ -12,6 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ttmemory.models import MemorySession, Message
+from ttmemory.services.episodes import index_messages_locked
 
 # Rows per statement when a statement names many seqs (SQLite limits bound parameters).
 SEQ_CHUNK = 900
@@ -39,13 +40,15 @@ def insert_fields() -> list[Any]:
     return [Message._meta.get_field(name) for name in INSERT_FIELDS]
 
 
-def insert_messages(rows: list[Message]) -> None:
+def insert_messages(rows: list[Message], *, fresh: bool = False) -> None:
     """INSERT ... RETURNING id for ``rows``, setting their pks.
 
     The hot path of every append: one multi-row statement built from the fields' own
     ``pre_save`` and ``get_db_prep_save`` (so encryption, bound to each row's namespace,
     session and seq, and JSON encoding are the fields'), without ``bulk_create``'s per-call
     machinery, which cost about a third of an append. Every row's ``seq`` must be set.
+    The rows are indexed for ``message_search`` in the same transaction (``services.episodes``;
+    ``fresh``: new seqs, an append).
     """
     meta = Message._meta
     fields = insert_fields()
@@ -69,6 +72,8 @@ def insert_messages(rows: list[Message]) -> None:
             row.pk = ids[row.seq]
             row._state.adding = False
             row._state.db = connection.alias
+    if rows:
+        index_messages_locked(rows[0].session, [(row.seq, row.data) for row in rows], fresh=fresh)
 
 
 def bump_counters(

@@ -19,6 +19,7 @@ from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
 from ttmemory.selectors.sessions import pack_items
+from ttmemory.services.episodes import index_delete_locked, index_messages_locked
 from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     SEQ_CHUNK,
@@ -138,7 +139,7 @@ def _append(
                 _message_row(session, first_seq + index, clean, token_count, groups[index], now)
                 for index, (clean, token_count) in enumerate(prepared)
             ]
-            insert_messages(rows)
+            insert_messages(rows, fresh=True)
         every = app_settings.AUTO_SNAPSHOT_EVERY
         if every > 0 and last_seq // every > (first_seq - 1) // every:
             _auto_snapshot(session)
@@ -240,6 +241,7 @@ def _append_one_postgres(
     row.group_seq = head or row.seq
     row._state.adding = False
     row._state.db = connection.alias
+    index_messages_locked(session, [(row.seq, clean)], fresh=True)
     session.last_seq = row.seq
     session.updated_at = now
     return row
@@ -371,6 +373,7 @@ def session_trim(
             )
             if mode == "delete":
                 chunk.delete()
+                index_delete_locked(session, removed_seqs[start : start + SEQ_CHUNK])
             else:
                 chunk.update(archived_at=now)
         if removed:
@@ -410,6 +413,7 @@ def session_clear(*, session: MemorySession) -> int:
         refuse_if_held(namespace=session.namespace, session_id=session.pk, action="clear")
         touch_session(session)
         deleted, _ = Message.objects.filter(session=session).delete()
+        index_delete_locked(session)
         MemorySession.objects.filter(pk=session.pk).update(
             message_count=0,
             token_count=0,
@@ -443,6 +447,7 @@ def message_pop(*, session: MemorySession) -> dict[str, Any] | None:
         if row is None:
             return None
         Message.objects.filter(pk=row.pk).delete()
+        index_delete_locked(session, [row.seq])
         bump_counters(
             session,
             seqs=0,
@@ -467,6 +472,7 @@ def session_delete(*, session: MemorySession) -> dict[str, int]:
     """
     with session_lock(session):
         refuse_if_held(namespace=session.namespace, session_id=session.pk, action="delete")
+        index_delete_locked(session)
         counts = {
             "message": Message.objects.filter(session=session).delete()[0],
             "snapshot": Snapshot.objects.filter(session=session).delete()[0],

@@ -16,6 +16,7 @@ from ttmemory.exceptions import DecryptionError, MemoryValidationError, Snapshot
 from ttmemory.fields import seal
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
 from ttmemory.results import RollbackResult
+from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.facts import facts_supersede_sources
 from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
@@ -188,8 +189,13 @@ def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
     if payload.get("version") != PAYLOAD_VERSION:
         raise SnapshotIntegrityError(f"unknown snapshot payload version {payload.get('version')!r}")
     touch_session(session)
-    Message.objects.live().filter(session=session).delete()
+    live = Message.objects.live().filter(session=session)
     seqs = [m["seq"] for m in payload["messages"]]
+    # A seq always holds the same message: restored ones keep their index rows.
+    restored = set(seqs)
+    gone = [seq for seq in live.values_list("seq", flat=True) if seq not in restored]
+    index_delete_locked(session, gone)
+    live.delete()
     for start in range(0, len(seqs), SEQ_CHUNK):  # archived copies of restored messages
         Message.objects.filter(session=session, seq__in=seqs[start : start + SEQ_CHUNK]).delete()
     rows = [

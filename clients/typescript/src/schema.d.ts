@@ -159,6 +159,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/search/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search past messages by meaning and keyword, with neighbouring turns
+         * @description Episodic recall over every message of the namespace (archived ones too): hybrid keyword and vector scoring like fact recall, where each message also matches on its neighbours' words. Each hit carries up to ``window`` messages of its session on each side as ``context``.
+         */
+        post: operations["messages_search"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/namespace/": {
         parameters: {
             query?: never;
@@ -736,6 +756,11 @@ export interface components {
             }[];
             tokens: number;
         };
+        ContextMessage: {
+            seq: number;
+            /** @description Chat Completions message. */
+            message: unknown;
+        };
         EditRequest: {
             /**
              * Format: int64
@@ -889,10 +914,40 @@ export interface components {
                 [key: string]: unknown;
             }[];
         };
+        MessageHit: {
+            /** @description Session id. */
+            session: number;
+            session_key: string;
+            seq: number;
+            /** Format: double */
+            score: number;
+            archived: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Chat Completions message. */
+            message: unknown;
+            /** @description Neighbouring messages of the session, in order. */
+            readonly context: components["schemas"]["ContextMessage"][];
+        };
         MessagePage: {
             results: components["schemas"]["Message"][];
             /** @description URL of the older page, or null. */
             next: string | null;
+        };
+        MessageSearch: {
+            hits: components["schemas"]["MessageHit"][];
+        };
+        MessageSearchRequest: {
+            query: string;
+            /** @default 10 */
+            k: number;
+            /**
+             * @description Neighbouring messages each side.
+             * @default 2
+             */
+            window: number;
+            /** @description Session keys to search (default: every session of the namespace). */
+            sessions?: string[];
         };
         MessagesAdded: {
             messages: components["schemas"]["Message"][];
@@ -1920,6 +1975,83 @@ export interface operations {
                 };
             };
             /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    messages_search: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MessageSearchRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageSearch"];
+                };
+            };
+            /** @description A field, query parameter or header is invalid (`errors` names each). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not authenticated. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed (a permission, or a namespace the API key is not granted). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body larger than API_MAX_REQUEST_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many writes; see Retry-After. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session's lock was busy (nothing was written) or the database is unavailable; retry after Retry-After seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -12,10 +12,11 @@ from ttmemory.backends import load_backend
 from ttmemory.backends.embedders.base import Embedder
 from ttmemory.backends.embedders.hashing import HashEmbedder
 
-# Both import only the standard library and Django here; SentenceTransformerEmbedder imports
-# sentence_transformers (and torch) on its first embed.
+# These import only the standard library and Django here; SentenceTransformerEmbedder imports
+# sentence_transformers (and torch), WordLlamaEmbedder wordllama, on their first embed.
 from ttmemory.backends.embedders.openai import OpenAIEmbedder
 from ttmemory.backends.embedders.sentence_transformers import SentenceTransformerEmbedder
+from ttmemory.backends.embedders.wordllama import WordLlamaEmbedder
 from ttmemory.conf import app_settings
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "HashEmbedder",
     "OpenAIEmbedder",
     "SentenceTransformerEmbedder",
+    "WordLlamaEmbedder",
     "get_embedder",
     "reset_embedder",
 ]

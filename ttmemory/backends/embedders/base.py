@@ -20,6 +20,9 @@ class Embedder(ABC):
     #: Weight of vector scores in hybrid recall when RECALL_VECTOR_WEIGHT is unset: 0.8 was
     #: best for a sentence embedder on the evaluation set (docs/benchmarks.md).
     recall_vector_weight: float = 0.8
+    #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
+    #: recall weight. 0 means past messages are searched by keyword only and not embedded.
+    message_search_vector_weight: float | None = None
 
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -35,6 +35,9 @@ class HashEmbedder(Embedder):
 
     #: Lexical vectors mostly repeat BM25: keywords lead (0.1-0.4 was best on the evaluation set).
     recall_vector_weight = 0.3
+    #: Past messages: keywords with neighbour terms alone scored best, every fusion chose
+    #: weight 0 by cross-validation on the conversational set (docs/benchmarks.md).
+    message_search_vector_weight = 0.0
 
     def __init__(self, *, dimensions: int = 384, model: str = "", key: str | None = None) -> None:
         if not isinstance(dimensions, int) or not 8 <= dimensions <= 4096:

@@ -13,7 +13,7 @@ from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm.vector_index import index_name
 from ttmemory.management.progress import ProgressBar
 from ttmemory.models.vectors import BYTES, pgvector_installed, vector_storage
-from ttmemory.services import reembed
+from ttmemory.services import episodes, reembed
 
 
 class Command(BaseCommand):
@@ -90,5 +90,14 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 f"done: {stats.embedded} facts re-embedded with {stats.model!r} "
                 f"in {stats.batches} batches"
+            )
+        )
+        try:  # the episodic index of messages (message_search)
+            messages = episodes.messages_reembed(batch_size=batch_size)
+        except EmbeddingError as exc:
+            raise CommandError(f"re-embedding messages: {exc}") from exc
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"done: {messages.done} messages re-embedded in {messages.sessions} sessions"
             )
         )

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
 from ttmemory.management.progress import ProgressBar
-from ttmemory.services import reindex
+from ttmemory.services import episodes, reindex
 
 
 class Command(BaseCommand):
@@ -56,5 +56,12 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"done: {stats.reindexed} facts reindexed in {stats.batches} batches"
+            )
+        )
+        # The episodic index of messages (message_search): stale, missing and orphaned rows.
+        messages = episodes.messages_reindex(batch_size=batch_size)
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"done: {messages.done} messages reindexed in {messages.sessions} sessions"
             )
         )

@@ -3,6 +3,7 @@
 from .blank_enum import BlankEnum
 from .clear import Clear
 from .context import Context
+from .context_message import ContextMessage
 from .context_messages_item import ContextMessagesItem
 from .edit_request import EditRequest
 from .edit_request_message import EditRequestMessage
@@ -24,7 +25,10 @@ from .message import Message
 from .message_append_request import MessageAppendRequest
 from .message_append_request_message import MessageAppendRequestMessage
 from .message_append_request_messages_item import MessageAppendRequestMessagesItem
+from .message_hit import MessageHit
 from .message_page import MessagePage
+from .message_search import MessageSearch
+from .message_search_request import MessageSearchRequest
 from .messages_added import MessagesAdded
 from .mode_enum import ModeEnum
 from .namespace import Namespace
@@ -79,6 +83,7 @@ __all__ = (
     "BlankEnum",
     "Clear",
     "Context",
+    "ContextMessage",
     "ContextMessagesItem",
     "EditRequest",
     "EditRequestMessage",
@@ -100,8 +105,11 @@ __all__ = (
     "MessageAppendRequest",
     "MessageAppendRequestMessage",
     "MessageAppendRequestMessagesItem",
+    "MessageHit",
     "MessagePage",
     "MessagesAdded",
+    "MessageSearch",
+    "MessageSearchRequest",
     "ModeEnum",
     "Namespace",
     "NamespaceExportResponse200",

@@ -1,0 +1,182 @@
+"""Episodic recall rules: what of a message is indexed, and how past messages are scored.
+
+Each message's own terms are indexed (blind postings, ``MessageTerm``); its neighbours are
+added at query time: a message's keyword score is BM25 over its own terms plus its
+``window`` neighbours' terms on each side of the same session, weighted ``NEIGHBOUR_WEIGHT``.
+So a turn that answers "which one?" is found by the question it answers, an append never
+rewrites older entries, and a deleted message leaves every window it was part of at once.
+Vectors are one per message (its own text), cosine-ranked like facts' (pgvector in SQL, numpy
+elsewhere).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from django.db import connection
+from django.db.models import Avg, Count, QuerySet
+from django.db.models.expressions import RawSQL
+
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
+from ttmemory.longterm import blind
+from ttmemory.longterm.recall import BM25_B, BM25_K1
+from ttmemory.models import MessageEntry, MessageTerm
+from ttmemory.models.vectors import PGVECTOR, vector_storage
+from ttmemory.text import normalise_terms
+
+#: Weight of a neighbour's terms in a message's keyword score (its own count 1).
+NEIGHBOUR_WEIGHT = 0.5
+
+SessionSeq = tuple[int, int]
+
+
+def vector_weight() -> float:
+    """The blend weight of ``message_search``: ``MESSAGE_SEARCH_VECTOR_WEIGHT``, else the
+    embedder's ``message_search_vector_weight``, else its recall weight. 0: keyword only."""
+    configured = app_settings.MESSAGE_SEARCH_VECTOR_WEIGHT
+    if configured is not None:
+        return float(configured)
+    embedder = get_embedder()
+    own = embedder.message_search_vector_weight
+    return float(embedder.recall_vector_weight if own is None else own)
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The searchable text of a Chat Completions message: its text content ("" if none)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            part.get("text")
+            for part in content
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        ]
+        return "\n".join(p for p in parts if p)
+    return ""
+
+
+def keyword_scores(
+    namespace: str,
+    query: str,
+    *,
+    window: int,
+    limit: int,
+    session_ids: Iterable[int] | None = None,
+    neighbour_weight: float = NEIGHBOUR_WEIGHT,
+) -> dict[SessionSeq, float]:
+    """BM25 of ``query`` over each message's terms plus its neighbours' (``window`` each side).
+
+    Scored in Python from the postings of the query's terms only (a few per message that uses
+    them); a neighbour's term frequency counts ``neighbour_weight``. Document frequencies count
+    messages, the length is the message's own plus its neighbours' at the same weight
+    (estimated from the namespace's mean length).
+    """
+    terms = blind.query_terms(query, namespace=namespace)
+    if not terms:
+        return {}
+    postings = MessageTerm.objects.filter(namespace=namespace, term__in=terms)
+    entries = MessageEntry.objects.filter(namespace=namespace)
+    if session_ids is not None:
+        ids = list(session_ids)
+        postings = postings.filter(session_id__in=ids)
+        entries = entries.filter(session_id__in=ids)
+    rows = list(postings.values_list("session_id", "seq", "term", "tf"))
+    if not rows:
+        return {}
+    total, avg_len = _stats(entries)
+    df: dict[int, int] = defaultdict(int)
+    for _, _, term, _ in rows:
+        df[term] += 1
+    idf = {t: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    # Weighted term frequency of each (message, term) in its window.
+    tf: dict[SessionSeq, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    own: set[SessionSeq] = set()
+    for session_id, seq, term, count in rows:
+        tf[(session_id, seq)][term] += count
+        own.add((session_id, seq))
+        for d in range(1, window + 1):
+            for near in (seq - d, seq + d):
+                if near > 0:
+                    tf[(session_id, near)][term] += neighbour_weight * count
+    neighbour_len = neighbour_weight * 2 * window * avg_len
+    window_avg = avg_len + neighbour_len
+
+    def bm25(counts: Mapping[int, float], length: float) -> float:
+        norm_len = BM25_K1 * (1.0 - BM25_B + BM25_B * length / window_avg)
+        return sum(idf[t] * f * (BM25_K1 + 1.0) / (f + norm_len) for t, f in counts.items())
+
+    # First pass at the mean length, then the best candidates again at their own length
+    # (which also drops neighbour seqs that are no indexed message: gaps, tool calls).
+    rough = sorted(((bm25(c, window_avg), key) for key, c in tf.items()), reverse=True)
+    candidates = [key for _, key in rough[: limit * 3]]
+    lengths = _lengths(entries, candidates)
+    scores = {
+        key: bm25(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
+    }
+    best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+    return dict(best)
+
+
+def _stats(entries: QuerySet[MessageEntry]) -> tuple[int, float]:
+    """Indexed messages and their mean length in terms (BM25's N and avgdl)."""
+    stats = entries.aggregate(n=Count("pk"), avg=Avg("term_count"))
+    return int(stats["n"] or 0), float(stats["avg"] or 1.0) or 1.0
+
+
+def _lengths(entries: QuerySet[MessageEntry], keys: list[SessionSeq]) -> dict[SessionSeq, int]:
+    """Own term counts of the indexed messages among ``keys``."""
+    if not keys:
+        return {}
+    wanted = set(keys)
+    rows = entries.filter(
+        session_id__in={s for s, _ in keys}, seq__in={q for _, q in keys}
+    ).values_list("session_id", "seq", "term_count")
+    return {(s, q): n for s, q, n in rows if (s, q) in wanted}
+
+
+def vector_scores(
+    entries: QuerySet[MessageEntry], vector: list[float], model: str, limit: int
+) -> dict[SessionSeq, float]:
+    """Cosine similarity of the ``limit`` messages closest to ``vector`` (embedded by ``model``)."""
+    entries = entries.filter(embedding_model=model, embedding_dim=len(vector))
+    if vector_storage(connection) == PGVECTOR:
+        literal = "[" + ",".join(repr(float(v)) for v in vector) + "]"
+        distance = RawSQL("embedding <=> %s::vector", [literal])
+        rows = entries.annotate(distance=distance).order_by("distance")
+        return {
+            (s, q): 1.0 - float(d)
+            for s, q, d in rows.values_list("session_id", "seq", "distance")[:limit]
+        }
+    blob = RawSQL(f"{connection.ops.quote_name(MessageEntry._meta.db_table)}.embedding", [])
+    triples = list(entries.annotate(blob=blob).values_list("session_id", "seq", "blob"))
+    if not triples:
+        return {}
+    raw = b"".join(bytes(b) for _, _, b in triples)
+    matrix = np.frombuffer(raw, dtype="<f4").reshape(len(triples), len(vector))
+    sims = matrix @ np.asarray(vector, dtype=np.float32)
+    top = np.argsort(-sims)[:limit]
+    return {(triples[i][0], triples[i][1]): float(sims[i]) for i in top}
+
+
+def entry_postings(
+    text: str, *, namespace: str, memo: dict[str, int] | None = None
+) -> dict[int, int]:
+    """Keyed term hashes of a message's text with their counts (capped for the column).
+
+    Each distinct term is hashed once; ``memo`` (term -> hash, one namespace) carries the
+    hashes over the messages of one append.
+    """
+    memo = {} if memo is None else memo
+    postings: dict[int, int] = {}
+    for term, count in Counter(normalise_terms(text)).items():
+        hashed = memo.get(term)
+        if hashed is None:
+            hashed = memo[term] = blind.term_hash(term, namespace=namespace)
+        postings[hashed] = min(postings.get(hashed, 0) + count, 32767)
+    return postings

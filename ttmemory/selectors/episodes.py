@@ -1,0 +1,145 @@
+"""Episodic recall: a namespace's past messages, live and archived, by meaning and keyword."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.exceptions import MemoryValidationError
+from ttmemory.longterm import episodes, recall
+from ttmemory.longterm.embedding import embed_texts
+from ttmemory.models import MemorySession, Message, MessageEntry
+from ttmemory.results import MessageHit
+from ttmemory.validation import clean_count, clean_identifier
+
+MAX_WINDOW = 20
+
+
+def message_search(
+    *,
+    namespace: str,
+    query: str,
+    k: int = 10,
+    window: int = 2,
+    sessions: Iterable[MemorySession | str] | None = None,
+    min_score: float = 0.0,
+) -> list[MessageHit]:
+    """The ``k`` past messages of ``namespace`` best matching ``query``, best first.
+
+    Every message with text counts, live or archived, in every session of the namespace (or in
+    ``sessions``: sessions or session keys of the namespace). BM25 over the blind index, where
+    a message's neighbours (``window`` each side) add their terms at reduced weight, blended
+    like ``fact_recall`` with the cosine similarity of the message's own vector at
+    ``MESSAGE_SEARCH_VECTOR_WEIGHT`` (keyword only at weight 0, the HashEmbedder's default,
+    while the embedder fails, or for a message awaiting its vector). Each hit carries
+    up to ``window`` messages of its session on each side as context. Hits scoring at or below
+    ``min_score`` are left out. Reads only; raises MemoryValidationError for bad arguments.
+    """
+    namespace = clean_identifier(namespace, field="namespace")
+    if not isinstance(query, str) or not query.strip():
+        raise MemoryValidationError("query", "must be a non-empty string")
+    k = clean_count(k, field="k", minimum=1)
+    window = clean_count(window, field="window")
+    if window > MAX_WINDOW:
+        raise MemoryValidationError("window", f"must be at most {MAX_WINDOW}")
+    if isinstance(min_score, bool) or not isinstance(min_score, int | float) or min_score < 0:
+        raise MemoryValidationError("min_score", "must be a number >= 0")
+    session_ids = _session_ids(namespace, sessions)
+    pool = max(50, k * 5)
+    keyword = episodes.keyword_scores(
+        namespace, query, window=window, limit=pool, session_ids=session_ids
+    )
+    vector: dict[tuple[int, int], float] = {}
+    weight = episodes.vector_weight()
+    vectors = embed_texts([query])[0] if weight > 0 else None
+    if vectors is not None:
+        entries = MessageEntry.objects.filter(namespace=namespace)
+        if session_ids is not None:
+            entries = entries.filter(session_id__in=session_ids)
+        vector = episodes.vector_scores(entries, vectors[0], get_embedder().model, pool)
+    if not keyword:
+        scores = vector
+    elif not vector:
+        scores = keyword
+    else:
+        scores = recall.blend(keyword, vector, vector_weight=weight)
+    ranked = sorted(
+        ((key, s) for key, s in scores.items() if s > min_score), key=lambda i: (-i[1], i[0])
+    )[:k]
+    return _hits(namespace, ranked, window)
+
+
+def _session_ids(
+    namespace: str, sessions: Iterable[MemorySession | str] | None
+) -> list[int] | None:
+    if sessions is None:
+        return None
+    if isinstance(sessions, str | MemorySession):
+        sessions = [sessions]
+    keys: list[str] = []
+    ids: list[int] = []
+    for index, item in enumerate(sessions):
+        if isinstance(item, MemorySession):
+            if item.namespace != namespace:
+                raise MemoryValidationError(f"sessions[{index}]", "belongs to another namespace")
+            ids.append(item.pk)
+        elif isinstance(item, str):
+            keys.append(clean_identifier(item, field=f"sessions[{index}]"))
+        else:
+            raise MemoryValidationError(f"sessions[{index}]", "must be a session or a session key")
+    if keys:
+        ids.extend(
+            MemorySession.objects.filter(namespace=namespace, key__in=keys).values_list(
+                "pk", flat=True
+            )
+        )
+    return ids
+
+
+def _hits(
+    namespace: str, ranked: list[tuple[tuple[int, int], float]], window: int
+) -> list[MessageHit]:
+    if not ranked:
+        return []
+    wanted = {
+        (session_id, near)
+        for (session_id, seq), _ in ranked
+        for near in range(seq - window, seq + window + 1)
+    }
+    # Two plain IN lists (a handful of sessions, k x (2 window + 1) seqs) plan faster than an OR
+    # of ranges per hit; the few rows the cross product adds are dropped here.
+    rows = Message.objects.filter(
+        namespace=namespace,
+        session_id__in={s for s, _ in wanted},
+        seq__in={q for _, q in wanted},
+    ).values_list("session_id", "seq", "archived_at", "created_at", "data")
+    by_key: dict[tuple[int, int], tuple[dict[str, Any], Any, Any]] = {
+        (s, q): (data, archived, created)
+        for s, q, archived, created, data in rows
+        if (s, q) in wanted
+    }
+    sessions = MemorySession.objects.in_bulk({s for (s, _), _ in ranked})
+    hits: list[MessageHit] = []
+    for (session_id, seq), score in ranked:
+        found = by_key.get((session_id, seq))
+        if found is None or session_id not in sessions:  # deleted since it was indexed
+            continue
+        data, archived, created = found
+        context = tuple(
+            (near, by_key[(session_id, near)][0])
+            for near in range(seq - window, seq + window + 1)
+            if near != seq and (session_id, near) in by_key
+        )
+        hits.append(
+            MessageHit(
+                session=sessions[session_id],
+                seq=seq,
+                score=score,
+                message=data,
+                archived=archived is not None,
+                created_at=created,
+                context=context,
+            )
+        )
+    return hits

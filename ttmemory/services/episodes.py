@@ -1,0 +1,265 @@
+"""Episodic index writes: postings at append time, vectors in the background, deletes with rows.
+
+Every message stored (append, snapshot restore, anything that goes through
+``services.rows.insert_messages``) gets its blind-index postings in the same transaction, so
+``message_search`` finds it by keyword as soon as it is committed; its vector is made by the
+background job ``message_embed`` after commit (an embedder, local or remote, never sits on the
+append path). Services that delete messages delete their index rows in the same transaction
+(``index_delete_locked``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection, models, transaction
+from django.db.models import Q, QuerySet
+
+from ttmemory import jobs
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.conf import app_settings
+from ttmemory.exceptions import EmbeddingError
+from ttmemory.longterm import blind, episodes
+from ttmemory.longterm.embedding import embed_texts
+from ttmemory.longterm.episodes import entry_postings, message_text
+from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
+
+# Messages embedded per call of the embedder by the background job.
+EMBED_BATCH = 64
+
+
+def index_messages_locked(
+    session: MemorySession,
+    messages: Sequence[tuple[int, Mapping[str, Any]]],
+    *,
+    fresh: bool = False,
+) -> int:
+    """Index ``(seq, message)`` pairs just stored in ``session``; return how many were indexed.
+
+    Writes one ``MessageEntry`` and the ``MessageTerm`` postings (keyed hashes only) per
+    message with text that has no entry yet (a seq always holds the same message, so a
+    restored message keeps the entry it had), in a few multi-row INSERTs, and queues
+    ``message_embed`` after commit. ``fresh``: the seqs are new (an append), none can have an
+    entry, so none is looked for. Call inside the storing transaction.
+    """
+    if not app_settings.MESSAGE_SEARCH_INDEX or not messages:
+        return 0
+    namespace = session.namespace
+    version = blind.index_version()
+    seqs = [seq for seq, _ in messages]
+    existing: set[int] = set()
+    if not fresh:
+        for start in range(0, len(seqs), CHUNK):
+            existing.update(
+                MessageEntry.objects.filter(
+                    session_id=session.pk, seq__in=seqs[start : start + CHUNK]
+                ).values_list("seq", flat=True)
+            )
+    entries: list[tuple[Any, ...]] = []
+    postings: list[tuple[Any, ...]] = []
+    memo: dict[str, int] = {}
+    session_id = session.pk
+    for seq, message in messages:
+        if seq in existing:
+            continue
+        text = message_text(message)
+        if not text.strip():
+            continue
+        counts = entry_postings(text, namespace=namespace, memo=memo)
+        entries.append((session_id, namespace, seq, sum(counts.values()), "", version))
+        postings.extend([(session_id, namespace, seq, term, tf) for term, tf in counts.items()])
+    if not entries:
+        return 0
+    _insert(MessageEntry, _ENTRY_COLUMNS, entries)
+    _insert(MessageTerm, _TERM_COLUMNS, postings)
+    if episodes.vector_weight() > 0:  # else searched by keyword only: no vector to make
+        jobs.schedule("message_embed", session.pk)
+    return len(entries)
+
+
+_ENTRY_COLUMNS = (
+    "session_id",
+    "namespace",
+    "seq",
+    "term_count",
+    "embedding_model",
+    "index_version",
+)
+_TERM_COLUMNS = ("session_id", "namespace", "seq", "term", "tf")
+CHUNK = 900  # SQLite's bound-parameter limit over the widest row
+
+
+def _insert(model: type[models.Model], columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    """Multi-row INSERTs of plain values (no model instances: this runs on every append)."""
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    names = ", ".join(quote(c) for c in columns)
+    placeholder = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    per = max(1, 30_000 // len(columns) // 10)  # rows per statement, well under SQLite's limit
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), per):
+            chunk = rows[start : start + per]
+            cursor.execute(
+                f"INSERT INTO {table} ({names}) VALUES {', '.join([placeholder] * len(chunk))}",
+                list(itertools.chain.from_iterable(chunk)),
+            )
+
+
+def index_delete_locked(session: MemorySession | int, seqs: Iterable[int] | None = None) -> int:
+    """Delete the index rows of ``seqs`` of a session (all of them when None); entries deleted."""
+    session_id = session if isinstance(session, int) else session.pk
+    entries = MessageEntry.objects.filter(session_id=session_id)
+    terms = MessageTerm.objects.filter(session_id=session_id)
+    if seqs is None:
+        terms.delete()
+        return entries.delete()[0]
+    wanted = list(seqs)
+    deleted = 0
+    for start in range(0, len(wanted), CHUNK):
+        chunk = wanted[start : start + CHUNK]
+        terms.filter(seq__in=chunk).delete()
+        deleted += entries.filter(seq__in=chunk).delete()[0]
+    return deleted
+
+
+def index_delete_archived_upto(session: MemorySession, upto_seq: int) -> int:
+    """Delete the index rows of the archived messages up to ``upto_seq`` (a summary's delete)."""
+    seqs = Message.objects.filter(
+        session=session, archived_at__isnull=False, seq__lte=upto_seq
+    ).values_list("seq", flat=True)
+    return index_delete_locked(session, list(seqs))
+
+
+def messages_embed(*, session_id: int, limit: int = 1000) -> int:
+    """Embed up to ``limit`` indexed messages of a session lacking a current vector; count.
+
+    Idempotent (what is embedded with the configured model is skipped). Raises EmbeddingError
+    when the embedder fails, so a retrying task tries again; keyword search is unaffected.
+    """
+    embedder = get_embedder()
+    pending = list(
+        _stale(embedder.model, embedder.dimensions)
+        .filter(session_id=session_id)
+        .order_by("seq")
+        .values_list("seq", flat=True)[:limit]
+    )
+    done = 0
+    for start in range(0, len(pending), EMBED_BATCH):
+        done += _embed_seqs(session_id, pending[start : start + EMBED_BATCH], embedder.model)
+    return done
+
+
+def _stale(model: str, dimensions: int) -> QuerySet[MessageEntry]:
+    return MessageEntry.objects.filter(
+        Q(embedding__isnull=True) | ~Q(embedding_model=model) | ~Q(embedding_dim=dimensions)
+    )
+
+
+def _embed_seqs(session_id: int, seqs: list[int], model: str) -> int:
+    texts = dict(
+        (seq, message_text(data))
+        for seq, data in Message.objects.filter(session_id=session_id, seq__in=seqs).values_list(
+            "seq", "data"
+        )
+    )
+    present = [seq for seq in seqs if texts.get(seq, "").strip()]
+    if not present:
+        return 0
+    vectors, reason = embed_texts([texts[seq] for seq in present])
+    if vectors is None:
+        raise EmbeddingError(reason)
+    field = MessageEntry._meta.get_field("embedding")
+    quote = connection.ops.quote_name
+    # One statement run per row with executemany (psycopg pipelines it): bulk_update's CASE
+    # expression cost about ten times more on a 100-message append.
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(
+            f"UPDATE {quote(MessageEntry._meta.db_table)} SET embedding = %s, "
+            "embedding_model = %s, embedding_dim = %s WHERE session_id = %s AND seq = %s",
+            [
+                (field.get_db_prep_value(vector, connection), model, len(vector), session_id, seq)
+                for seq, vector in zip(present, vectors, strict=True)
+            ],
+        )
+    return len(present)
+
+
+@dataclass
+class EpisodicRebuildStats:
+    """One run over the episodic index: sessions visited, entries rebuilt or embedded."""
+
+    pending: int = 0
+    done: int = 0
+    sessions: int = 0
+
+
+def messages_reindex(
+    *, batch_size: int = 500, on_batch: Callable[[int], None] | None = None
+) -> EpisodicRebuildStats:
+    """Rebuild the postings of every message indexed with another blind index (key, tokenizer).
+
+    Session by session, ``batch_size`` messages per transaction; stopping and running again
+    resumes. Also indexes stored messages that have text and no entry yet (stored before the
+    index existed) and drops entries whose message is gone.
+    """
+    version = blind.index_version()
+    stats = EpisodicRebuildStats()
+    stale_sessions = set(
+        MessageEntry.objects.exclude(index_version=version).values_list("session_id", flat=True)
+    )
+    indexed = MessageEntry.objects.values_list("session_id", "seq")
+    stats.pending = MessageEntry.objects.exclude(index_version=version).count()
+    for session in MemorySession.objects.order_by("pk").iterator():
+        have = set(indexed.filter(session_id=session.pk).values_list("seq", flat=True))
+        seqs = list(
+            Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)
+        )
+        missing = [seq for seq in seqs if seq not in have]
+        gone = have - set(seqs)
+        if session.pk not in stale_sessions and not missing and not gone:
+            continue
+        stats.sessions += 1
+        if gone:
+            index_delete_locked(session, sorted(gone))
+        todo = seqs if session.pk in stale_sessions else missing
+        for start in range(0, len(todo), batch_size):
+            chunk = todo[start : start + batch_size]
+            with transaction.atomic():
+                index_delete_locked(session, chunk)
+                rows = Message.objects.filter(session=session, seq__in=chunk).values_list(
+                    "seq", "data"
+                )
+                index_messages_locked(session, list(rows))
+            stats.done += len(chunk)
+            if on_batch is not None:
+                on_batch(len(chunk))
+    return stats
+
+
+def messages_reembed(
+    *, batch_size: int = 64, on_batch: Callable[[int], None] | None = None
+) -> EpisodicRebuildStats:
+    """Give every indexed message a vector of the configured embedder (resumable batches).
+
+    Nothing to do while ``message_search`` uses no vectors (its weight is 0).
+    """
+    if episodes.vector_weight() <= 0:
+        return EpisodicRebuildStats()
+    embedder = get_embedder()
+    stale = _stale(embedder.model, embedder.dimensions)
+    stats = EpisodicRebuildStats(pending=stale.count())
+    for session_id in sorted(set(stale.values_list("session_id", flat=True))):
+        stats.sessions += 1
+        seqs = list(
+            stale.filter(session_id=session_id).order_by("seq").values_list("seq", flat=True)
+        )
+        for start in range(0, len(seqs), batch_size):
+            chunk = seqs[start : start + batch_size]
+            _embed_seqs(session_id, chunk, embedder.model)
+            stats.done += len(chunk)
+            if on_batch is not None:
+                on_batch(len(chunk))
+    return stats
