@@ -26,9 +26,7 @@ def found(namespace: str, query: str) -> list[int]:
     return [hit.seq for hit in memory.message_search(namespace=namespace, query=query, window=0)]
 
 
-def test_a_rewind_in_delete_mode_and_a_pop_remove_their_index_rows(
-    db: Any, settings: Any
-) -> None:
+def test_a_rewind_in_delete_mode_and_a_pop_remove_their_index_rows(db: Any, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "TRIM_MODE": "delete"}
     chat = memory.session_open(namespace="user-1", key="c")
     memory.message_add_many(
