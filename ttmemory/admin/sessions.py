@@ -34,6 +34,7 @@ from ttmemory.models import (
     Snapshot,
     SnapshotKind,
 )
+from ttmemory.results import SnapshotDiff
 from ttmemory.selectors import (
     session_branches,
     session_rewind_preview,
@@ -317,24 +318,57 @@ class MemorySessionAdmin(NamespaceToolsMixin):
         if snapshot is None or (undo and snapshot.kind != SnapshotKind.SAFETY):
             raise Http404("No such snapshot of this session (retention may have removed it).")
         session_url = self.change_url(session)
-        current = state_token(session)
-        stale = False
-        form = RollbackForm(request.POST or None, initial={"state": current})
-        if request.method == "POST" and form.is_valid():
-            if form.cleaned_data["state"] != current:
-                stale = True
-                form = RollbackForm(
-                    initial={"state": current, "reason": form.cleaned_data["reason"]}
-                )
-            else:
-                return self._do_rollback(
-                    request, session, snapshot, form.cleaned_data["reason"], undo=undo
-                )
+        form, stale, reason = self._confirmation(request, session)
+        if reason is not None:
+            return self._do_rollback(request, session, snapshot, reason, undo=undo)
         try:
             diff = snapshot_diff(session=session, snapshot=snapshot)
         except MemoryValidationError as exc:
             messages.error(request, str(exc))
             return HttpResponseRedirect(session_url)
+        preview = self._preview(request, session, diff)
+        verb = "Undo the rollback of" if undo else "Roll back"
+        return self.render_page(
+            request,
+            "admin/ttmemory/rollback_confirm.html",
+            f"{verb} {session}",
+            {
+                **preview,
+                "session_url": session_url,
+                "snapshot": snapshot,
+                "snapshot_url": self.console_url("change", snapshot.pk, model=Snapshot),
+                "restored": build_transcript(
+                    rows_from_pairs(diff.restore), revealed=preview["revealed"], show_gaps=False
+                ),
+                "form": form,
+                "stale": stale,
+                "undo": undo,
+            },
+        )
+
+    def _confirmation(
+        self, request: HttpRequest, session: MemorySession
+    ) -> tuple[RollbackForm, bool, str | None]:
+        """The reason form of a rollback or rewind preview: ``(form, stale, reason)``.
+
+        ``reason`` is set when the confirmation is valid and the session is still in the state
+        the preview showed; a session that changed meanwhile gives ``stale`` and a fresh form
+        keeping the reason, so nothing runs against a preview nobody saw.
+        """
+        current = state_token(session)
+        form = RollbackForm(request.POST or None, initial={"state": current})
+        if request.method != "POST" or not form.is_valid():
+            return form, False, None
+        if form.cleaned_data["state"] != current:
+            fresh = RollbackForm(initial={"state": current, "reason": form.cleaned_data["reason"]})
+            return fresh, True, None
+        return form, False, form.cleaned_data["reason"]
+
+    def _preview(
+        self, request: HttpRequest, session: MemorySession, diff: SnapshotDiff
+    ) -> dict[str, Any]:
+        """What a rollback and a rewind preview page both show: the messages removed, the
+        facts superseded, masked unless revealed."""
         revealed = is_revealed(request, "session", session.pk)
         facts = [
             {
@@ -344,33 +378,18 @@ class MemorySessionAdmin(NamespaceToolsMixin):
             }
             for fact in diff.facts_superseded
         ]
-        verb = "Undo the rollback of" if undo else "Roll back"
-        return self.render_page(
-            request,
-            "admin/ttmemory/rollback_confirm.html",
-            f"{verb} {session}",
-            {
-                "session": session,
-                "session_url": session_url,
-                "snapshot": snapshot,
-                "snapshot_url": self.console_url("change", snapshot.pk, model=Snapshot),
-                "diff": diff,
-                "removed": build_transcript(
-                    rows_from_pairs(diff.remove), revealed=revealed, show_gaps=False
-                ),
-                "restored": build_transcript(
-                    rows_from_pairs(diff.restore), revealed=revealed, show_gaps=False
-                ),
-                "facts": facts,
-                "form": form,
-                "stale": stale,
-                "undo": undo,
-                "revealed": revealed,
-                "can_reveal": can_reveal(request),
-                "reveal_url": self.console_url("reveal", session.pk)
-                + f"?next={_q(request.get_full_path())}",
-            },
-        )
+        return {
+            "session": session,
+            "diff": diff,
+            "removed": build_transcript(
+                rows_from_pairs(diff.remove), revealed=revealed, show_gaps=False
+            ),
+            "facts": facts,
+            "revealed": revealed,
+            "can_reveal": can_reveal(request),
+            "reveal_url": self.console_url("reveal", session.pk)
+            + f"?next={_q(request.get_full_path())}",
+        }
 
     def _do_rollback(
         self,
@@ -437,51 +456,26 @@ class MemorySessionAdmin(NamespaceToolsMixin):
         (a safety snapshot first, so the success message offers the undo)."""
         session = self._rollback_session(request, object_id)
         session_url = self.change_url(session)
-        current = state_token(session)
-        stale = False
-        form = RollbackForm(request.POST or None, initial={"state": current})
-        if request.method == "POST" and form.is_valid():
-            if form.cleaned_data["state"] != current:
-                stale = True
-                form = RollbackForm(
-                    initial={"state": current, "reason": form.cleaned_data["reason"]}
-                )
-            else:
-                return self._do_rewind(request, session, seq, form.cleaned_data["reason"])
+        form, stale, reason = self._confirmation(request, session)
+        if reason is not None:
+            return self._do_rewind(request, session, seq, reason)
         try:
             diff = session_rewind_preview(session=session, to_seq=seq)
         except MemoryValidationError as exc:
             messages.error(request, f"Cannot rewind to #{seq}: {exc.message}")
             return HttpResponseRedirect(session_url + "#transcript")
-        revealed = is_revealed(request, "session", session.pk)
-        facts = [
-            {
-                "fact": fact,
-                "text": shown(fact.text, revealed or is_revealed(request, "fact", fact.pk)),
-                "url": self.console_url("change", fact.pk, model=Fact),
-            }
-            for fact in diff.facts_superseded
-        ]
+        preview = self._preview(request, session, diff)
         return self.render_page(
             request,
             "admin/ttmemory/rewind_confirm.html",
             f"Rewind {session} to message #{seq}",
             {
-                "session": session,
+                **preview,
                 "session_url": session_url,
                 "seq": seq,
                 "message_url": f"{session_url}#msg-{seq}",
-                "diff": diff,
-                "removed": build_transcript(
-                    rows_from_pairs(diff.remove), revealed=revealed, show_gaps=False
-                ),
-                "facts": facts,
                 "form": form,
                 "stale": stale,
-                "revealed": revealed,
-                "can_reveal": can_reveal(request),
-                "reveal_url": self.console_url("reveal", session.pk)
-                + f"?next={_q(request.get_full_path())}",
             },
         )
 
