@@ -73,9 +73,12 @@ def table_size() -> dict[str, int]:
     """Bytes of the message table and its partitions: heap (with TOAST) and indexes."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT COALESCE(sum(pg_table_size(relid)), 0), "
-            "COALESCE(sum(pg_indexes_size(relid)), 0) FROM pg_partition_tree(%s)",
-            [Message._meta.db_table],
+            # A plain table is no partition tree: count it by itself (partitioned parents
+            # have no storage of their own, so counting them adds nothing).
+            "SELECT COALESCE(sum(pg_table_size(c.oid)), 0), "
+            "COALESCE(sum(pg_indexes_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.oid = to_regclass(%s) OR c.oid IN (SELECT relid FROM pg_partition_tree(%s))",
+            [Message._meta.db_table, Message._meta.db_table],
         )
         heap, indexes = cursor.fetchone()
     return {"table_bytes": int(heap), "index_bytes": int(indexes)}

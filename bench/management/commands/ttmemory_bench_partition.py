@@ -103,6 +103,7 @@ def render(results: list[dict[str, Any]]) -> str:
             millions = row["messages"] / 1_000_000
             heap = row["table_bytes"] / 2**20 / millions
             index = row["index_bytes"] / 2**20 / millions
+            size = f"{heap + index:,.0f} ({heap:,.0f} + {index:,.0f})" if heap else "-"
             loaded = row["load_seconds"]
             rate = f"{(row['messages'] - _previous(result, row)) / loaded:,.0f}" if loaded else "-"
             server = row["server"]
@@ -112,7 +113,7 @@ def render(results: list[dict[str, Any]]) -> str:
                 f"| {row['window']['median_ms']:.2f} / {row['window']['p90_ms']:.2f} "
                 f"| {server['window_ms'] * 1000:.0f} / {server['window_buffers']:.0f} "
                 f"| {server['insert_ms'] * 1000:.0f} / {server['insert_buffers']:.0f} "
-                f"| {heap + index:,.0f} ({heap:,.0f} + {index:,.0f}) | {rate} |"
+                f"| {size} | {rate} |"
             )
     lines.append("")
     for result in results:
