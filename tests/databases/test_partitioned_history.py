@@ -230,3 +230,19 @@ def test_migrate_partitions_the_table_on_postgresql_15_too(system_postgres_datab
         {"role": "assistant", "content": "By the window."},
         {"role": "user", "content": "Thanks!"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ({"by": "range", "partitions": 8}, "only 'hash'"),
+        ({"by": "hash", "partitions": 1}, "use 2 to 256"),
+        ({"by": "hash", "partitions": "16"}, "must be"),
+        ({"by": "hash"}, "must be"),
+        (16, "must be"),
+    ],
+)
+def test_a_malformed_setting_is_an_error_naming_it(value: Any, says: str) -> None:
+    with override_settings(TTMEMORY={**settings.TTMEMORY, "PARTITIONED_HISTORY": value}):
+        found = [m for m in checks.run_checks() if m.id == "ttmemory.E038"]
+    assert len(found) == 1 and "PARTITIONED_HISTORY" in found[0].msg and says in found[0].msg
