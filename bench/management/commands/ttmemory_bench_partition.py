@@ -116,6 +116,8 @@ def render(results: list[dict[str, Any]]) -> str:
                 f"| {size} | {rate} |"
             )
     lines.append("")
+    if any(not row["table_bytes"] for result in results for row in result["rows"]):
+        lines += ["`-`: size not recorded by that run.", ""]
     for result in results:
         env = result["environment"]
         first, last = result["rows"][0], result["rows"][-1]
