@@ -66,6 +66,10 @@ TTMEMORY = {
     "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
     "RECALL_TOUCH_SECONDS": 0,  # write recall counts at once (tests read them back)
 }
+# TTMEMORY_TEST_PARTITIONED=1: the test database's message table is partitioned by hash of
+# session (read by the migration), for the partitioned pass of `./dev test`.
+if os.environ.get("TTMEMORY_TEST_PARTITIONED") == "1":
+    TTMEMORY["PARTITIONED_HISTORY"] = {"by": "hash", "partitions": 8}
 
 # Background jobs run inline at commit, unless a test starts a real worker with a broker.
 CELERY_TASK_ALWAYS_EAGER = True

@@ -30,6 +30,7 @@ from ttmemory.exceptions import EncryptionKeyError
 from ttmemory.longterm.blind import index_version, parse_blind_key
 from ttmemory.models import ApiKey, Fact
 from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade
+from ttmemory.models.partitioning import configured_partitions, message_partitions
 from ttmemory.models.vectors import (
     BYTES,
     embedding_column_type,
@@ -414,6 +415,35 @@ def check_pgvector(databases: Any = None, **kwargs: Any) -> list[checks.CheckMes
     return warnings
 
 
+def check_partitioned_history(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """PARTITIONED_HISTORY and the message table disagree (W060): the setting is read when the
+    table is created, so one set later (or a table too large for the migration) needs the
+    conversion command."""
+    wanted = configured_partitions()
+    warnings: list[checks.CheckMessage] = []
+    for alias in databases or ():
+        conn = connections[alias]
+        if conn.vendor != "postgresql" or wanted is None:
+            continue
+        try:
+            current = message_partitions(conn)
+        except DatabaseError:  # unreachable: Django's own checks and migrate say so
+            continue
+        if current is None or current == wanted:  # not migrated yet, or as asked
+            continue
+        layout = f"is partitioned into {current}" if current else "is not partitioned"
+        warnings.append(
+            checks.Warning(
+                f"TTMEMORY['PARTITIONED_HISTORY'] asks for {wanted} partitions, but the "
+                f"message table of database {alias!r} {layout}.",
+                hint=f"Run python manage.py ttmemory_partition --database {alias} (appends "
+                "wait while it copies; see docs/scaling.md, 'Partitioned history').",
+                id="ttmemory.W060",
+            )
+        )
+    return warnings
+
+
 def check_api_key_grants(
     *, databases: Sequence[str] | None = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
@@ -488,5 +518,6 @@ def register() -> None:
         check_api_key_grants,
         check_ciphertext_upgrade,
         check_pgvector,
+        check_partitioned_history,
     ):
         checks.register(check, checks.Tags.database)

@@ -237,6 +237,45 @@ def optional_rate(value: Any) -> str | None:
     return value
 
 
+# Hash partitions of the message table: enough to keep each one small at tens of millions of
+# messages, few enough that a scan of every partition (namespace exports, the admin) stays cheap.
+PARTITIONS_MIN, PARTITIONS_MAX = 2, 256
+
+
+def partitioning(value: Any) -> dict[str, Any] | None:
+    """None (one message table), or ``{"by": "hash", "partitions": N}`` (E038).
+
+    Only hashing by session is offered: every statement of a chat turn names its session, so
+    it touches one partition, and the (session, seq) unique constraint, which includes the
+    partition key, still makes seqs unique. Time ranges could not enforce that constraint
+    (a unique key must include the partition key) and would split a session's window.
+    """
+    if value is None:
+        return None
+    hint = (
+        f'{{"by": "hash", "partitions": N}} with N from {PARTITIONS_MIN} to {PARTITIONS_MAX}, '
+        "or None"
+    )
+    if not isinstance(value, dict) or set(value) - {"by", "partitions"}:
+        raise InvalidSetting(f"must be {hint}, not {value!r}", check_id="ttmemory.E038")
+    if value.get("by", "hash") != "hash":
+        raise InvalidSetting(
+            f"'by' is {value.get('by')!r}: only 'hash' (by session) is supported",
+            check_id="ttmemory.E038",
+            hint="Time ranges cannot keep (session, seq) unique across partitions; use "
+            '{"by": "hash", "partitions": 16}.',
+        )
+    count = value.get("partitions")
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise InvalidSetting(f"must be {hint}, not {value!r}", check_id="ttmemory.E038")
+    if not PARTITIONS_MIN <= count <= PARTITIONS_MAX:
+        raise InvalidSetting(
+            f"'partitions' is {count}; use {PARTITIONS_MIN} to {PARTITIONS_MAX}",
+            check_id="ttmemory.E038",
+        )
+    return {"by": "hash", "partitions": count}
+
+
 def key_list(value: Any) -> list[str]:
     """Encryption key entries: a list of strings, or one string (E002; the format: crypto)."""
     if value is None or value == "":
@@ -402,6 +441,11 @@ class AppSettings:
     MESSAGE_SEARCH_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Characters of each recalled memory shown by prompt_build before it is cut.
     PROMPT_MEMORY_CHARS = Setting(128, integer(minimum=1))
+    # PostgreSQL only: keep messages in a table partitioned by hash of session, e.g.
+    # {"by": "hash", "partitions": 16} (docs/scaling.md, "Partitioned history"). Read when
+    # `migrate` creates the table and by `manage.py ttmemory_partition`, which converts an
+    # existing one; the check ttmemory.W060 reports a table that does not match. None: one table.
+    PARTITIONED_HISTORY = Setting(None, partitioning)
     # Where content-free events go after commit: a list of {"BACKEND": ..., "OPTIONS": {...}}.
     EVENT_OBSERVERS = Setting(
         [{"BACKEND": "ttmemory.backends.events.SignalObserver"}], backend_list, strict=True
