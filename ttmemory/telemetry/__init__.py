@@ -232,8 +232,10 @@ def record(name: str, value: float, **attributes: Any) -> None:
 def _labels(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """The attributes with the namespace blanked unless ``TELEMETRY_NAMESPACE_ATTRIBUTE``."""
     labels = dict(attributes)
-    if "ttmemory.namespace" in labels and not app_settings.TELEMETRY_NAMESPACE_ATTRIBUTE:
+    if not app_settings.TELEMETRY_NAMESPACE_ATTRIBUTE:
         labels["ttmemory.namespace"] = ""
+    elif not labels.get("ttmemory.namespace"):
+        labels["ttmemory.namespace"] = _log_context.get()[0]  # the current operation's
     return labels
 
 
