@@ -54,7 +54,9 @@ if os.environ.get("TTM_SPANS_FILE"):
             return SpanExportResult.SUCCESS
 
     provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(JsonLinesExporter(os.environ["TTM_SPANS_FILE"])))
+    provider.add_span_processor(
+        SimpleSpanProcessor(JsonLinesExporter(os.environ["TTM_SPANS_FILE"]))
+    )
     telemetry.configure(tracer_provider=provider)
 if os.environ.get("TTM_PROMETHEUS"):
     from ttmemory.telemetry import prometheus

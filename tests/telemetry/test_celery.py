@@ -58,7 +58,8 @@ def test_the_worker_job_span_is_a_child_of_the_operation_that_queued_it(
     # The job's own work is inside the job span, in the same trace.
     worker_spans = [json.loads(line) for line in spans_file.read_text().splitlines()]
     children = [s for s in worker_spans if s["parent_id"] == job["context"]["span_id"]]
-    assert children and all(s["context"]["trace_id"] == job["context"]["trace_id"] for s in children)
+    trace_id = job["context"]["trace_id"]
+    assert children and all(s["context"]["trace_id"] == trace_id for s in children)
     # Its queue lag and duration are metrics of the worker, served on its own port.
     lag = value(metrics, "ttmemory_job_queue_lag_seconds_count", ttmemory_job="ttmemory.learn")
     assert lag >= 1

@@ -126,7 +126,12 @@ def test_the_compose_file_runs_prometheus_scraping_web_and_worker() -> None:
     assert services["worker"]["environment"]["CELERY_METRICS_PORT"] == "9808"
     mounted = [v.split(":")[0] for v in services["prometheus"]["volumes"]]
     scrape = yaml.safe_load((ROOT / mounted[0]).read_text())
-    targets = {t for job in scrape["scrape_configs"] for c in job["static_configs"] for t in c["targets"]}  # fmt: skip
+    targets = {
+        target
+        for job in scrape["scrape_configs"]
+        for config in job["static_configs"]
+        for target in config["targets"]
+    }
     assert targets == {"web:8000", "worker:9808"}
     grafana = [v.split(":")[0] for v in services["grafana"]["volumes"]]
     assert "./docs/grafana-dashboard.json" in grafana
@@ -202,14 +207,9 @@ def test_gunicorn_with_two_workers_sums_both_workers_metrics(tmp_path: Path) -> 
         # Requests from several threads at once keep both sync workers busy; repeat until the
         # directory shows both workers wrote samples (each file name carries its pid).
         for round_ in range(10):
-            threads = [
-                threading.Thread(
-                    target=get,
-                    args=(f"{base}/api/memory/sessions/", headers,
-                          json.dumps({"key": f"r{round_}-t{n}"}).encode()),
-                )  # fmt: skip
-                for n in range(4)
-            ]
+            url = f"{base}/api/memory/sessions/"
+            bodies = [json.dumps({"key": f"r{round_}-t{n}"}).encode() for n in range(4)]
+            threads = [threading.Thread(target=get, args=(url, headers, body)) for body in bodies]
             for thread in threads:
                 thread.start()
             for thread in threads:

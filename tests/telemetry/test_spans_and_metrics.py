@@ -138,13 +138,18 @@ def test_embedder_failures_feed_fallback_error_and_breaker_metrics(
     assert otel.total("ttmemory.embedder.skipped", **backend) == 2
     assert otel.total("ttmemory.embedder.breaker.open", **backend) == 1
     assert otel.total("ttmemory.recall.mode", **{"ttmemory.recall.mode": "keyword"}) == 2
-    failed = [s for s in otel.finished() if s.attributes.get("gen_ai.operation.name") == "embeddings"]
+    failed = [
+        s for s in otel.finished() if s.attributes.get("gen_ai.operation.name") == "embeddings"
+    ]
     assert [s.attributes["error.type"] for s in failed] == ["TimeoutError"]
     assert failed[0].parent is not None  # a child of the fact write
 
 
 def test_llm_calls_are_child_spans_and_tokens_and_cost_are_metrics(
-    db: Any, otel: Telemetry, settings: Any, scripted_llm: Any  # noqa: F811
+    db: Any,
+    otel: Telemetry,
+    settings: Any,
+    scripted_llm: Any,  # noqa: F811
 ) -> None:
     settings.TTMEMORY = {
         **settings.TTMEMORY,
@@ -170,7 +175,9 @@ def test_llm_calls_are_child_spans_and_tokens_and_cost_are_metrics(
 
 
 def test_a_failing_llm_is_a_failed_span_and_an_error_count(
-    db: Any, otel: Telemetry, scripted_llm: Any  # noqa: F811
+    db: Any,
+    otel: Telemetry,
+    scripted_llm: Any,  # noqa: F811
 ) -> None:
     from ttmemory.exceptions import LLMError
 

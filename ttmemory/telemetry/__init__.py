@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, TypeVar, cast
 
 from django.core.signals import setting_changed
 from django.dispatch import receiver
@@ -53,8 +53,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 INSTRUMENTATION_NAME = "ttmemory"
-P = ParamSpec("P")
-R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 
 # Seconds: from a fast keyword recall (~1 ms) to a slow LLM call (tens of seconds).
 LATENCY_BUCKETS = (
@@ -213,7 +212,7 @@ def _plain(value: Any) -> str | int | float | bool:
     return str(value)
 
 
-def count(name: str, value: float = 1, **attributes: Any) -> None:
+def count(name: str, value: float = 1, /, **attributes: Any) -> None:
     """Add ``value`` to counter ``name`` (a key of ``METRICS``); never raises."""
     try:
         _instrument(name).add(value, _attributes(name, _labels(attributes)))
@@ -221,7 +220,7 @@ def count(name: str, value: float = 1, **attributes: Any) -> None:
         logger.debug("ttmemory telemetry: %s not recorded", name, exc_info=True)
 
 
-def record(name: str, value: float, **attributes: Any) -> None:
+def record(name: str, value: float, /, **attributes: Any) -> None:
     """Record ``value`` in histogram ``name`` (a key of ``METRICS``); never raises."""
     try:
         _instrument(name).record(value, _attributes(name, _labels(attributes)))
@@ -289,7 +288,7 @@ def operation(
     store: str,
     *,
     describe: Callable[[Any], Mapping[str, Any]] | None = None,
-) -> Callable[[Callable[P, R]], Callable[P, R]]:
+) -> Callable[[F], F]:
     """Wrap a public service or selector: one span, one latency sample, the log context.
 
     ``name`` is the GenAI ``gen_ai.operation.name`` (``search_memory``, ``create_memory``,
@@ -299,11 +298,11 @@ def operation(
     ``describe(result)`` adds content-free attributes from the result (a record count).
     """
 
-    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+    def decorate(func: F) -> F:
         function = func.__name__
 
         @functools.wraps(func)
-        def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        def run(*args: Any, **kwargs: Any) -> Any:
             namespace, session_id = _scope(kwargs)
             attributes: dict[str, Any] = {
                 "gen_ai.operation.name": name,
@@ -358,7 +357,7 @@ def operation(
                         span.set_attribute("gen_ai.conversation.id", str(opened))
                 return result
 
-        return run
+        return cast(F, run)  # the same signature (and overloads) as ``func``
 
     return decorate
 

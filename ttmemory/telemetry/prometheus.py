@@ -74,7 +74,12 @@ def _prometheus_metric(spec: MetricSpec) -> Any:
                 # livesum: the sum over processes still running (a dead worker's breaker is gone)
                 metric = PromGauge(name, spec.description, labels, multiprocess_mode="livesum")
             else:
-                metric = PromHistogram(name, spec.description, labels, buckets=spec.buckets)
+                metric = PromHistogram(
+                    name,
+                    spec.description,
+                    labels,
+                    buckets=spec.buckets or PromHistogram.DEFAULT_BUCKETS,
+                )
             _metrics[spec.name] = metric
         return metric
 
@@ -177,7 +182,7 @@ def registry() -> CollectorRegistry:
     """What a scrape sees: every process's samples in multiprocess mode, else this process's."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         collected = CollectorRegistry()
-        multiprocess.MultiProcessCollector(collected)  # type: ignore[no-untyped-call]
+        multiprocess.MultiProcessCollector(collected)
         return collected
     return REGISTRY
 
@@ -190,4 +195,4 @@ def metrics_view(request: HttpRequest) -> HttpResponse:
 def child_exit(server: Any, worker: Any) -> None:
     """gunicorn's ``child_exit`` hook: forget a dead worker's live gauges."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+        multiprocess.mark_process_dead(worker.pid)
