@@ -155,7 +155,8 @@ def model_prices(value: Any) -> dict[str, dict[str, float]]:
     problem = InvalidSetting(
         "must map model names to {'input': USD, 'output': USD} per million tokens",
         check_id="ttmemory.E060",
-        hint='For example {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}.',
+        hint='For example TTMEMORY["TELEMETRY_MODEL_PRICES"] = '
+        '{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}.',
     )
     if not isinstance(value, dict):
         raise problem
