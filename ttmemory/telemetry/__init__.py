@@ -29,6 +29,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
+from opentelemetry.metrics._internal import _ProxyMeterProvider  # the unset global's class
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from ttmemory.conf import app_settings
@@ -154,6 +155,10 @@ METRICS: dict[str, MetricSpec] = {
 _tracer_provider: trace.TracerProvider | None = None
 _meter_provider: metrics.MeterProvider | None = None
 _instruments: dict[str, Any] = {}
+_tracers: dict[int, trace.Tracer] = {}
+# Providers of the API alone: a no-op until the project sets an SDK's.
+_NO_TRACES = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+_NO_METRICS = (metrics.NoOpMeterProvider, _ProxyMeterProvider)
 
 
 def configure(
@@ -169,11 +174,36 @@ def configure(
     global _tracer_provider, _meter_provider
     _tracer_provider, _meter_provider = tracer_provider, meter_provider
     _instruments.clear()
+    _tracers.clear()
 
 
-def _tracer() -> trace.Tracer:
+def _tracer() -> trace.Tracer | None:
+    """ttmemory's tracer, or None while no SDK is installed (the API alone records nothing)."""
     provider = _tracer_provider or trace.get_tracer_provider()
-    return provider.get_tracer(INSTRUMENTATION_NAME)
+    if isinstance(provider, _NO_TRACES):
+        return None
+    tracer = _tracers.get(id(provider))
+    if tracer is None:
+        tracer = _tracers[id(provider)] = provider.get_tracer(INSTRUMENTATION_NAME)
+    return tracer
+
+
+def _metering() -> bool:
+    """Whether a meter provider that records is set (the API alone records nothing)."""
+    return _meter_provider is not None or not isinstance(metrics.get_meter_provider(), _NO_METRICS)
+
+
+@contextmanager
+def _span(name: str, **options: Any) -> Iterator[Span]:
+    """``start_as_current_span``; a non-recording span, at no cost, while no SDK is set."""
+    tracer = _tracer()
+    if tracer is None:
+        yield trace.INVALID_SPAN
+        return
+    with tracer.start_as_current_span(
+        name, record_exception=False, set_status_on_exception=False, **options
+    ) as span:
+        yield span
 
 
 def _instrument(name: str) -> Any:
@@ -214,6 +244,8 @@ def _plain(value: Any) -> str | int | float | bool:
 
 def count(name: str, value: float = 1, /, **attributes: Any) -> None:
     """Add ``value`` to counter ``name`` (a key of ``METRICS``); never raises."""
+    if not _metering():
+        return
     try:
         _instrument(name).add(value, _attributes(name, _labels(attributes)))
     except Exception:  # telemetry never breaks a write
@@ -222,6 +254,8 @@ def count(name: str, value: float = 1, /, **attributes: Any) -> None:
 
 def record(name: str, value: float, /, **attributes: Any) -> None:
     """Record ``value`` in histogram ``name`` (a key of ``METRICS``); never raises."""
+    if not _metering():
+        return
     try:
         _instrument(name).record(value, _attributes(name, _labels(attributes)))
     except Exception:
@@ -321,12 +355,10 @@ def operation(
             error = ""
             with (
                 log_context(namespace=namespace, session_id=session_id),
-                _tracer().start_as_current_span(
+                _span(
                     f"{name} {store}",
                     kind=SpanKind.INTERNAL,
                     attributes=attributes,
-                    record_exception=False,
-                    set_status_on_exception=False,
                 ) as span,
             ):
                 try:
@@ -418,7 +450,7 @@ def _call_span(
 ) -> Iterator[Span]:
     started = time.perf_counter()
     error = ""
-    with _tracer().start_as_current_span(
+    with _span(
         f"{operation_name} {model}",
         kind=SpanKind.CLIENT,
         attributes={
@@ -427,8 +459,6 @@ def _call_span(
             "ttmemory.purpose": purpose,
             **attributes,
         },
-        record_exception=False,
-        set_status_on_exception=False,
     ) as span:
         try:
             yield span
@@ -454,11 +484,9 @@ def lock_wait(*, backend: str) -> Iterator[None]:
     """A span and a wait sample around taking a session lock; a timeout is counted too."""
     started = time.perf_counter()
     outcome = "acquired"
-    with _tracer().start_as_current_span(
+    with _span(
         "ttmemory.lock.wait",
         attributes={"ttmemory.lock.backend": backend},
-        record_exception=False,
-        set_status_on_exception=False,
     ) as span:
         try:
             yield
@@ -540,12 +568,10 @@ def job_span(job: str, headers: Mapping[str, Any]) -> Iterator[Span]:
     started = time.perf_counter()
     error = ""
     try:
-        with _tracer().start_as_current_span(
+        with _span(
             f"ttmemory.job {job}",
             kind=SpanKind.CONSUMER,
             attributes={"ttmemory.job": job},
-            record_exception=False,
-            set_status_on_exception=False,
         ) as span:
             try:
                 yield span
