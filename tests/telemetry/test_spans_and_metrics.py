@@ -87,6 +87,11 @@ def test_memory_operations_are_genai_memory_spans_with_child_spans(
     assert all(e.context.trace_id in {remembered.context.trace_id, recalled.context.trace_id}
                or e.parent is None for e in embeds)  # fmt: skip
 
+    fact = memory.fact_list(namespace=NS)[0]
+    memory.fact_forget(namespace=NS, fact_id=fact.pk)
+    forgot = otel.named("delete_memory facts")[0]
+    assert forgot.attributes["gen_ai.memory.record.id"] == str(fact.pk)
+
     # Nothing names the namespace unless opted in.
     assert all("gen_ai.memory.store.id" not in (s.attributes or {}) for s in otel.finished())
 

@@ -326,9 +326,10 @@ def operation(
     """Wrap a public service or selector: one span, one latency sample, the log context.
 
     ``name`` is the GenAI ``gen_ai.operation.name`` (``search_memory``, ``create_memory``,
-    ``update_memory``, ``upsert_memory``, ``delete_memory``, ``delete_memory_store``) or a
-    ttmemory one (``read_memory``, ``snapshot_memory``...); ``store`` names the memory store
-    (``facts``, ``messages``, ``snapshots``, ``profiles``, ``sessions``, ``namespace``).
+    ``update_memory``, ``upsert_memory``, ``delete_memory``, ``create_memory_store``,
+    ``delete_memory_store``); ``store`` names the memory store (``facts``, ``messages``,
+    ``snapshots``, ``profiles``, ``sessions``, ``namespace``...). A ``fact_id`` argument is
+    ``gen_ai.memory.record.id``.
     ``describe(result)`` adds content-free attributes from the result (a record count).
     """
 
@@ -345,6 +346,9 @@ def operation(
             }
             if session_id is not None:
                 attributes["gen_ai.conversation.id"] = str(session_id)
+            record_id = kwargs.get("fact_id")
+            if isinstance(record_id, int):
+                attributes["gen_ai.memory.record.id"] = str(record_id)
             if namespace and app_settings.TELEMETRY_NAMESPACE_ATTRIBUTE:
                 attributes["gen_ai.memory.store.id"] = namespace
                 attributes["ttmemory.namespace"] = namespace
