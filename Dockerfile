@@ -11,4 +11,6 @@ COPY demo_project ./demo_project
 RUN useradd --create-home app
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "demo_project.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]
+# demo_project/gunicorn.conf.py: 3 workers on :8000, and the hook that keeps /metrics (summed
+# over the workers through PROMETHEUS_MULTIPROC_DIR) right when a worker exits.
+CMD ["gunicorn", "-c", "demo_project/gunicorn.conf.py"]

@@ -102,12 +102,32 @@ CELERY_BEAT_SCHEDULE = {
     "ttmemory-learn-idle": {"task": "ttmemory.learn_idle", "schedule": 60.0},
 }
 
+# Every ttmemory record carries the namespace and session id of its operation (never content).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"ttmemory": {"handlers": ["console"], "level": "INFO"}},
+    "formatters": {
+        "ttmemory": {
+            "format": "%(asctime)s %(levelname)s %(name)s "
+            "namespace=%(namespace)s session_id=%(session_id)s %(message)s"
+        }
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "ttmemory": {"class": "logging.StreamHandler", "formatter": "ttmemory"},
+    },
+    "loggers": {"ttmemory": {"handlers": ["ttmemory"], "level": "INFO", "propagate": False}},
 }
+
+# Metrics at /metrics for Prometheus (docs/observability.md): ttmemory's OpenTelemetry
+# instruments write to prometheus_client, summed over gunicorn's workers (and the Celery
+# worker's processes) through PROMETHEUS_MULTIPROC_DIR when it is set.
+try:
+    from ttmemory.telemetry import prometheus as _prometheus
+except ImportError:  # the "prometheus" extra is not installed
+    pass
+else:
+    _prometheus.install()
 
 # The REST API (ttmemory.api.urls): session and token authentication for users, plus
 # ttmemory's API keys (always accepted by its views).

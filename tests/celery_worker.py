@@ -31,3 +31,34 @@ app.conf.update(
     },
     worker_hijack_root_logger=False,
 )
+
+# Telemetry of the worker, for tests that check it: finished spans as JSON lines in
+# TTM_SPANS_FILE (an OpenTelemetry SDK), metrics in prometheus_client (served on
+# CELERY_METRICS_PORT by demo_project.celery) when TTM_PROMETHEUS is set.
+if os.environ.get("TTM_SPANS_FILE"):
+    from collections.abc import Sequence
+
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    from ttmemory import telemetry
+
+    class JsonLinesExporter(SpanExporter):
+        def __init__(self, path: str) -> None:
+            self.path = path
+
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            with open(self.path, "a") as out:
+                for span in spans:
+                    out.write(json.dumps(json.loads(span.to_json())) + "\n")
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(
+        SimpleSpanProcessor(JsonLinesExporter(os.environ["TTM_SPANS_FILE"]))
+    )
+    telemetry.configure(tracer_provider=provider)
+if os.environ.get("TTM_PROMETHEUS"):
+    from ttmemory.telemetry import prometheus
+
+    prometheus.install()

@@ -135,6 +135,11 @@ def test_the_test_settings_pass_every_check() -> None:
         # a stemmer language Snowball does not have (E045)
         ("STEMMER_LANGUAGE", "klingon", "ttmemory.E045"),
         ("STEMMER_LANGUAGE", 1, "ttmemory.E045"),
+        # model prices for the cost metric (E060)
+        ("TELEMETRY_MODEL_PRICES", {"m": {"input": -1}}, "ttmemory.E060"),
+        ("TELEMETRY_MODEL_PRICES", {"m": {"input": 1, "currency": "EUR"}}, "ttmemory.E060"),
+        ("TELEMETRY_MODEL_PRICES", ["m"], "ttmemory.E060"),
+        ("TELEMETRY_CAPTURE_QUERY", "yes", "ttmemory.E027"),
         # lifetimes (E036) and the expiry mode (E037)
         ("SESSION_TTL", 0, "ttmemory.E036"),
         ("ARCHIVED_MESSAGE_TTL", -60, "ttmemory.E036"),

@@ -16,10 +16,12 @@ class TTMemoryConfig(AppConfig):
         # stop runserver, migrate and check --deploy; ready() raises none of them.
         # Imported here, not at module level: they load models, which Django allows only once
         # the app registry is ready (the documented place for this wiring).
-        from ttmemory import checks, fields
+        from ttmemory import checks, fields, telemetry
         from ttmemory.models.ciphertext import legacy_format_accepted
 
         checks.register()
+        # Every ttmemory log record carries the namespace and session id of its operation.
+        telemetry.install_log_context()
         # Values from before row binding are readable only while their upgrade is pending.
         fields.set_legacy_format_policy(legacy_format_accepted)
         import ttmemory.services.background

@@ -148,6 +148,29 @@ def boolean(value: Any) -> bool:
     return value
 
 
+def model_prices(value: Any) -> dict[str, dict[str, float]]:
+    """``{model: {"input": USD, "output": USD}}`` per million tokens; None is {} (E060)."""
+    if value is None:
+        return {}
+    problem = InvalidSetting(
+        "must map model names to {'input': USD, 'output': USD} per million tokens",
+        check_id="ttmemory.E060",
+        hint='For example TTMEMORY["TELEMETRY_MODEL_PRICES"] = '
+        '{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}.',
+    )
+    if not isinstance(value, dict):
+        raise problem
+    prices: dict[str, dict[str, float]] = {}
+    for model, price in value.items():
+        if not isinstance(model, str) or not isinstance(price, dict):
+            raise problem
+        numbers = {key: _number(price.get(key, 0)) for key in ("input", "output")}
+        if set(price) - {"input", "output"} or any(n is None or n < 0 for n in numbers.values()):
+            raise problem
+        prices[model] = {key: float(n or 0) for key, n in numbers.items()}
+    return prices
+
+
 def trim_mode(value: Any) -> TrimMode:
     """One of VALID_TRIM_MODES (E023)."""
     if value not in VALID_TRIM_MODES:
@@ -506,6 +529,15 @@ class AppSettings:
     AUDIT_TTL = Setting(None, optional_lifetime)
     # Cost/operations ledger entries are deleted this long after they were written.
     LEDGER_TTL = Setting(None, optional_lifetime)
+    # OpenTelemetry (docs/observability.md). Put the recall/search query text on spans
+    # (gen_ai.memory.query.text): off, since a query is content.
+    TELEMETRY_CAPTURE_QUERY = Setting(False, boolean)
+    # Put the namespace on spans (gen_ai.memory.store.id) and metrics: off, since a namespace
+    # per user makes one metric series per user (cardinality) and may identify a person.
+    TELEMETRY_NAMESPACE_ATTRIBUTE = Setting(False, boolean)
+    # USD per million tokens by model, {"model": {"input": 0.15, "output": 0.6}}: prices the
+    # ttmemory.cost metric (spend per day on the dashboard); models not listed cost nothing.
+    TELEMETRY_MODEL_PRICES = Setting(None, model_prices)
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] | None = None

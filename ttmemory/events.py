@@ -13,6 +13,7 @@ from django.db import transaction
 from django.dispatch import receiver
 from django.utils import timezone
 
+from ttmemory import telemetry
 from ttmemory.backends import load_backend
 from ttmemory.backends.events.base import Event, EventObserver
 from ttmemory.conf import app_settings
@@ -107,6 +108,9 @@ def dispatch(event: Event) -> None:
             observer.publish(event)
         except Exception:
             stats.failures += 1
+            telemetry.count(
+                "ttmemory.events.failures", **{"ttmemory.observer": type(observer).__name__}
+            )
             logger.warning(
                 "ttmemory event observer %s failed on %s", type(observer).__name__, event.type,
                 exc_info=True,

@@ -8,12 +8,14 @@ Retries back off exponentially, bounded, on LLM and embedding failures only.
 from __future__ import annotations
 
 import logging
+from contextlib import ExitStack, suppress
 from typing import Any
 
 from celery import current_app, shared_task
+from celery.signals import task_postrun, task_prerun
 from django.core import checks
 
-from ttmemory import jobs
+from ttmemory import jobs, telemetry
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError, LLMError
 from ttmemory.services import background  # noqa: F401  (registers the job bodies)
@@ -117,9 +119,47 @@ def use_celery() -> bool:
 
 def dispatch(job: str, args: tuple[Any, ...]) -> None:
     if use_celery():
-        TASKS[job].delay(*args)
+        # The trace context and the queueing time travel in the message headers: the worker's
+        # job span is a child of the operation that queued it, and its queue lag is measured.
+        TASKS[job].apply_async(args, headers=telemetry.job_headers())
     else:
         jobs.run(job, *args)
+
+
+_job_spans: dict[str, ExitStack] = {}
+
+
+@task_prerun.connect
+def _start_job_span(task_id: str = "", task: Any = None, **kwargs: Any) -> None:
+    name = getattr(task, "name", "") or ""
+    if not name.startswith("ttmemory."):
+        return
+    request = task.request
+    headers = dict(getattr(request, "headers", None) or {})
+    for key in (telemetry.ENQUEUED_AT, "traceparent", "tracestate", "baggage"):
+        value = getattr(request, key, None)
+        if value is not None:
+            headers.setdefault(key, value)
+    stack = ExitStack()
+    stack.enter_context(telemetry.job_span(name, headers))
+    _job_spans[task_id] = stack
+
+
+@task_postrun.connect
+def _end_job_span(task_id: str = "", state: str | None = None, **kwargs: Any) -> None:
+    stack = _job_spans.pop(task_id, None)
+    if stack is None:
+        return
+    if state not in (None, "SUCCESS"):
+        # The span's context manager marks the span failed and re-raises the marker.
+        with suppress(_JobFailed):
+            stack.__exit__(_JobFailed, _JobFailed(state), None)
+    else:
+        stack.close()
+
+
+class _JobFailed(Exception):
+    """Marks a job span failed when Celery reports a state other than SUCCESS (postrun)."""
 
 
 @checks.register("ttmemory")

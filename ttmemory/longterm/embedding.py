@@ -12,6 +12,7 @@ from typing import Any
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from ttmemory import telemetry
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 
@@ -43,16 +44,28 @@ def embed_texts(texts: Sequence[str]) -> tuple[list[list[float]] | None, str]:
     with _lock:
         if now < health.open_until:
             health.skipped += 1
-            return None, f"embedder skipped after a failure: {health.last_error}"
+            skipped = True
+        else:
+            skipped = False
+    if skipped:
+        telemetry.count("ttmemory.embedder.skipped", **_backend_label())
+        return None, f"embedder skipped after a failure: {health.last_error}"
     embedder = get_embedder()
+    label = {"ttmemory.embedder.backend": type(embedder).__name__}
     try:
         health.calls += 1
-        vectors = embedder.embed(list(texts))
-        if len(vectors) != len(texts) or any(len(v) != embedder.dimensions for v in vectors):
-            raise ValueError(
-                f"embedder returned {len(vectors)} vectors for {len(texts)} texts or a wrong "
-                f"dimension (expected {embedder.dimensions})"
-            )
+        with telemetry.embedding_call(
+            backend=type(embedder).__name__,
+            model=str(getattr(embedder, "model", "") or type(embedder).__name__),
+            inputs=len(texts),
+        ):
+            vectors = embedder.embed(list(texts))
+            if len(vectors) != len(texts) or any(len(v) != embedder.dimensions for v in vectors):
+                raise ValueError(
+                    f"embedder returned {len(vectors)} vectors for {len(texts)} texts or a "
+                    f"wrong dimension (expected {embedder.dimensions})"
+                )
+        _breaker(opened=False, label=label)
         return vectors, ""
     except Exception as exc:  # any embedder failure becomes a keyword-only fallback
         with _lock:
@@ -60,9 +73,30 @@ def embed_texts(texts: Sequence[str]) -> tuple[list[list[float]] | None, str]:
             health.failures += 1
             health.last_error = f"{type(exc).__name__}: {exc}"
             health.open_until = time.monotonic() + app_settings.EMBEDDER_BREAKER_SECONDS
+        telemetry.count("ttmemory.embedder.errors", **label)
+        _breaker(opened=True, label=label)
         if first:
             logger.warning("ttmemory embedder failed (%s); recall uses keywords", health.last_error)
         return None, f"embedder failed: {health.last_error}"
+
+
+_breaker_open = False
+
+
+def _breaker(*, opened: bool, label: dict[str, str]) -> None:
+    """Move the ``ttmemory.embedder.breaker.open`` gauge when the breaker opens or closes."""
+    global _breaker_open
+    with _lock:
+        changed, _breaker_open = _breaker_open != opened, opened
+    if changed:
+        telemetry.count("ttmemory.embedder.breaker.open", 1 if opened else -1, **label)
+
+
+def _backend_label() -> dict[str, str]:
+    try:
+        return {"ttmemory.embedder.backend": type(get_embedder()).__name__}
+    except Exception:
+        return {"ttmemory.embedder.backend": ""}
 
 
 def reset_health() -> None:

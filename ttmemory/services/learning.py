@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ttmemory import conversation, events
+from ttmemory import conversation, events, telemetry
 from ttmemory.backends.llm import LLMResponse, get_llm
 from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
@@ -144,8 +144,19 @@ def _call(
 ) -> LLMResponse:
     started = time.perf_counter()
     try:
-        response: LLMResponse = complete(request, json_object=purpose == "extract")
+        with telemetry.llm_call(model=model, purpose=purpose) as span:
+            response: LLMResponse = complete(request, json_object=purpose == "extract")
+            span.set_attributes(
+                {
+                    "gen_ai.response.model": response.model,
+                    "gen_ai.usage.input_tokens": response.prompt_tokens,
+                    "gen_ai.usage.output_tokens": response.completion_tokens,
+                }
+            )
     except Exception as exc:
+        telemetry.count(
+            "ttmemory.llm.errors", **{"gen_ai.request.model": model, "ttmemory.purpose": purpose}
+        )
         ledger_record(
             namespace=namespace,
             purpose=purpose,

@@ -7,6 +7,7 @@ import datetime as dt
 from django.db.models import Sum
 from django.utils import timezone
 
+from ttmemory import telemetry
 from ttmemory.conf import app_settings
 from ttmemory.models import LedgerEntry, LedgerStatus
 
@@ -21,7 +22,17 @@ def ledger_record(
     latency_ms: float = 0.0,
     status: str = LedgerStatus.OK,
 ) -> LedgerEntry:
-    """Record one call (or a skipped one). No content is ever passed here."""
+    """Record one call (or a skipped one). No content is ever passed here.
+
+    Its tokens and price also go to the ``ttmemory.tokens`` and ``ttmemory.cost`` metrics.
+    """
+    telemetry.usage(
+        namespace=namespace,
+        purpose=purpose,
+        model=model,
+        prompt_tokens=max(0, int(prompt_tokens)),
+        completion_tokens=max(0, int(completion_tokens)),
+    )
     return LedgerEntry.objects.create(
         namespace=namespace,
         purpose=purpose,

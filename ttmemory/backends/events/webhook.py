@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from http.client import HTTPException
 from typing import Any
 
+from ttmemory import telemetry
 from ttmemory.backends.events.base import Event, EventObserver
 from ttmemory.backends.options import check_http_url, check_int, check_seconds, redacted_url
 
@@ -70,6 +71,13 @@ def verify_signature(
         # No early exit: every candidate is compared, in constant time each.
         matched |= hmac.compare_digest(expected, candidate.strip().encode())
     return matched
+
+
+def _counted(outcome: str, n: int = 1) -> None:
+    """Feed the observer's counters to metrics (``ttmemory.webhook.deliveries``, drops)."""
+    telemetry.count("ttmemory.webhook.deliveries", n, **{"ttmemory.outcome": outcome})
+    if outcome == "dropped":
+        telemetry.count("ttmemory.events.dropped", n, **{"ttmemory.observer": "WebhookObserver"})
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -181,6 +189,7 @@ class WebhookObserver(EventObserver):
         with self._cond:
             if len(self._queue) >= self.queue_size:
                 self.dropped += 1
+                _counted("dropped")
                 warn, self._full = not self._full, True
             else:
                 warn = False
@@ -252,8 +261,10 @@ class WebhookObserver(EventObserver):
                 self._pending -= 1
                 if delivered:
                     self.sent += 1
+                    _counted("sent")
                 else:
                     self.failed += 1
+                    _counted("failed")
                 if not self._queue:
                     self._full = False
                 self._cond.notify_all()
@@ -264,6 +275,7 @@ class WebhookObserver(EventObserver):
         self._queue.clear()
         self._pending -= abandoned
         self.dropped += abandoned
+        _counted("dropped", abandoned)
         logger.warning(
             "ttmemory webhook closed with %d undelivered events for %s",
             abandoned,
@@ -301,6 +313,7 @@ class WebhookObserver(EventObserver):
             attempt += 1
             with self._cond:
                 self.retried += 1
+                _counted("retried")
 
     def _attempt(self, event: Event, body: bytes) -> tuple[bool | None, str]:
         """One POST. Returns (None, "") when delivered, else (retryable, reason)."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from django.core.signals import setting_changed
@@ -19,6 +20,7 @@ from ttmemory.backends.locks.database import (
 )
 from ttmemory.backends.locks.redis import RedisLock
 from ttmemory.conf import app_settings
+from ttmemory.telemetry import lock_wait
 
 if TYPE_CHECKING:
     from ttmemory.models import MemorySession
@@ -71,7 +73,16 @@ def session_lock(session: MemorySession) -> AbstractContextManager[None]:
     The lock is released when the outermost transaction commits or rolls back, not when the
     body ends: a caller's own ``transaction.atomic()`` around it keeps it held until then.
     """
-    return get_lock().locked(session.pk, timeout=app_settings.LOCK_TIMEOUT)
+    return _measured(get_lock(), session.pk)
+
+
+@contextmanager
+def _measured(lock: SessionLock, session_id: int) -> Iterator[None]:
+    # The wait is a span and a sample (ttmemory.telemetry); the body runs outside that span.
+    with ExitStack() as stack:
+        with lock_wait(backend=type(lock).__name__):
+            stack.enter_context(lock.locked(session_id, timeout=app_settings.LOCK_TIMEOUT))
+        yield
 
 
 def session_lock_hold(session_id: int) -> None:
@@ -79,4 +90,6 @@ def session_lock_hold(session_id: int) -> None:
 
     Call inside ``transaction.atomic()``; for one transaction that locks many sessions.
     """
-    get_lock().hold(session_id, timeout=app_settings.LOCK_TIMEOUT)
+    lock = get_lock()
+    with lock_wait(backend=type(lock).__name__):
+        lock.hold(session_id, timeout=app_settings.LOCK_TIMEOUT)

@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.transaction import TransactionManagementError
 
+from ttmemory import telemetry
 from ttmemory.backends import load_backend
 from ttmemory.backends.locks.base import SessionLock
 from ttmemory.backends.locks.database import default_lock_config, lock_timeout_message
@@ -412,3 +413,5 @@ class RedisLock(SessionLock):
                 setattr(self.stats, name, getattr(self.stats, name) + 1)
             else:
                 self.stats.extra[name] = self.stats.extra.get(name, 0) + 1
+        if name == "fallbacks":
+            telemetry.count("ttmemory.lock.fallbacks", **{"ttmemory.lock.backend": "RedisLock"})

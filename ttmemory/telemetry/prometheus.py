@@ -1,0 +1,198 @@
+"""ttmemory's metrics in ``prometheus_client``, multiprocess-safe: a view for ``/metrics``.
+
+An OpenTelemetry SDK keeps its metrics in each process, so behind gunicorn's workers a scrape
+of ``/metrics`` would see one worker's numbers; the Celery worker's would never be seen at all.
+``prometheus_client``'s multiprocess mode is the known-good answer: with
+``PROMETHEUS_MULTIPROC_DIR`` set (an empty directory, shared by the web workers and the Celery
+worker of one host, emptied at deploy), every process writes its samples to memory-mapped files
+there and ``metrics_view`` sums them. ``PrometheusMeterProvider`` is an OpenTelemetry
+``MeterProvider`` whose instruments write straight to ``prometheus_client``: install it with
+``install()`` (the demo's settings do) and ttmemory's instruments (``ttmemory.telemetry.METRICS``)
+become Prometheus metrics named by ``MetricSpec.prometheus_name``. Instruments of other
+libraries get no-ops from it: use an OpenTelemetry SDK for those.
+
+Needs the ``prometheus`` extra (``prometheus-client``). gunicorn: call ``child_exit`` from the
+config's ``child_exit`` hook so a dead worker's live gauges are dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from opentelemetry import metrics
+from opentelemetry.context import Context
+from opentelemetry.metrics import (
+    Counter,
+    Histogram,
+    Meter,
+    MeterProvider,
+    NoOpCounter,
+    NoOpHistogram,
+    NoOpMeter,
+    NoOpUpDownCounter,
+    UpDownCounter,
+)
+from opentelemetry.util.types import Attributes
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client import Counter as PromCounter
+from prometheus_client import Gauge as PromGauge
+from prometheus_client import Histogram as PromHistogram
+
+from ttmemory.telemetry import METRICS, MetricSpec
+
+__all__ = ["PrometheusMeterProvider", "child_exit", "install", "metrics_view", "registry"]
+
+_metrics: dict[str, Any] = {}
+_guard = threading.Lock()
+
+
+def _label(attribute: str) -> str:
+    return attribute.replace(".", "_")
+
+
+def _prometheus_metric(spec: MetricSpec) -> Any:
+    """The ``prometheus_client`` metric of ``spec``, made once per process."""
+    with _guard:
+        metric = _metrics.get(spec.name)
+        if metric is None:
+            labels = [_label(a) for a in spec.attributes]
+            # prometheus_client adds _total itself and wants the base name.
+            name = spec.prometheus_name.removesuffix("_total")
+            if spec.kind == "counter":
+                metric = PromCounter(name, spec.description, labels)
+            elif spec.kind == "updown":
+                # livesum: the sum over processes still running (a dead worker's breaker is gone)
+                metric = PromGauge(name, spec.description, labels, multiprocess_mode="livesum")
+            else:
+                metric = PromHistogram(
+                    name,
+                    spec.description,
+                    labels,
+                    buckets=spec.buckets or PromHistogram.DEFAULT_BUCKETS,
+                )
+            _metrics[spec.name] = metric
+        return metric
+
+
+def _values(spec: MetricSpec, attributes: Attributes) -> list[str]:
+    given = attributes or {}
+    return [str(given.get(a, "")) for a in spec.attributes]
+
+
+class _Counter(NoOpCounter):
+    def __init__(self, spec: MetricSpec) -> None:
+        super().__init__(spec.name, unit=spec.unit, description=spec.description)
+        self._spec = spec
+
+    def add(
+        self, amount: int | float, attributes: Attributes = None, context: Context | None = None
+    ) -> None:
+        _prometheus_metric(self._spec).labels(*_values(self._spec, attributes)).inc(amount)
+
+
+class _UpDownCounter(NoOpUpDownCounter):
+    def __init__(self, spec: MetricSpec) -> None:
+        super().__init__(spec.name, unit=spec.unit, description=spec.description)
+        self._spec = spec
+
+    def add(
+        self, amount: int | float, attributes: Attributes = None, context: Context | None = None
+    ) -> None:
+        _prometheus_metric(self._spec).labels(*_values(self._spec, attributes)).inc(amount)
+
+
+class _Histogram(NoOpHistogram):
+    def __init__(self, spec: MetricSpec) -> None:
+        super().__init__(spec.name, unit=spec.unit, description=spec.description)
+        self._spec = spec
+
+    def record(
+        self, amount: int | float, attributes: Attributes = None, context: Context | None = None
+    ) -> None:
+        _prometheus_metric(self._spec).labels(*_values(self._spec, attributes)).observe(amount)
+
+
+class _Meter(NoOpMeter):
+    """ttmemory's instruments become Prometheus metrics; any other instrument is a no-op."""
+
+    def create_counter(self, name: str, unit: str = "", description: str = "") -> Counter:
+        spec = METRICS.get(name)
+        if spec is None or spec.kind != "counter":
+            return super().create_counter(name, unit, description)
+        return _Counter(spec)
+
+    def create_up_down_counter(
+        self, name: str, unit: str = "", description: str = ""
+    ) -> UpDownCounter:
+        spec = METRICS.get(name)
+        if spec is None or spec.kind != "updown":
+            return super().create_up_down_counter(name, unit, description)
+        return _UpDownCounter(spec)
+
+    def create_histogram(
+        self,
+        name: str,
+        unit: str = "",
+        description: str = "",
+        *,
+        explicit_bucket_boundaries_advisory: Sequence[float] | None = None,
+    ) -> Histogram:
+        spec = METRICS.get(name)
+        if spec is None or spec.kind != "histogram":
+            return super().create_histogram(
+                name,
+                unit,
+                description,
+                explicit_bucket_boundaries_advisory=explicit_bucket_boundaries_advisory,
+            )
+        return _Histogram(spec)
+
+
+class PrometheusMeterProvider(MeterProvider):
+    """An OpenTelemetry ``MeterProvider`` writing ttmemory's instruments to prometheus_client."""
+
+    def get_meter(
+        self,
+        name: str,
+        version: str | None = None,
+        schema_url: str | None = None,
+        attributes: Attributes | None = None,
+    ) -> Meter:
+        return _Meter(name, version=version, schema_url=schema_url)
+
+
+def install() -> PrometheusMeterProvider:
+    """Make ``PrometheusMeterProvider`` the global meter provider (once per process)."""
+    provider = PrometheusMeterProvider()
+    metrics.set_meter_provider(provider)
+    return provider
+
+
+def registry() -> CollectorRegistry:
+    """What a scrape sees: every process's samples in multiprocess mode, else this process's."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        collected = CollectorRegistry()
+        multiprocess.MultiProcessCollector(collected)
+        return collected
+    return REGISTRY
+
+
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """``/metrics`` in Prometheus' text format. Route it where only Prometheus can reach it."""
+    return HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """gunicorn's ``child_exit`` hook: forget a dead worker's live gauges."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.mark_process_dead(worker.pid)
