@@ -1,4 +1,4 @@
-"""OpenAIEmbedder: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM), stdlib only."""
+"""OpenAIEmbedder: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM), pooled."""
 
 from __future__ import annotations
 
@@ -91,6 +91,10 @@ class OpenAIEmbedder(Embedder):
         self.last_usage: dict[str, int] = {}
         self.last_latency: float = 0.0
         self.last_requests: int = 0
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections (called when settings change)."""
+        self.http.close()
 
     def __repr__(self) -> str:
         return (
