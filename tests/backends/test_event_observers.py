@@ -678,3 +678,54 @@ def test_bad_stream_options_are_reported() -> None:
     for options in bad:
         with pytest.raises(ImproperlyConfigured, match="EVENT_OBSERVERS"):
             load(**options)
+
+
+EXIT_SCRIPT = """
+import atexit, json, sys
+
+observers = []
+# Registered before ttmemory is imported: atexit runs it after the webhook module's drain.
+atexit.register(lambda: print(json.dumps(observers[0].counts()), flush=True))
+from ttmemory.backends.events.base import Event
+from ttmemory.backends.events.webhook import WebhookObserver
+
+url, count, drain = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+observer = WebhookObserver(url=url, secret="s", timeout=0.5, max_retries=0, drain_timeout=drain)
+observers.append(observer)
+for n in range(count):
+    observer.publish(Event(type="message.added", namespace="ns", id=f"evt-{n}",
+                           occurred_at="2026-01-01T00:00:00+00:00"))
+# no close(), no flush(): the process just ends
+"""
+
+
+def run_and_exit(url: str, count: int, drain: float) -> dict[str, int]:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT, url, str(count), str(drain)],
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_queued_events_are_delivered_when_the_process_exits(receiver: Receiver) -> None:
+    counts = run_and_exit(receiver.url, 20, drain=WAIT)
+
+    assert counts["sent"] == 20 and counts["dropped"] == 0 and counts["pending"] == 0
+    assert [r.headers["webhook-id"] for r in receiver.requests] == [f"evt-{n}" for n in range(20)]
+
+
+def test_what_cannot_be_delivered_at_exit_is_counted_as_dropped(receiver: Receiver) -> None:
+    receiver.script = ["block"] * 5  # the receiver never answers within the drain bound
+
+    counts = run_and_exit(receiver.url, 5, drain=0.2)
+
+    assert counts["sent"] == 0 and counts["pending"] == 0
+    assert counts["failed"] >= 1 and counts["dropped"] >= 1
+    assert counts["failed"] + counts["dropped"] == 5

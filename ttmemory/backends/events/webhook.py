@@ -316,6 +316,11 @@ class WebhookObserver(EventObserver):
                 self.sent += 1
         return retry, reason
 
+    def count_retry(self) -> None:
+        """Count one extra attempt (the Celery task retries outside this object)."""
+        with self._cond:
+            self.retried += 1
+
     def gave_up(self, event: Event, attempts: int, reason: str) -> None:
         """Count and log an event whose delivery ended without a 2xx."""
         with self._cond:
