@@ -102,6 +102,11 @@ def webhook_deliver_task(self: Any, url: str, event: dict[str, Any]) -> dict[str
     return {"delivered": False, "reason": reason, "attempts": attempt + 1}
 
 
+@shared_task(name="ttmemory.ledger_record", acks_late=True)
+def ledger_record_task(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return jobs.run("ledger_record", rows)
+
+
 TASKS = {
     "learn": learn_task,
     "learn_job": learn_job_task,
@@ -109,6 +114,7 @@ TASKS = {
     "embed": embed_task,
     "message_embed": message_embed_task,
     "recall_touch": recall_touch_task,
+    "ledger_record": ledger_record_task,
     "learn_idle": learn_idle_task,
     "prune_expired": prune_expired_task,
 }

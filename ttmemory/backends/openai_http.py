@@ -173,12 +173,13 @@ class OpenAIHTTPClient:
                     return self._decode(raw, expect)
                 message = self._error_message(raw, status)
                 if (status == 429 or status >= 500) and attempt < self.max_retries:
-                    wait = self._retry_wait(attempt, headers)
-                    if wait is None:
+                    asked = self._retry_wait(attempt, headers)
+                    if asked is None:
                         raise self.fail(
                             f"HTTP {status}: {message} (the server asks to retry after more "
                             f"than max_retry_wait={self.max_retry_wait:g}s)"
                         ) from None
+                    wait = asked
                     self._log_retry(f"HTTP {status}", attempt, wait)
                 else:
                     raise self.fail(f"HTTP {status}: {message}") from None
