@@ -94,12 +94,14 @@ class ApiError(Exception):
 
 @dataclass
 class RecordedRequest:
-    """One request as received: headers with lower-case names, the raw body."""
+    """One request as received: headers with lower-case names, the raw body, and the client's
+    (host, port): requests over one kept-alive connection share it."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
+    peer: tuple[str, int] = ("", 0)
 
     @property
     def json(self) -> Any:
@@ -139,7 +141,11 @@ class FakeOpenAI:
         api_key: str | None = None,
         embedding_models: dict[str, tuple[int, bool]] | None = None,
         chat_models: set[str] | None = None,
+        keep_alive: bool = False,
     ) -> None:
+        """``keep_alive``: answer in HTTP/1.1 and keep connections open, as real servers do
+        (the default, HTTP/1.0, closes each connection after one answer)."""
+        self.keep_alive = keep_alive
         self.api_key = api_key or f"sk-fake-{secrets.token_hex(12)}"
         self.embedding_models = dict(embedding_models or EMBEDDING_MODELS)
         self.chat_models = set(chat_models or CHAT_MODELS)
@@ -163,6 +169,7 @@ class FakeOpenAI:
 
         class RequestHandler(_RequestHandler):
             server_fake = fake
+            protocol_version = "HTTP/1.1" if fake.keep_alive else "HTTP/1.0"
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
         server.daemon_threads = True
@@ -275,9 +282,16 @@ class FakeOpenAI:
                 vector[i] += rng.gauss(0.0, 1.0)
         return [round(v, 6) for v in vector]
 
-    def _handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Any:
+    def _handle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        peer: tuple[str, int] = ("", 0),
+    ) -> Any:
         """(status, headers, body bytes, delay) for one request."""
-        request = RecordedRequest(method=method, path=path, headers=headers, body=body)
+        request = RecordedRequest(method=method, path=path, headers=headers, body=body, peer=peer)
         with self._lock:
             self.requests.append(request)
         try:
@@ -607,7 +621,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
         fake = self.server_fake
-        status, extra, payload, delay = fake._handle(method, self.path, headers, body)
+        peer = (str(self.client_address[0]), int(self.client_address[1]))
+        status, extra, payload, delay = fake._handle(method, self.path, headers, body, peer)
         if delay and fake._stopping.wait(delay):
             return
         try:
