@@ -98,8 +98,9 @@ def render(results: list[dict[str, Any]]) -> str:
         "Reading: over https (how a hosted embedder is reached) the pool saves a TLS handshake "
         "per call, and recall is faster at the median and at p95. Over plain http on loopback "
         "it does not pay: a loopback TCP connection costs less than httpx's own per-request "
-        "work over urllib's, so the pooled client is slower there; the gap closes as soon as "
-        'a network round trip is added to each new connection. "connections" counts the '
+        "work over urllib's, so the pooled client is slower there. Over a real network each "
+        "new connection also costs a round trip, which the pool saves (not measured here: "
+        'loopback only). "connections" counts the '
         "distinct client ports the server saw (ports are reused, so slightly under the "
         "request count for urllib).",
         "",
