@@ -15,7 +15,9 @@ from celery import current_app, shared_task
 from celery.signals import task_postrun, task_prerun
 from django.core import checks
 
-from ttmemory import jobs, telemetry
+from ttmemory import events, jobs, telemetry
+from ttmemory.backends.events import Event, WebhookObserver
+from ttmemory.backends.events import webhook as webhook_delivery
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError, LLMError
 from ttmemory.services import background  # noqa: F401  (registers the job bodies)
@@ -74,6 +76,39 @@ def prune_expired_task() -> dict[str, Any]:
     return jobs.run("prune_expired")
 
 
+@shared_task(name="ttmemory.webhook_deliver", bind=True, acks_late=True, max_retries=None)
+def webhook_deliver_task(self: Any, url: str, event: dict[str, Any]) -> dict[str, Any]:
+    """POST one event to the configured webhook ``url``; Celery retries 5xx, timeouts and
+    connection errors up to that observer's ``max_retries``, with its backoff."""
+    observer = next(
+        (o for o in events.get_observers() if isinstance(o, WebhookObserver) and o.url == url),
+        None,
+    )
+    item = Event(**event)
+    if observer is None:
+        logger.error(
+            "ttmemory.webhook_deliver: no WebhookObserver for this URL in this worker's "
+            "EVENT_OBSERVERS; %s event %s dropped",
+            item.type,
+            item.id,
+        )
+        return {"delivered": False, "reason": "no such webhook in this worker's settings"}
+    retry, reason = observer.deliver(item)
+    if retry is None:
+        return {"delivered": True, "attempts": self.request.retries + 1}
+    attempt = self.request.retries
+    if retry and attempt < observer.max_retries:
+        observer.count_retry()
+        raise self.retry(countdown=observer.retry_delay(attempt), max_retries=None)
+    observer.gave_up(item, attempt + 1, reason)
+    return {"delivered": False, "reason": reason, "attempts": attempt + 1}
+
+
+@shared_task(name="ttmemory.ledger_record", acks_late=True)
+def ledger_record_task(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return jobs.run("ledger_record", rows)
+
+
 TASKS = {
     "learn": learn_task,
     "learn_job": learn_job_task,
@@ -81,6 +116,7 @@ TASKS = {
     "embed": embed_task,
     "message_embed": message_embed_task,
     "recall_touch": recall_touch_task,
+    "ledger_record": ledger_record_task,
     "learn_idle": learn_idle_task,
     "prune_expired": prune_expired_task,
 }
@@ -115,6 +151,15 @@ def use_celery() -> bool:
             problem,
         )
     return False
+
+
+def send_webhook(url: str, event: dict[str, Any]) -> bool:
+    """Queue a webhook delivery as a Celery task; False (the observer's own queue delivers)
+    when Celery is not used or runs tasks eagerly, where a task would block the commit."""
+    if current_app._get_current_object().conf.task_always_eager or not use_celery():
+        return False
+    webhook_deliver_task.apply_async((url, event), headers=telemetry.job_headers())
+    return True
 
 
 def dispatch(job: str, args: tuple[Any, ...]) -> None:
@@ -182,3 +227,4 @@ def check_celery_app(**kwargs: Any) -> list[checks.CheckMessage]:
 
 jobs.set_dispatcher(dispatch)
 jobs.set_queue_check(use_celery)
+webhook_delivery.set_task_sender(send_webhook)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import standardwebhooks
 from django.core.exceptions import ImproperlyConfigured
 from django.test import TestCase
 
@@ -29,9 +30,12 @@ from ttmemory.backends.events import (
     WebhookObserver,
     verify_signature,
 )
+from ttmemory.backends.events.webhook import sign_legacy
 from ttmemory.models import MemorySession, Message
 
-SECRET = "whsec-test-0123456789abcdef"
+SECRET = "whsec-test-0123456789abcdef"  # a plain string: its UTF-8 bytes are the key
+# A Standard Webhooks secret: "whsec_" + base64 of the key bytes.
+WHSEC = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 # Text that must never leave the database through an event.
 CONTENT = "Zanzibar-passphrase-4417"
 WEBHOOK_LOGGER = "ttmemory.backends.events.webhook"
@@ -46,7 +50,7 @@ WAIT = 15.0
 
 @dataclass
 class Received:
-    headers: Headers  # names are case-insensitive (urllib sends "X-ttmemory-event")
+    headers: Headers  # names are case-insensitive
     body: bytes
 
 
@@ -182,15 +186,19 @@ def log_lines(caplog: pytest.LogCaptureFixture, logger: str, text: str) -> list[
 # -- WebhookObserver -------------------------------------------------------------------------
 
 
-def test_requests_are_signed_and_the_signature_checks_out(
+def event_type(request: Received) -> str:
+    return json.loads(request.body)["type"]
+
+
+def test_requests_follow_standard_webhooks_and_the_package_verifies_them(
     session: MemorySession, use_webhook: ConfigureWebhook, receiver: Receiver
 ) -> None:
-    use_webhook()
+    use_webhook(secret=WHSEC)
     add(session, "hello")
 
     [request] = receiver.wait_for(1)
 
-    headers, body = request.headers, request.body
+    headers, body = dict(request.headers.items()), request.body
     payload = json.loads(body)
     assert body == json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
     assert (payload["type"], payload["namespace"], payload["session_id"]) == (
@@ -199,25 +207,67 @@ def test_requests_are_signed_and_the_signature_checks_out(
         session.pk,
     )
     assert payload["counts"]["messages"] == 1
-    assert headers["Content-Type"] == "application/json"
-    assert headers["X-TTMemory-Event"] == "message.added"
-    assert headers["X-TTMemory-Event-Id"] == payload["id"]
-    timestamp, signature = headers["X-TTMemory-Timestamp"], headers["X-TTMemory-Signature"]
-    assert signature.startswith("v1=")
-    sent_at = int(timestamp)
+    assert request.headers["Content-Type"] == "application/json"
+    assert request.headers["webhook-id"] == payload["id"]
+    assert request.headers["webhook-signature"].startswith("v1,")
+    assert request.headers["X-TTMemory-Signature"] is None  # the 0.1 headers are gone
 
-    assert verify_signature(SECRET, timestamp, body, signature)
-    assert verify_signature(SECRET, timestamp, body, signature, now=sent_at + 299)
-    assert verify_signature(SECRET, timestamp, body, f"v1=0000, {signature}")  # rotation
-    assert not verify_signature("another-secret", timestamp, body, signature)
+    # The reference verifier of the spec accepts the delivered request as it arrived ...
+    assert standardwebhooks.Webhook(WHSEC).verify(body, headers) == payload
+    # ... and rejects it when the body, the id or the timestamp changed, or for another secret.
     tampered = body.replace(b'"messages":1', b'"messages":2')
     assert tampered != body
-    assert not verify_signature(SECRET, timestamp, tampered, signature)
-    assert not verify_signature(SECRET, str(sent_at + 1), body, signature)
-    assert not verify_signature(SECRET, timestamp, body, signature, now=sent_at + 301)
-    assert not verify_signature(SECRET, timestamp, body, signature, now=sent_at - 301)
-    assert not verify_signature(SECRET, "not-a-time", body, signature)
-    assert not verify_signature(SECRET, timestamp, body, "v1=")
+    with pytest.raises(standardwebhooks.webhooks.WebhookVerificationError):
+        standardwebhooks.Webhook(WHSEC).verify(tampered, headers)
+    with pytest.raises(standardwebhooks.webhooks.WebhookVerificationError):
+        standardwebhooks.Webhook(WHSEC).verify(body, {**headers, "webhook-id": "evt-other"})
+    sent_at = int(request.headers["webhook-timestamp"])
+    with pytest.raises(standardwebhooks.webhooks.WebhookVerificationError):
+        standardwebhooks.Webhook(WHSEC).verify(
+            body, {**headers, "webhook-timestamp": str(sent_at + 1)}
+        )
+    with pytest.raises(standardwebhooks.webhooks.WebhookVerificationError):
+        standardwebhooks.Webhook("whsec_" + "A" * 32).verify(body, headers)
+
+    # ttmemory's own verifier agrees with the package.
+    assert verify_signature(WHSEC, body, headers)
+    assert verify_signature(WHSEC, body, headers, now=sent_at + 299)
+    rotated = {**headers, "webhook-signature": f"v1,AAAA {headers['webhook-signature']}"}
+    assert verify_signature(WHSEC, body, rotated)
+    assert standardwebhooks.Webhook(WHSEC).verify(body, rotated) == payload
+    assert not verify_signature("whsec_" + "A" * 32, body, headers)
+    assert not verify_signature(WHSEC, tampered, headers)
+    assert not verify_signature(WHSEC, body, {**headers, "webhook-timestamp": str(sent_at + 1)})
+    assert not verify_signature(WHSEC, body, {**headers, "webhook-id": "evt-other"})
+    assert not verify_signature(WHSEC, body, headers, now=sent_at + 301)
+    assert not verify_signature(WHSEC, body, headers, now=sent_at - 301)
+    assert not verify_signature(WHSEC, body, {**headers, "webhook-timestamp": "not-a-time"})
+    assert not verify_signature(WHSEC, body, {**headers, "webhook-signature": "v1,"})
+    assert not verify_signature(
+        WHSEC, body, {k: v for k, v in headers.items() if k != "webhook-id"}
+    )
+
+
+def test_a_plain_secret_verifies_as_its_bytes_and_legacy_headers_help_a_migration(
+    session: MemorySession, use_webhook: ConfigureWebhook, receiver: Receiver
+) -> None:
+    """The migration path from 0.1: keep the old secret, turn legacy_headers on, move the
+    receiver to Standard Webhooks (the old secret's bytes are the key), turn them off."""
+    use_webhook(legacy_headers=True)
+    add(session, "hello")
+
+    [request] = receiver.wait_for(1)
+
+    headers, body = dict(request.headers.items()), request.body
+    assert standardwebhooks.Webhook(SECRET.encode()).verify(body, headers)["type"] == (
+        "message.added"
+    )
+    assert verify_signature(SECRET, body, headers)
+    timestamp = request.headers["X-TTMemory-Timestamp"]
+    assert timestamp == request.headers["webhook-timestamp"]
+    assert request.headers["X-TTMemory-Event"] == "message.added"
+    assert request.headers["X-TTMemory-Event-Id"] == request.headers["webhook-id"]
+    assert request.headers["X-TTMemory-Signature"] == sign_legacy(SECRET, timestamp, body)
 
 
 def test_webhook_bodies_carry_no_content(
@@ -234,7 +284,7 @@ def test_webhook_bodies_carry_no_content(
 
     assert observer.flush(WAIT)
     requests = receiver.wait_for(3)
-    assert [r.headers["X-TTMemory-Event"] for r in requests] == [
+    assert [event_type(r) for r in requests] == [
         "message.added",
         "message.added",
         "fact.changed",
@@ -243,7 +293,14 @@ def test_webhook_bodies_carry_no_content(
         assert CONTENT.encode() not in request.body
         assert b"locker" not in request.body and b"passphrase" not in request.body
         assert not any(CONTENT in value for value in request.headers.values())
-    assert observer.counts() == {"sent": 3, "failed": 0, "dropped": 0, "retried": 0, "pending": 0}
+    assert observer.counts() == {
+        "sent": 3,
+        "failed": 0,
+        "dropped": 0,
+        "retried": 0,
+        "pending": 0,
+        "tasked": 0,
+    }
 
 
 def test_5xx_is_retried_until_delivered(
@@ -257,12 +314,9 @@ def test_5xx_is_retried_until_delivered(
 
     requests = receiver.wait_for(3)
     assert len(requests) == 3
-    assert len({r.headers["X-TTMemory-Event-Id"] for r in requests}) == 1
+    assert len({r.headers["webhook-id"] for r in requests}) == 1
     for request in requests:  # each attempt is signed afresh
-        headers = request.headers
-        assert verify_signature(
-            SECRET, headers["X-TTMemory-Timestamp"], request.body, headers["X-TTMemory-Signature"]
-        )
+        assert verify_signature(SECRET, request.body, dict(request.headers.items()))
     assert (observer.sent, observer.retried, observer.failed) == (1, 2, 0)
 
 
@@ -321,13 +375,20 @@ def test_a_full_queue_drops_and_counts(
 
     counts = observer.counts()
     assert counts["sent"] + counts["failed"] + counts["dropped"] + counts["pending"] == 10
-    assert counts == {"sent": 0, "failed": 0, "dropped": 7, "retried": 0, "pending": 3}
+    assert counts == {"sent": 0, "failed": 0, "dropped": 7, "retried": 0, "pending": 3, "tasked": 0}
     assert len(log_lines(caplog, WEBHOOK_LOGGER, "is full")) == 1
     assert Message.objects.filter(session=session).count() == 10
 
     receiver.release.set()
     assert observer.flush(WAIT)
-    assert observer.counts() == {"sent": 3, "failed": 0, "dropped": 7, "retried": 0, "pending": 0}
+    assert observer.counts() == {
+        "sent": 3,
+        "failed": 0,
+        "dropped": 7,
+        "retried": 0,
+        "pending": 0,
+        "tasked": 0,
+    }
     assert len(receiver.requests) == 3
 
 
@@ -358,7 +419,7 @@ def test_event_types_limit_what_is_sent(
     remember("user-1", "The user likes tea")
 
     assert observer.flush(WAIT)
-    assert [r.headers["X-TTMemory-Event"] for r in receiver.wait_for(1)] == ["fact.changed"]
+    assert [event_type(r) for r in receiver.wait_for(1)] == ["fact.changed"]
     assert observer.sent == 1
 
 
@@ -371,7 +432,7 @@ def test_close_drains_the_queue_and_stops_the_thread(receiver: Receiver) -> None
 
     assert observer.counts()["sent"] == 3 and observer.pending == 0
     assert webhook_threads() == []
-    assert [r.headers["X-TTMemory-Event-Id"] for r in receiver.requests] == [
+    assert [r.headers["webhook-id"] for r in receiver.requests] == [
         "evt-0",
         "evt-1",
         "evt-2",
@@ -422,7 +483,7 @@ def test_a_forked_child_starts_its_own_worker(receiver: Receiver) -> None:
                 pytest.fail("the forked child did not finish")
             time.sleep(0.01)
         assert os.waitstatus_to_exitcode(status) == 0
-        ids = [r.headers["X-TTMemory-Event-Id"] for r in receiver.wait_for(2)]
+        ids = [r.headers["webhook-id"] for r in receiver.wait_for(2)]
         assert ids == ["evt-1", "evt-2"]
     finally:
         observer.close()
@@ -617,3 +678,54 @@ def test_bad_stream_options_are_reported() -> None:
     for options in bad:
         with pytest.raises(ImproperlyConfigured, match="EVENT_OBSERVERS"):
             load(**options)
+
+
+EXIT_SCRIPT = """
+import atexit, json, sys
+
+observers = []
+# Registered before ttmemory is imported: atexit runs it after the webhook module's drain.
+atexit.register(lambda: print(json.dumps(observers[0].counts()), flush=True))
+from ttmemory.backends.events.base import Event
+from ttmemory.backends.events.webhook import WebhookObserver
+
+url, count, drain = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+observer = WebhookObserver(url=url, secret="s", timeout=0.5, max_retries=0, drain_timeout=drain)
+observers.append(observer)
+for n in range(count):
+    observer.publish(Event(type="message.added", namespace="ns", id=f"evt-{n}",
+                           occurred_at="2026-01-01T00:00:00+00:00"))
+# no close(), no flush(): the process just ends
+"""
+
+
+def run_and_exit(url: str, count: int, drain: float) -> dict[str, int]:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_SCRIPT, url, str(count), str(drain)],
+        capture_output=True,
+        text=True,
+        timeout=WAIT * 2,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_queued_events_are_delivered_when_the_process_exits(receiver: Receiver) -> None:
+    counts = run_and_exit(receiver.url, 20, drain=WAIT)
+
+    assert counts["sent"] == 20 and counts["dropped"] == 0 and counts["pending"] == 0
+    assert [r.headers["webhook-id"] for r in receiver.requests] == [f"evt-{n}" for n in range(20)]
+
+
+def test_what_cannot_be_delivered_at_exit_is_counted_as_dropped(receiver: Receiver) -> None:
+    receiver.script = ["block"] * 5  # the receiver never answers within the drain bound
+
+    counts = run_and_exit(receiver.url, 5, drain=0.2)
+
+    assert counts["sent"] == 0 and counts["pending"] == 0
+    assert counts["failed"] >= 1 and counts["dropped"] >= 1
+    assert counts["failed"] + counts["dropped"] == 5

@@ -28,6 +28,7 @@ import json
 import random
 import re
 import secrets
+import ssl
 import struct
 import threading
 import time
@@ -94,12 +95,14 @@ class ApiError(Exception):
 
 @dataclass
 class RecordedRequest:
-    """One request as received: headers with lower-case names, the raw body."""
+    """One request as received: headers with lower-case names, the raw body, and the client's
+    (host, port): requests over one kept-alive connection share it."""
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
+    peer: tuple[str, int] = ("", 0)
 
     @property
     def json(self) -> Any:
@@ -139,7 +142,17 @@ class FakeOpenAI:
         api_key: str | None = None,
         embedding_models: dict[str, tuple[int, bool]] | None = None,
         chat_models: set[str] | None = None,
+        keep_alive: bool = False,
+        tls: bool = False,
     ) -> None:
+        """``keep_alive``: answer in HTTP/1.1 and keep connections open, as real servers do
+        (the default, HTTP/1.0, closes each connection after one answer). ``tls``: serve
+        https with a self-signed certificate for 127.0.0.1 made on start (``ca_file``: trust
+        it, e.g. through ``SSL_CERT_FILE``)."""
+        self.keep_alive = keep_alive
+        self.tls = tls
+        self.ca_file = ""
+        self._tls_dir: Any = None
         self.api_key = api_key or f"sk-fake-{secrets.token_hex(12)}"
         self.embedding_models = dict(embedding_models or EMBEDDING_MODELS)
         self.chat_models = set(chat_models or CHAT_MODELS)
@@ -163,8 +176,15 @@ class FakeOpenAI:
 
         class RequestHandler(_RequestHandler):
             server_fake = fake
+            protocol_version = "HTTP/1.1" if fake.keep_alive else "HTTP/1.0"
+            # A kept-alive connection with Nagle on waits for the client's delayed ACK (40 ms)
+            # before the body follows the headers; real servers (uvicorn, nginx) set
+            # TCP_NODELAY.
+            disable_nagle_algorithm = fake.keep_alive
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
+        if self.tls:
+            server.socket = self._tls_context().wrap_socket(server.socket, server_side=True)
         server.daemon_threads = True
         server.block_on_close = False
         self._server = server
@@ -174,6 +194,53 @@ class FakeOpenAI:
         self._thread.start()
         return self
 
+    def _tls_context(self) -> ssl.SSLContext:
+        """A server context with a fresh self-signed P-256 certificate for 127.0.0.1."""
+        import datetime as dt
+        import ipaddress
+        import tempfile
+
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+        from cryptography.x509.oid import NameOID
+
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+        now = dt.datetime.now(dt.UTC)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                critical=False,
+            )
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256())
+        )
+        self._tls_dir = tempfile.TemporaryDirectory(prefix="fake-openai-tls-")
+        cert_file = f"{self._tls_dir.name}/cert.pem"
+        key_file = f"{self._tls_dir.name}/key.pem"
+        with open(cert_file, "wb") as handle:
+            handle.write(cert.public_bytes(serialization.Encoding.PEM))
+        with open(key_file, "wb") as handle:
+            handle.write(
+                key.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.PKCS8,
+                    serialization.NoEncryption(),
+                )
+            )
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert_file, key_file)
+        self.ca_file = cert_file
+        return context
+
     def stop(self) -> None:
         self._stopping.set()  # wakes scripted delays
         if self._server is not None:
@@ -181,6 +248,9 @@ class FakeOpenAI:
             self._server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self._tls_dir is not None:
+            self._tls_dir.cleanup()
+            self._tls_dir = None
 
     def __enter__(self) -> FakeOpenAI:
         return self.start()
@@ -191,7 +261,7 @@ class FakeOpenAI:
     @property
     def base_url(self) -> str:
         assert self._server is not None, "start() the fake first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self._server.server_address[1]}/v1"
 
     # -- scripting -------------------------------------------------------------------------
 
@@ -275,9 +345,16 @@ class FakeOpenAI:
                 vector[i] += rng.gauss(0.0, 1.0)
         return [round(v, 6) for v in vector]
 
-    def _handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Any:
+    def _handle(
+        self,
+        method: str,
+        path: str,
+        headers: dict[str, str],
+        body: bytes,
+        peer: tuple[str, int] = ("", 0),
+    ) -> Any:
         """(status, headers, body bytes, delay) for one request."""
-        request = RecordedRequest(method=method, path=path, headers=headers, body=body)
+        request = RecordedRequest(method=method, path=path, headers=headers, body=body, peer=peer)
         with self._lock:
             self.requests.append(request)
         try:
@@ -607,7 +684,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         headers = {name.lower(): value for name, value in self.headers.items()}
         fake = self.server_fake
-        status, extra, payload, delay = fake._handle(method, self.path, headers, body)
+        peer = (str(self.client_address[0]), int(self.client_address[1]))
+        status, extra, payload, delay = fake._handle(method, self.path, headers, body, peer)
         if delay and fake._stopping.wait(delay):
             return
         try:

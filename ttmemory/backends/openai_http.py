@@ -1,31 +1,37 @@
-"""OpenAIHTTPClient: JSON POSTs to an OpenAI-compatible server with retries, stdlib only.
+"""OpenAIHTTPClient: JSON POSTs to an OpenAI-compatible server with retries, over a pool.
 
 The one place where the OpenAI-compatible backends (``OpenAIEmbedder``, ``OpenAIChatLLM``) talk
-HTTP: headers and the bearer key, retries of 429 / 5xx / connection errors with backoff and
-jitter, ``Retry-After``, timeouts, error messages from OpenAI-shaped error bodies, and the
-redaction of the key from everything it reports.
+HTTP: one pooled ``httpx.Client`` per backend and process (keep-alive, so a recall with a remote
+embedder does not pay a TCP and TLS handshake per call), headers and the bearer key, retries of
+429 / 5xx / connection errors with backoff and jitter, ``Retry-After``, timeouts, error messages
+from OpenAI-shaped error bodies, and the redaction of the key from everything it reports.
 """
 
 from __future__ import annotations
 
 import email.utils
 import functools
-import http.client
 import importlib.metadata
 import json
 import logging
 import os
 import random
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
 from typing import Any
+
+import httpx
 
 logger = logging.getLogger(__name__)
 
 _ERROR_BODY_CHARS = 300
+# Connections kept per backend and process: enough for the threads of a gunicorn worker or a
+# Celery worker; idle ones are closed after KEEPALIVE_EXPIRY seconds (servers drop them anyway).
+MAX_CONNECTIONS = 20
+MAX_KEEPALIVE = 10
+KEEPALIVE_EXPIRY = 30.0
 
 
 @functools.cache
@@ -55,11 +61,16 @@ class OpenAIHTTPClient:
     - ``api_key``, else the environment variable named by ``api_key_env``; a server that needs
       no key gets no ``Authorization`` header, but api.openai.com always needs one. The key is
       never logged and never appears in an error message.
-    - ``timeout``: seconds per HTTP request. A timeout is not retried.
+    - ``timeout``: seconds to connect, and between bytes sent or received (httpx's timeout);
+      also the longest wait for a free pooled connection. A timeout is not retried.
     - ``max_retries``: retries of HTTP 429, 5xx and connection errors, with exponential backoff
       and jitter from ``retry_backoff``; a ``retry-after-ms`` or ``Retry-After`` header is
       honoured up to ``max_retry_wait``, beyond that the call fails at once. Other 4xx are
       never retried.
+
+    Requests share one ``httpx.Client`` (``MAX_CONNECTIONS`` connections, keep-alive) created on
+    first use; a forked child (gunicorn, Celery prefork) makes its own instead of sharing the
+    parent's sockets. Redirects are not followed: a 3xx is an error like any other non-2xx.
     """
 
     def __init__(
@@ -116,6 +127,9 @@ class OpenAIHTTPClient:
         self.who = f"{owner}(model={model!r}) at {self.display_url}"
         self._log = log or logger
         self._api_key = key
+        self._client: httpx.Client | None = None
+        self._client_pid = 0
+        self._client_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"OpenAIHTTPClient({self.who})"
@@ -139,43 +153,45 @@ class OpenAIHTTPClient:
         attempt = 0
         while True:
             count.requests += 1
-            request = urllib.request.Request(
-                self.url, data=data, headers=self._headers(), method="POST"
-            )
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-                return self._decode(raw, expect)
-            except urllib.error.HTTPError as exc:
-                status, headers = exc.code, exc.headers
-                message = self._error_message(exc)
-                if (status == 429 or status >= 500) and attempt < self.max_retries:
-                    wait = self._retry_wait(attempt, headers)
-                    if wait is None:
-                        raise self.fail(
-                            f"HTTP {status}: {message} (the server asks to retry after more "
-                            f"than max_retry_wait={self.max_retry_wait:g}s)"
-                        ) from None
-                    self._log_retry(f"HTTP {status}", attempt, wait)
-                else:
-                    raise self.fail(f"HTTP {status}: {message}") from None
-            except TimeoutError:
+                status, headers, raw = self._send(data)
+            except httpx.TimeoutException:
                 raise self._timeout_error() from None
-            except urllib.error.URLError as exc:
-                if isinstance(exc.reason, TimeoutError):
-                    raise self._timeout_error() from None
+            except httpx.ConnectError as exc:
                 if attempt >= self.max_retries:
-                    raise self.fail(f"cannot connect: {exc.reason}") from None
+                    raise self.fail(f"cannot connect: {exc}") from None
                 wait = self._backoff(attempt)
-                self._log_retry(f"connection error ({self.redact(str(exc.reason))})", attempt, wait)
-            except (http.client.HTTPException, OSError) as exc:
+                self._log_retry(f"connection error ({self.redact(str(exc))})", attempt, wait)
+            except (httpx.TransportError, OSError) as exc:
                 # The connection broke mid-response (reset, truncated body, ...).
                 if attempt >= self.max_retries:
                     raise self.fail(f"connection failed: {type(exc).__name__}: {exc}") from None
                 wait = self._backoff(attempt)
                 self._log_retry(f"connection error ({type(exc).__name__})", attempt, wait)
+            else:
+                if 200 <= status < 300:
+                    return self._decode(raw, expect)
+                message = self._error_message(raw, status)
+                if (status == 429 or status >= 500) and attempt < self.max_retries:
+                    asked = self._retry_wait(attempt, headers)
+                    if asked is None:
+                        raise self.fail(
+                            f"HTTP {status}: {message} (the server asks to retry after more "
+                            f"than max_retry_wait={self.max_retry_wait:g}s)"
+                        ) from None
+                    wait = asked
+                    self._log_retry(f"HTTP {status}", attempt, wait)
+                else:
+                    raise self.fail(f"HTTP {status}: {message}") from None
             time.sleep(wait)
             attempt += 1
+
+    def close(self) -> None:
+        """Close the pooled connections (a later request opens new ones)."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
 
     def snippet(self, raw: bytes) -> str:
         """The start of a response body, decoded and redacted, for an error message."""
@@ -186,6 +202,33 @@ class OpenAIHTTPClient:
         return text.replace(self._api_key, "[redacted]") if self._api_key else text
 
     # -- internals -------------------------------------------------------------------------
+
+    def _send(self, data: bytes) -> tuple[int, Any, bytes]:
+        """One POST over the pool: (status, headers, body); transport errors raise httpx's."""
+        response = self._pool().post(self.url, content=data, headers=self._headers())
+        return response.status_code, response.headers, response.content
+
+    def _pool(self) -> httpx.Client:
+        """This process's pooled client, created on first use (and again after a fork)."""
+        client, pid = self._client, os.getpid()
+        if client is not None and self._client_pid == pid:
+            return client
+        with self._client_lock:
+            if self._client is None or self._client_pid != pid:
+                # After a fork the parent's client is dropped, never closed: closing would
+                # shut sockets the parent still uses.
+                self._client = httpx.Client(
+                    timeout=httpx.Timeout(self.timeout),
+                    limits=httpx.Limits(
+                        max_connections=MAX_CONNECTIONS,
+                        max_keepalive_connections=MAX_KEEPALIVE,
+                        keepalive_expiry=KEEPALIVE_EXPIRY,
+                    ),
+                    follow_redirects=False,
+                    trust_env=True,
+                )
+                self._client_pid = pid
+            return self._client
 
     def _headers(self) -> dict[str, str]:
         headers = {
@@ -226,13 +269,7 @@ class OpenAIHTTPClient:
     def _timeout_error(self) -> Exception:
         return self.fail(f"no answer within timeout={self.timeout:g}s")
 
-    def _error_message(self, exc: urllib.error.HTTPError) -> str:
-        try:
-            raw = exc.read()
-        except (OSError, http.client.HTTPException):
-            raw = b""
-        finally:
-            exc.close()
+    def _error_message(self, raw: bytes, status: int) -> str:
         message = ""
         try:
             payload = json.loads(raw)
@@ -246,7 +283,8 @@ class OpenAIHTTPClient:
                 message = error
             elif isinstance(payload.get("message"), str):
                 message = payload["message"]
-        return self.redact(message or self.snippet(raw) or (exc.reason or "no message"))
+        reason = httpx.codes.get_reason_phrase(status) or "no message"
+        return self.redact(message or self.snippet(raw) or reason)
 
 
 def _retry_after(headers: Any) -> float | None:

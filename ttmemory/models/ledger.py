@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.db import models
+from django.db.models import Sum
 from django.utils import timezone
 
 
@@ -12,17 +15,30 @@ class LedgerStatus(models.TextChoices):
     SKIPPED = "skipped"  # not called: the namespace's daily token budget was spent
 
 
+class LedgerQuerySet(models.QuerySet["LedgerEntry"]):
+    def tokens_today(self, namespace: str, now: dt.datetime | None = None) -> int:
+        """Prompt + completion tokens ``namespace`` spent since 00:00 UTC (LLM and embeddings)."""
+        now = now or timezone.now()
+        start = now.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        totals = self.filter(namespace=namespace, created_at__gte=start).aggregate(
+            p=Sum("prompt_tokens"), c=Sum("completion_tokens")
+        )
+        return int(totals["p"] or 0) + int(totals["c"] or 0)
+
+
 class LedgerEntry(models.Model):
     """Counts and timings only, never content."""
 
     namespace = models.CharField(max_length=255)
-    purpose = models.CharField(max_length=32)  # embed, extract, summarise
+    purpose = models.CharField(max_length=32)  # embed, embed_query, extract, summarise
     model = models.CharField(max_length=200)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.FloatField(default=0.0)
     status = models.CharField(max_length=16, choices=LedgerStatus.choices, default=LedgerStatus.OK)
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = LedgerQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "ledger entries"

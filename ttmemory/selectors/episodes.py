@@ -7,8 +7,9 @@ from typing import Any
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
+from ttmemory.jobs.ledger_calls import record_later
 from ttmemory.longterm import episodes, recall
-from ttmemory.longterm.embedding import embed_texts
+from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import MemorySession, Message, MessageEntry
 from ttmemory.results import MessageHit
 from ttmemory.validation import clean_count, clean_identifier
@@ -52,7 +53,11 @@ def message_search(
     )
     vector: dict[tuple[int, int], float] = {}
     weight = episodes.vector_weight()
-    vectors = embed_texts([query])[0] if weight > 0 else None
+    vectors = None
+    if weight > 0:
+        embedded = embed_for([query], namespace=namespace, purpose="embed_query")
+        record_later(embedded.call)  # written by a background job: a read writes nothing
+        vectors = embedded.vectors
     if vectors is not None:
         entries = MessageEntry.objects.filter(namespace=namespace)
         if session_ids is not None:

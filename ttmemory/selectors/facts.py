@@ -11,8 +11,9 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs import recall_counts
+from ttmemory.jobs.ledger_calls import record_later
 from ttmemory.longterm import blind, recall
-from ttmemory.longterm.embedding import embed_texts
+from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, MemorySession, Profile
 from ttmemory.results import RecallResult
 from ttmemory.validation import clean_count, clean_identifier, clean_kind, clean_metadata
@@ -64,7 +65,9 @@ def fact_recall(
     keyword = recall.keyword_scores(
         namespace, query, pool, kinds=kinds, metadata=metadata, stats=stats, terms=terms
     )
-    vectors, reason = embed_texts([query])
+    embedded = embed_for([query], namespace=namespace, purpose="embed_query")
+    record_later(embedded.call)  # written by a background job: a read writes nothing
+    vectors, reason = embedded.vectors, embedded.reason
     vector: dict[int, float] = {}
     if vectors is not None:
         approximate = stats[0] > app_settings.RECALL_EXACT_LIMIT

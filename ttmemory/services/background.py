@@ -16,12 +16,13 @@ from ttmemory import jobs
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
-from ttmemory.longterm.embedding import embed_texts
-from ttmemory.models import Fact, MemorySession
+from ttmemory.longterm.embedding import embed_for
+from ttmemory.models import Fact, LedgerStatus, MemorySession
 from ttmemory.services.episodes import messages_embed
 from ttmemory.services.facts import facts_touch_recalled
 from ttmemory.services.learning import session_learn, session_summarise
 from ttmemory.services.learnjobs import learn_job_run
+from ttmemory.services.ledger import ledger_record_embedding, ledger_record_many
 from ttmemory.services.retention import prune_expired
 
 
@@ -54,13 +55,23 @@ def job_embed(fact_id: int) -> dict[str, Any]:
     embedder = get_embedder()
     if fact.embedding is not None and fact.embedding_model == embedder.model:
         return {"embedded": False}
-    vectors, reason = embed_texts([fact.text])
-    if vectors is None:
-        raise EmbeddingError(reason)
+    embedded = embed_for([fact.text], namespace=fact.namespace, purpose="embed")
+    ledger_record_embedding(call=embedded.call)
+    if embedded.call is not None and embedded.call.status == LedgerStatus.SKIPPED:
+        return {"embedded": False, "reason": embedded.reason}  # a retry would skip again
+    if embedded.vectors is None:
+        raise EmbeddingError(embedded.reason)
+    vector = embedded.vectors[0]
     Fact.objects.filter(pk=fact.pk).update(
-        embedding=vectors[0], embedding_model=embedder.model, embedding_dim=len(vectors[0])
+        embedding=vector, embedding_model=embedder.model, embedding_dim=len(vector)
     )
     return {"embedded": True}
+
+
+@jobs.job("ledger_record")
+def job_ledger_record(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Write ledger rows of embedding calls made by reads (``ttmemory.jobs.ledger_calls``)."""
+    return {"recorded": ledger_record_many(rows=rows)}
 
 
 @jobs.job("recall_touch")

@@ -23,9 +23,10 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm import blind, episodes
-from ttmemory.longterm.embedding import embed_texts
+from ttmemory.longterm.embedding import embed_for
 from ttmemory.longterm.episodes import entry_postings, message_text
 from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
+from ttmemory.services.ledger import ledger_record_embedding
 
 # Messages embedded per call of the embedder by the background job.
 EMBED_BATCH = 64
@@ -180,9 +181,12 @@ def _embed_seqs(session_id: int, seqs: list[int], model: str) -> int:
     present = [seq for seq in seqs if texts.get(seq, "").strip()]
     if not present:
         return 0
-    vectors, reason = embed_texts([texts[seq] for seq in present])
+    namespace = MemorySession.objects.values_list("namespace", flat=True).get(pk=session_id)
+    embedded = embed_for([texts[seq] for seq in present], namespace=namespace, purpose="embed")
+    ledger_record_embedding(call=embedded.call)
+    vectors = embedded.vectors
     if vectors is None:
-        raise EmbeddingError(reason)
+        raise EmbeddingError(embedded.reason)
     field = MessageEntry._meta.get_field("embedding")
     quote = connection.ops.quote_name
     # One statement run per row with executemany (psycopg pipelines it): bulk_update's CASE

@@ -15,10 +15,11 @@ from ttmemory import events, jobs
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.longterm import blind
-from ttmemory.longterm.embedding import embed_texts
+from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, FactTerm, MemorySession, Message, Profile
 from ttmemory.selectors.facts import facts_orphaned_by
 from ttmemory.services.holds import refuse_if_held
+from ttmemory.services.ledger import ledger_record_embedding
 from ttmemory.validation import (
     clean_datetime,
     clean_identifier,
@@ -137,9 +138,10 @@ def fact_remember(
         expires_at = clean_datetime(expires_at, field="expires_at")
     text_hash = blind.text_hash(text, namespace=namespace)
     counts = blind.term_counts(text, namespace=namespace)
-    vectors, _ = embed_texts([text])
+    embedded = embed_for([text], namespace=namespace, purpose="embed")
+    ledger_record_embedding(call=embedded.call)
     embedder = get_embedder()
-    vector = vectors[0] if vectors else None
+    vector = embedded.vectors[0] if embedded.vectors else None
     for _attempt in range(2):
         try:
             with transaction.atomic():

@@ -133,7 +133,7 @@ METRICS: dict[str, MetricSpec] = {
         MetricSpec("ttmemory.events.failures", "counter", "{event}",
                    "Event observer failures", ("ttmemory.observer",)),
         MetricSpec("ttmemory.webhook.deliveries", "counter", "{event}",
-                   "Webhook outcomes: sent, failed (gave up), retried, dropped",
+                   "Webhook outcomes: sent, failed (gave up), retried, dropped, tasked (to Celery)",
                    ("ttmemory.outcome",)),
         MetricSpec("ttmemory.job.queue.lag", "histogram", "s",
                    "Time from queueing a Celery job to a worker starting it",

@@ -23,10 +23,18 @@ class Embedder(ABC):
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
     message_search_vector_weight: float | None = None
+    #: True when a call costs money (a vendor bills tokens): such calls are recorded in the
+    #: cost ledger and count against ``DAILY_TOKEN_BUDGET``; local embedders cost nothing.
+    billable: bool = False
 
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text, in order."""
+
+    def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], int]:
+        """``embed`` plus the tokens the call used (0 when the backend does not know), for the
+        cost ledger; thread-safe, unlike reading counters off a shared backend."""
+        return self.embed(texts), 0
 
     def embed_one(self, text: str) -> list[float]:
         return self.embed([text])[0]

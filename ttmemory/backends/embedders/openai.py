@@ -1,4 +1,4 @@
-"""OpenAIEmbedder: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM), stdlib only."""
+"""OpenAIEmbedder: any OpenAI-compatible embeddings endpoint (OpenAI, Ollama, vLLM), pooled."""
 
 from __future__ import annotations
 
@@ -38,7 +38,8 @@ class OpenAIEmbedder(Embedder):
       up to ``max_retry_wait`` (20 s), beyond that the call fails at once. Other 4xx are never
       retried.
 
-    ``embed`` checks the response (one embedding per input, in ``index`` order, floats of
+    ``embed`` (and ``embed_with_usage``, which also returns the prompt tokens the server
+    reported) checks the response (one embedding per input, in ``index`` order, floats of
     ``dimensions`` length), returns unit vectors and records ``last_usage`` (token counts),
     ``last_latency`` (seconds) and ``last_requests`` (HTTP requests, retries included) of the
     call. Any failure raises ``EmbeddingError`` with the HTTP status and the server's message.
@@ -88,9 +89,14 @@ class OpenAIEmbedder(Embedder):
         self.dimensions = dimensions
         self.send_dimensions = send_dimensions
         self.batch_size = batch_size
+        self.billable = True
         self.last_usage: dict[str, int] = {}
         self.last_latency: float = 0.0
         self.last_requests: int = 0
+
+    def close(self) -> None:
+        """Close the pooled HTTP connections (called when settings change)."""
+        self.http.close()
 
     def __repr__(self) -> str:
         return (
@@ -111,6 +117,10 @@ class OpenAIEmbedder(Embedder):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text, in order; ``EmbeddingError`` on any failure."""
+        return self.embed_with_usage(texts)[0]
+
+    def embed_with_usage(self, texts: Sequence[str]) -> tuple[list[list[float]], int]:
+        """``embed``, and the prompt tokens the server reported for the whole call."""
         texts = list(texts)
         for position, text in enumerate(texts):
             if not isinstance(text, str) or not text:
@@ -145,7 +155,7 @@ class OpenAIEmbedder(Embedder):
             usage["prompt_tokens"],
             self.last_latency,
         )
-        return vectors
+        return vectors, usage["prompt_tokens"] or usage["total_tokens"]
 
     # -- responses -------------------------------------------------------------------------
 

@@ -1,7 +1,17 @@
-"""A signed webhook: events queued in memory and POSTed by one daemon thread (standard library)."""
+"""A Standard Webhooks endpoint: events signed per the spec, POSTed over a pooled httpx client.
+
+Delivery goes through a Celery task with retries when ``ttmemory.tasks`` installs a task sender
+and Celery is in use; otherwise (and whenever the broker refuses the task) a bounded in-process
+queue sent by one daemon thread. https://www.standardwebhooks.com/ defines the headers
+(``webhook-id``, ``webhook-timestamp``, ``webhook-signature``) and the signature, so receivers
+verify with any Standard Webhooks library (``standardwebhooks.Webhook(secret).verify``).
+"""
 
 from __future__ import annotations
 
+import atexit
+import base64
+import binascii
 import hashlib
 import hmac
 import json
@@ -10,13 +20,12 @@ import os
 import random
 import threading
 import time
-import urllib.error
-import urllib.request
 import weakref
 from collections import deque
-from collections.abc import Iterable
-from http.client import HTTPException
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+import httpx
 
 from ttmemory import telemetry
 from ttmemory.backends.events.base import Event, EventObserver
@@ -25,51 +34,93 @@ from ttmemory.backends.options import check_http_url, check_int, check_seconds, 
 logger = logging.getLogger(__name__)
 
 SIGNATURE_VERSION = "v1"
+#: The prefix of a Standard Webhooks secret: ``whsec_`` + the base64 of the key bytes.
+SECRET_PREFIX = "whsec_"
 # Longest delay between two attempts of one event, whatever ``retry_backoff`` is (seconds).
 BACKOFF_CAP = 30.0
 # A receiver's answer is read (and dropped) up to this many bytes, so the connection is reused
 # cleanly without a hostile receiver filling memory.
 MAX_RESPONSE_BYTES = 64 * 1024
 
+#: Hands an event to Celery: ``sender(url, event_dict)`` returns True when the task was queued,
+#: False when Celery is not in use (``ttmemory.tasks`` installs it; the backends never import
+#: Celery).
+TaskSender = Callable[[str, dict[str, Any]], bool]
+_task_sender: TaskSender | None = None
 
-def sign(secret: str | bytes, timestamp: int | str, body: str | bytes) -> str:
-    """``v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>``: the ``X-TTMemory-Signature``."""
-    key = secret.encode() if isinstance(secret, str) else secret
+
+def set_task_sender(sender: TaskSender | None) -> None:
+    """Route webhook deliveries through ``sender`` (``ttmemory.tasks`` installs a Celery one)."""
+    global _task_sender
+    _task_sender = sender
+
+
+def secret_key(secret: str | bytes) -> bytes:
+    """The HMAC key of ``secret``: a ``whsec_<base64>`` secret is decoded as the spec says; any
+    other string is used as its UTF-8 bytes (the secrets of ttmemory before Standard Webhooks).
+    """
+    if isinstance(secret, bytes):
+        return secret
+    if secret.startswith(SECRET_PREFIX):
+        try:
+            return base64.b64decode(secret[len(SECRET_PREFIX) :], validate=True)
+        except (binascii.Error, ValueError):
+            raise TypeError("a whsec_ secret must be base64 after its prefix") from None
+    return secret.encode()
+
+
+def sign(secret: str | bytes, msg_id: str, timestamp: int | str, body: str | bytes) -> str:
+    """``v1,<base64 HMAC-SHA256(key, "<msg_id>.<timestamp>.<body>")>``: a ``webhook-signature``."""
     payload = body.encode() if isinstance(body, str) else body
-    digest = hmac.new(key, f"{timestamp}.".encode() + payload, hashlib.sha256).hexdigest()
-    return f"{SIGNATURE_VERSION}={digest}"
+    signed = f"{msg_id}.{timestamp}.".encode() + payload
+    digest = hmac.new(secret_key(secret), signed, hashlib.sha256).digest()
+    return f"{SIGNATURE_VERSION},{base64.b64encode(digest).decode()}"
+
+
+def sign_legacy(secret: str | bytes, timestamp: int | str, body: bytes) -> str:
+    """The signature of ttmemory 0.1 (``X-TTMemory-Signature``): ``v1=<hex HMAC>`` over
+    ``"<timestamp>.<body>"``. Sent only with ``legacy_headers=True``, during a migration."""
+    digest = hmac.new(secret_key(secret), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return f"v1={digest.hexdigest()}"
 
 
 def verify_signature(
     secret: str | bytes,
-    timestamp: int | str,
     body: str | bytes,
-    signature: str,
+    headers: Mapping[str, str],
     *,
     tolerance: float = 300,
     now: float | None = None,
 ) -> bool:
-    """Check a webhook request, for receivers: True only if the signature matches and is fresh.
+    """Check a Standard Webhooks request, for receivers: True only if a signature matches and
+    the timestamp is fresh.
 
-    ``timestamp`` and ``signature`` are the ``X-TTMemory-Timestamp`` and
-    ``X-TTMemory-Signature`` headers, ``body`` the raw request body (verify before parsing it).
-    A timestamp more than ``tolerance`` seconds away from ``now`` (default: the current time) is
-    rejected, so a captured request cannot be replayed later; de-duplicate within the window
-    with ``X-TTMemory-Event-Id``. ``signature`` may list several comma-separated ``v1=``
-    values (during a secret rotation); the comparison is constant-time.
+    ``headers`` is the request's headers (any mapping; names are compared case-insensitively),
+    ``body`` the raw request body (verify before parsing it). A ``webhook-timestamp`` more than
+    ``tolerance`` seconds away from ``now`` (default: the current time) is rejected, so a
+    captured request cannot be replayed later; de-duplicate within the window by
+    ``webhook-id``. ``webhook-signature`` may list several space-separated ``v1,<base64>``
+    values (during a secret rotation); each is compared in constant time. Any Standard
+    Webhooks library gives the same answer (``standardwebhooks.Webhook(secret).verify``).
     """
+    lower = {str(name).lower(): str(value) for name, value in headers.items()}
+    msg_id = lower.get("webhook-id", "")
+    timestamp = lower.get("webhook-timestamp", "").strip()
+    signatures = lower.get("webhook-signature", "")
+    if not (msg_id and timestamp and signatures):
+        return False
     try:
-        sent_at = int(str(timestamp).strip())
+        sent_at = int(timestamp)
     except ValueError:
         return False
     current = time.time() if now is None else now
     if abs(current - sent_at) > tolerance:
         return False
-    expected = sign(secret, sent_at, body).encode()
+    expected = sign(secret, msg_id, sent_at, body).encode()
     matched = False
-    for candidate in str(signature).split(","):
+    for candidate in signatures.split():
         # No early exit: every candidate is compared, in constant time each.
-        matched |= hmac.compare_digest(expected, candidate.strip().encode())
+        matched |= hmac.compare_digest(expected, candidate.encode())
     return matched
 
 
@@ -80,13 +131,6 @@ def _counted(outcome: str, n: int = 1) -> None:
         telemetry.count("ttmemory.events.dropped", n, **{"ttmemory.observer": "WebhookObserver"})
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect is a final answer: following it would re-send the event as a bodiless GET."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
 _observers: weakref.WeakSet[WebhookObserver] = weakref.WeakSet()
 
 
@@ -95,31 +139,52 @@ def _after_fork_in_child() -> None:
         observer._forget_parent_state()
 
 
+def _close_at_exit() -> None:
+    """Deliver what is still queued (each observer up to its ``drain_timeout``), count the rest
+    as dropped: the delivery thread is a daemon and would die silently at interpreter exit."""
+    for observer in list(_observers):
+        try:
+            observer.close()
+        except Exception:  # never turn an exit into a traceback
+            logger.debug("ttmemory webhook could not drain at exit", exc_info=True)
+
+
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_close_at_exit)
 
 
 class WebhookObserver(EventObserver):
-    """POSTs every event as compact JSON to ``url``, signed with HMAC-SHA256.
+    """POSTs every event as compact JSON to ``url``, signed per Standard Webhooks.
 
     Options: ``url`` (http:// or https://), ``secret`` or ``secret_env`` (the name of an
-    environment variable holding it; one is required), ``timeout`` per request (2 s),
-    ``queue_size`` (1000), ``max_retries`` (3), ``retry_backoff`` (the first delay, 0.5 s,
-    doubled per attempt, jittered), ``event_types`` (an allow-list; default every type) and
-    ``drain_timeout`` (how long ``close()`` keeps delivering queued events, 5 s).
+    environment variable holding it; one is required: a ``whsec_<base64>`` secret as the spec
+    defines, or for older setups any string, used as its UTF-8 bytes), ``timeout`` per request
+    (2 s), ``queue_size`` (1000), ``max_retries`` (3), ``retry_backoff`` (the first delay,
+    0.5 s, doubled per attempt, jittered), ``event_types`` (an allow-list; default every type),
+    ``drain_timeout`` (how long ``close()`` keeps delivering queued events, 5 s), ``delivery``
+    ("auto": a Celery task when Celery is in use, else the in-process queue; "thread": always
+    the queue) and ``legacy_headers`` (False; True also sends the ``X-TTMemory-*`` headers of
+    ttmemory 0.1 while receivers migrate).
 
+    With Celery (``delivery="auto"``, ``ttmemory.tasks`` loaded, a broker and not eager),
+    ``publish`` queues the task ``ttmemory.webhook_deliver``: the worker's own observer for the
+    same ``url`` sends it and Celery retries it with backoff (``acks_late``: a worker that dies
+    mid-delivery leaves it to another). Otherwise, or when the broker refuses the task,
     ``publish`` only appends to a bounded in-memory queue and never waits: when the queue is
     full the event is dropped and counted. One daemon thread (started on first use, and again
     in a forked child) sends the queue in order. A 5xx answer, a timeout or a connection error
     is retried up to ``max_retries`` times; any other non-2xx answer (4xx, redirects) is final.
 
-    Each request carries ``X-TTMemory-Event``, ``X-TTMemory-Event-Id``,
-    ``X-TTMemory-Timestamp`` (unix seconds) and ``X-TTMemory-Signature``:
-    ``v1=<hex HMAC-SHA256(secret, "<timestamp>.<body>")>``; receivers check it with
-    ``verify_signature``. Counters: ``sent``, ``failed`` (gave up), ``dropped`` (queue full,
-    or still queued when ``close()`` gave up), ``retried`` (extra attempts) and ``pending``
-    (queued or in flight); ``sent + failed + dropped + pending`` is every event accepted by
-    ``event_types``. Events are lost if the process exits; this is a notification channel,
+    Each request carries ``webhook-id`` (the event id: the same on every retry, for
+    de-duplication), ``webhook-timestamp`` (unix seconds, at the attempt) and
+    ``webhook-signature``: ``v1,<base64 HMAC-SHA256(key, "<id>.<timestamp>.<body>")>``;
+    receivers check it with any Standard Webhooks library or ``verify_signature``. Counters:
+    ``sent``, ``failed`` (gave up), ``dropped`` (queue full, or still queued when ``close()``
+    gave up), ``retried`` (extra attempts), ``pending`` (queued or in flight) and ``tasked``
+    (handed to Celery); ``sent + failed + dropped + pending + tasked`` is every event accepted
+    by ``event_types`` in this process. At interpreter exit the queue is drained for up to
+    ``drain_timeout`` and what is left is counted as dropped; this is a notification channel,
     not a durable log.
     """
 
@@ -135,6 +200,8 @@ class WebhookObserver(EventObserver):
         retry_backoff: float = 0.5,
         event_types: Iterable[str] | None = None,
         drain_timeout: float = 5.0,
+        delivery: str = "auto",
+        legacy_headers: bool = False,
     ) -> None:
         self.url = check_http_url(url)
         self._secret = _resolve_secret(secret, secret_env)
@@ -144,11 +211,18 @@ class WebhookObserver(EventObserver):
         self.retry_backoff = check_seconds("retry_backoff", retry_backoff, zero=True)
         self.event_types = _check_event_types(event_types)
         self.drain_timeout = check_seconds("drain_timeout", drain_timeout, zero=True)
+        if delivery not in ("auto", "thread"):
+            raise TypeError(f"delivery must be 'auto' or 'thread', not {delivery!r}")
+        self.delivery = delivery
+        if not isinstance(legacy_headers, bool):
+            raise TypeError("legacy_headers must be True or False")
+        self.legacy_headers = legacy_headers
 
         self.sent = 0
         self.failed = 0
         self.dropped = 0
         self.retried = 0
+        self.tasked = 0
         self._pending = 0
         self._queue: deque[Event] = deque()
         self._cond = threading.Condition()  # guards the queue, the counters and the thread
@@ -157,7 +231,9 @@ class WebhookObserver(EventObserver):
         self._closing = False
         self._drain_deadline = 0.0
         self._full = False  # a "queue full" warning was logged and the queue has not emptied
-        self._opener = urllib.request.build_opener(_NoRedirect())
+        self._broker_down = False  # a "broker refused" warning was logged
+        self._client: httpx.Client | None = None  # this process's pool, made on first use
+        self._client_lock = threading.Lock()
         _observers.add(self)
 
     def __repr__(self) -> str:
@@ -180,11 +256,15 @@ class WebhookObserver(EventObserver):
                 "dropped": self.dropped,
                 "retried": self.retried,
                 "pending": self._pending,
+                "tasked": self.tasked,
             }
 
     def publish(self, event: Event) -> None:
-        """Queue ``event`` for delivery; drops (and counts) it when the queue is full."""
+        """Queue ``event`` for delivery (a Celery task, else the in-process queue); drops (and
+        counts) it when the in-process queue is full."""
         if self.event_types is not None and event.type not in self.event_types:
+            return
+        if self._hand_to_celery(event):
             return
         with self._cond:
             if len(self._queue) >= self.queue_size:
@@ -227,6 +307,79 @@ class WebhookObserver(EventObserver):
             self._thread = None
             self._closing = False  # a later publish starts a new thread
             self._cond.notify_all()
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def deliver(self, event: Event) -> tuple[bool | None, str]:
+        """One signed POST of ``event`` now, counted (what the Celery task calls per attempt).
+
+        Returns ``(None, "")`` when delivered, else ``(retryable, reason)``; the caller decides
+        whether to try again, then reports a final failure with ``gave_up``.
+        """
+        body = _body(event)
+        retry, reason = self._attempt(event, body)
+        with self._cond:
+            if retry is None:
+                self.sent += 1
+        if retry is None:
+            _counted("sent")
+        return retry, reason
+
+    def count_retry(self) -> None:
+        """Count one extra attempt (the Celery task retries outside this object)."""
+        with self._cond:
+            self.retried += 1
+        _counted("retried")
+
+    def gave_up(self, event: Event, attempts: int, reason: str) -> None:
+        """Count and log an event whose delivery ended without a 2xx."""
+        with self._cond:
+            self.failed += 1
+        _counted("failed")
+        logger.warning(
+            "ttmemory webhook %s failed for %s event %s after %d attempt(s): %s",
+            redacted_url(self.url),
+            event.type,
+            event.id,
+            attempts,
+            reason,
+        )
+
+    def retry_delay(self, attempt: int) -> float:
+        """Seconds before retry ``attempt + 1``: doubled per attempt from ``retry_backoff``,
+        capped at ``BACKOFF_CAP``, jittered (half fixed, half random)."""
+        delay = min(self.retry_backoff * 2**attempt, BACKOFF_CAP)
+        return random.uniform(delay / 2, delay)
+
+    # -- Celery ------------------------------------------------------------------------------
+
+    def _hand_to_celery(self, event: Event) -> bool:
+        """True when ``event`` became a Celery task; False: deliver it from this process."""
+        sender = _task_sender
+        if sender is None or self.delivery != "auto":
+            return False
+        try:
+            queued = sender(self.url, event.as_dict())
+        except Exception as exc:  # the broker is down: the in-process queue takes over
+            with self._cond:
+                warn, self._broker_down = not self._broker_down, True
+            if warn:
+                logger.warning(
+                    "ttmemory webhook for %s cannot queue its Celery task (%s: %s); events are "
+                    "delivered from this process until the broker answers",
+                    redacted_url(self.url),
+                    type(exc).__name__,
+                    exc,
+                )
+            return False
+        if queued:
+            with self._cond:
+                self.tasked += 1
+                self._broker_down = False
+            _counted("tasked")
+        return queued
 
     # -- worker ------------------------------------------------------------------------------
 
@@ -284,7 +437,7 @@ class WebhookObserver(EventObserver):
 
     def _deliver(self, event: Event) -> bool:
         """POST ``event`` until a 2xx, a final answer or the retries run out."""
-        body = json.dumps(event.as_dict(), separators=(",", ":"), sort_keys=True).encode()
+        body = _body(event)
         attempt = 0
         while True:
             retry, reason = self._attempt(event, body)
@@ -300,8 +453,7 @@ class WebhookObserver(EventObserver):
                     reason,
                 )
                 return False
-            delay = min(self.retry_backoff * 2**attempt, BACKOFF_CAP)
-            if not self._backoff(random.uniform(delay / 2, delay)):
+            if not self._backoff(self.retry_delay(attempt)):
                 logger.warning(
                     "ttmemory webhook %s: %s event %s not retried, the observer is closing (%s)",
                     redacted_url(self.url),
@@ -318,32 +470,49 @@ class WebhookObserver(EventObserver):
     def _attempt(self, event: Event, body: bytes) -> tuple[bool | None, str]:
         """One POST. Returns (None, "") when delivered, else (retryable, reason)."""
         timestamp = int(time.time())  # signed per attempt: a retry is never stale on arrival
-        request = urllib.request.Request(
-            self.url,
-            data=body,
-            method="POST",
-            headers={
-                "Content-Type": "application/json",
-                "User-Agent": "ttmemory-webhook",
-                "X-TTMemory-Event": event.type,
-                "X-TTMemory-Event-Id": event.id,
-                "X-TTMemory-Timestamp": str(timestamp),
-                "X-TTMemory-Signature": sign(self._secret, timestamp, body),
-            },
-        )
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": "ttmemory-webhook",
+            "webhook-id": event.id,
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": sign(self._secret, event.id, timestamp, body),
+        }
+        if self.legacy_headers:
+            headers.update(
+                {
+                    "X-TTMemory-Event": event.type,
+                    "X-TTMemory-Event-Id": event.id,
+                    "X-TTMemory-Timestamp": str(timestamp),
+                    "X-TTMemory-Signature": sign_legacy(self._secret, timestamp, body),
+                }
+            )
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                response.read(MAX_RESPONSE_BYTES)
-                status = int(response.status)
-        except urllib.error.HTTPError as exc:
-            status = int(exc.code)
-            exc.close()
-        except (OSError, HTTPException) as exc:  # refused, reset, timed out, bad status line
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            return True, f"{type(exc).__name__}: {reason}"
+            with self._pool().stream("POST", self.url, content=body, headers=headers) as answer:
+                read = 0
+                for chunk in answer.iter_raw():
+                    read += len(chunk)
+                    if read >= MAX_RESPONSE_BYTES:
+                        break
+                status = answer.status_code
+        except (httpx.TransportError, OSError) as exc:  # refused, reset, timed out, bad answer
+            return True, f"{type(exc).__name__}: {exc}"
         if 200 <= status < 300:
             return None, ""
         return status >= 500, f"HTTP {status}"
+
+    def _pool(self) -> httpx.Client:
+        """This process's pooled client (one per observer; a forked child makes its own)."""
+        client = self._client
+        if client is not None:
+            return client
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(
+                    timeout=httpx.Timeout(self.timeout),
+                    limits=httpx.Limits(max_connections=4, max_keepalive_connections=2),
+                    follow_redirects=False,  # a redirect would re-send the event elsewhere
+                )
+            return self._client
 
     def _backoff(self, delay: float) -> bool:
         """Sleep ``delay`` before a retry; False when ``close()``'s deadline comes first."""
@@ -365,6 +534,12 @@ class WebhookObserver(EventObserver):
         self._thread = None
         self._closing = False
         self._full = False
+        self._client_lock = threading.Lock()
+        self._client = None  # the parent's sockets are not ours; never close them here
+
+
+def _body(event: Event) -> bytes:
+    return json.dumps(event.as_dict(), separators=(",", ":"), sort_keys=True).encode()
 
 
 def _resolve_secret(secret: object, secret_env: object) -> bytes:
@@ -377,12 +552,19 @@ def _resolve_secret(secret: object, secret_env: object) -> bytes:
         value = os.environ.get(secret_env, "")
         if not value:
             raise TypeError(f"secret_env: the environment variable {secret_env} is unset or empty")
-        return value.encode()
+        return _key(value)
     if secret is None:
         raise TypeError("a signing secret is required: give secret or secret_env")
     if not isinstance(secret, str) or not secret:
         raise TypeError("secret must be a non-empty string")
-    return secret.encode()
+    return _key(secret)
+
+
+def _key(secret: str) -> bytes:
+    key = secret_key(secret)
+    if not key:
+        raise TypeError("the signing secret is empty")
+    return key
 
 
 def _check_event_types(event_types: object) -> frozenset[str] | None:

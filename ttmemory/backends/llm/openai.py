@@ -82,6 +82,10 @@ class OpenAIChatLLM(LLM):
         self.max_tokens = max_tokens
         self.send_response_format = send_response_format
 
+    def close(self) -> None:
+        """Close the pooled HTTP connections (called when settings change)."""
+        self.http.close()
+
     def __repr__(self) -> str:
         return f"OpenAIChatLLM(model={self.model!r}, url={self.http.display_url!r})"
 
