@@ -12,7 +12,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ttmemory.models import MemorySession, Message
-from ttmemory.services.episodes import index_messages_locked
+from ttmemory.services.episodes import index_behind_locked
 
 # Rows per statement when a statement names many seqs (SQLite limits bound parameters).
 SEQ_CHUNK = 900
@@ -47,8 +47,9 @@ def insert_messages(rows: list[Message], *, fresh: bool = False) -> None:
     ``pre_save`` and ``get_db_prep_save`` (so encryption, bound to each row's namespace,
     session and seq, and JSON encoding are the fields'), without ``bulk_create``'s per-call
     machinery, which cost about a third of an append. Every row's ``seq`` must be set.
-    The rows are indexed for ``message_search`` in the same transaction (``services.episodes``;
-    ``fresh``: new seqs, an append).
+    ``fresh``: new seqs (an append), which the ``message_index`` job reaches by itself; else
+    (a restore, a fork) the session's index mark moves back before them
+    (``services.episodes.index_behind_locked``).
     """
     meta = Message._meta
     fields = insert_fields()
@@ -72,8 +73,8 @@ def insert_messages(rows: list[Message], *, fresh: bool = False) -> None:
             row.pk = ids[row.seq]
             row._state.adding = False
             row._state.db = connection.alias
-    if rows:
-        index_messages_locked(rows[0].session, [(row.seq, row.data) for row in rows], fresh=fresh)
+    if rows and not fresh:
+        index_behind_locked(rows[0].session, [row.seq for row in rows])
 
 
 def bump_counters(

@@ -19,7 +19,7 @@ from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
 from ttmemory.selectors.sessions import pack_items
-from ttmemory.services.episodes import index_delete_locked, index_messages_locked
+from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     SEQ_CHUNK,
@@ -241,7 +241,6 @@ def _append_one_postgres(
     row.group_seq = head or row.seq
     row._state.adding = False
     row._state.db = connection.alias
-    index_messages_locked(session, [(row.seq, clean)], fresh=True)
     session.last_seq = row.seq
     session.updated_at = now
     return row
@@ -250,13 +249,19 @@ def _append_one_postgres(
 def _schedule_after_append(
     session: MemorySession, *, first_seq: int, last_seq: int, tokens: int
 ) -> None:
-    """Queue learning / summarising when an append crosses their triggers (after commit).
+    """Queue indexing / learning / summarising when an append crosses their triggers (after
+    commit). The episodic index is caught up by the ``message_index`` job, not here.
 
     Summarising is queued once per crossing of ``SUMMARISE_AT_TOKENS`` (the append that takes
     the live tokens over it), not on every later append while the summary is being made; if
     that summary never lands (the LLM is down past its retries), crossing the next multiple of
     the threshold queues it again.
     """
+    index_every = app_settings.MESSAGE_INDEX_EVERY
+    if app_settings.MESSAGE_SEARCH_INDEX and (
+        first_seq == 1 or last_seq // index_every > (first_seq - 1) // index_every
+    ):
+        jobs.schedule("message_index", session.pk)
     learn_every = app_settings.LEARN_EVERY
     if learn_every > 0 and last_seq // learn_every > (first_seq - 1) // learn_every:
         jobs.schedule("learn", session.pk, last_seq)
