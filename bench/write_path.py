@@ -25,7 +25,7 @@ from typing import Any
 from django.db import close_old_connections, connection
 from django.test.utils import override_settings
 
-from ttmemory import selectors, services
+from ttmemory import jobs, selectors, services
 from ttmemory.models import MemorySession, Message
 
 RAW_TABLE = "ttmemory_bench_write_raw"
@@ -279,6 +279,30 @@ def _run(
             max(5, runs // 8),
         )
         out["rows"]["add 100 in one call"] = (ours.as_dict(), base.as_dict())
+
+        # The same two appends with the message_index job queued to a worker (what a Celery
+        # deployment pays on the request) instead of run inline after commit (no broker).
+        previous = jobs.get_dispatcher()
+        jobs.set_dispatcher(lambda name, args: None)
+        try:
+            progress("add 1 / add 100, index job queued to a worker")
+            ours, base = paired(
+                lambda: services.message_add(session=ours_session, message=one),
+                lambda: raw.add("add", [one]),
+                runs,
+            )
+            out["rows"]["add 1, index job run by a worker"] = (ours.as_dict(), base.as_dict())
+            ours, base = paired(
+                lambda: services.message_add_many(session=ours_session, messages=hundred),
+                lambda: raw.add("add", hundred),
+                max(5, runs // 8),
+            )
+            out["rows"]["add 100 in one call, index job run by a worker"] = (
+                ours.as_dict(),
+                base.as_dict(),
+            )
+        finally:
+            jobs.set_dispatcher(previous)
 
         progress("newest 1,000 of 2,000")
         thousand_two = [sample_message(i) for i in range(2000)]
