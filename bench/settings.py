@@ -7,6 +7,7 @@ from demo_project.settings import INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "bench"]
 
+
 # The write-path benchmark (bench/write_path.py) measures ttmemory with the database options a
 # project would have: TTMEMORY_BENCH_DB_OPTIONS=plain drops the embedded server's
 # server_side_binding / prepare_threshold (a plain DATABASES entry); TTMEMORY_BENCH_SYNC_COMMIT=off

@@ -153,9 +153,7 @@ class RawSessions:
         self.conn.close()
 
 
-def paired(
-    ours: Callable[[], Any], raw: Callable[[], Any], runs: int
-) -> tuple[Timing, Timing]:
+def paired(ours: Callable[[], Any], raw: Callable[[], Any], runs: int) -> tuple[Timing, Timing]:
     """Time both sides alternately ``runs`` times (which goes first alternates too)."""
     a, b = Timing(), Timing()
     for i in range(runs):
@@ -179,7 +177,7 @@ def concurrent_ours(session: MemorySession, writers: int, adds: int) -> float:
             barrier.wait()
             for i in range(adds):
                 services.message_add(session=session, message=sample_message(w * 1000 + i))
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             connection.close()
@@ -207,7 +205,7 @@ def concurrent_raw(raw: RawSessions, key: str, writers: int, adds: int) -> float
             barrier.wait()
             for i in range(adds):
                 raw.add(key, [sample_message(w * 1000 + i)], conn)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         finally:
             conn.close()
@@ -308,8 +306,10 @@ def _run(
         thousand_two = [sample_message(i) for i in range(2000)]
         read_session = services.session_open(namespace=namespace, key="read")
         for start in range(0, 2000, 500):
-            services.message_add_many(session=read_session, messages=thousand_two[start:start + 500])
-            raw.add("read", thousand_two[start:start + 500])
+            services.message_add_many(
+                session=read_session, messages=thousand_two[start : start + 500]
+            )
+            raw.add("read", thousand_two[start : start + 500])
         ours, base = paired(
             lambda: selectors.message_recent(session=read_session, limit=1000),
             lambda: raw.newest("read", 1000),
@@ -323,15 +323,18 @@ def _run(
         for r in range(rounds):
             session = services.session_open(namespace=namespace, key=f"conc-{r}")
             key = f"conc-{r}"
-            pair = (
-                (lambda: concurrent_ours(session, WRITERS, ADDS_PER_WRITER), ours_t),
-                (lambda: concurrent_raw(raw, key, WRITERS, ADDS_PER_WRITER), base_t),
-            )
-            for fn, timing in pair if r % 2 == 0 else reversed(pair):
-                timing.samples.append(fn())
+            sides = [("ours", ours_t), ("raw", base_t)]
+            for side, timing in sides if r % 2 == 0 else reversed(sides):
+                timing.samples.append(
+                    concurrent_ours(session, WRITERS, ADDS_PER_WRITER)
+                    if side == "ours"
+                    else concurrent_raw(raw, key, WRITERS, ADDS_PER_WRITER)
+                )
             want = list(range(1, WRITERS * ADDS_PER_WRITER + 1))
             got = list(
-                Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)
+                Message.objects.filter(session=session)
+                .order_by("seq")
+                .values_list("seq", flat=True)
             )
             gap_free = gap_free and got == want and raw.seqs(key) == want
         out["rows"][f"{WRITERS} writers x {ADDS_PER_WRITER} adds, wall"] = (

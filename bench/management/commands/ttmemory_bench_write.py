@@ -1,4 +1,4 @@
-"""Benchmark the write path against issue 16's raw-SQL baseline; write docs/benchmarks.md + a PNG."""
+"""The write path against issue 16's raw-SQL baseline; writes docs/benchmarks.md and a PNG."""
 
 from __future__ import annotations
 
