@@ -139,8 +139,8 @@ def test_a_task_for_an_erased_namespace_does_nothing(
     memory.namespace_erase(namespace="gone")
     worker = Worker(broker, {}, tmp_path / "worker.log")
     try:
-        learn_task.delay(session.pk, 1)
-        worker.wait_for("succeeded")
+        sent = learn_task.delay(session.pk, 1)  # not the message_index task the append queued
+        worker.wait_for(f"{sent.id}] succeeded")
     finally:
         worker.stop()
     assert Fact.objects.filter(namespace="gone").count() == 0
