@@ -6,3 +6,25 @@ from demo_project.settings import *  # noqa: F403
 from demo_project.settings import INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "bench"]
+
+
+# The write-path benchmark (bench/write_path.py) measures ttmemory with the database options a
+# project would have: TTMEMORY_BENCH_DB_OPTIONS=plain drops the embedded server's
+# server_side_binding / prepare_threshold (a plain DATABASES entry); TTMEMORY_BENCH_SYNC_COMMIT=off
+# turns synchronous_commit off for the connection (shows what the WAL flush costs).
+def _bench_database_options() -> None:
+    import os
+
+    from demo_project.settings import DATABASES
+
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        return
+    if os.environ.get("TTMEMORY_BENCH_DB_OPTIONS") == "plain":
+        options.pop("server_side_binding", None)
+        options.pop("prepare_threshold", None)
+    if os.environ.get("TTMEMORY_BENCH_SYNC_COMMIT") == "off":
+        options["options"] = (options.get("options", "") + " -c synchronous_commit=off").strip()
+
+
+_bench_database_options()

@@ -54,6 +54,11 @@ def apply(name: str) -> None:
 
         for cls in _lock_classes():
             cls.locked = locked
+        # An uncontended append on PostgreSQL takes the advisory lock inside its one statement
+        # (services.sessions._one_statement_applies): the mutant sends it through locked too.
+        from ttmemory.services import sessions
+
+        sessions._one_statement_applies = lambda session, clean: False  # type: ignore[assignment]
     elif name == "empty_reads":
         from ttmemory import memory
 

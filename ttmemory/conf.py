@@ -456,9 +456,15 @@ class AppSettings:
     RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))
     # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
     RECALL_EXACT_LIMIT = Setting(20000, integer(minimum=0))
-    # Index every stored message for message_search (blind postings at append time, vectors by
-    # the message_embed job). Off: nothing new is indexed (ttmemory_reindex indexes it later).
+    # Index every stored message for message_search (blind postings by the message_index job,
+    # off the append path; vectors by the message_embed job). Until a message is indexed,
+    # message_search scores it from the stored message, so results are complete at once.
+    # Off: nothing new is indexed or scored (ttmemory_reindex indexes it later).
     MESSAGE_SEARCH_INDEX = Setting(True, boolean)
+    # Queue the message_index job when a session's first message is stored and then every N
+    # appended messages (1: after every append). Messages not yet indexed cost message_search
+    # their decryption and term hashing on each search, at most about N per active session.
+    MESSAGE_INDEX_EVERY = Setting(32, integer(minimum=1))
     # message_search: weight of the vector score in the blend (0..1). None: the embedder's own
     # (0 for HashEmbedder: keyword only, and messages are not embedded; else its recall weight).
     MESSAGE_SEARCH_VECTOR_WEIGHT = Setting(None, optional_fraction)

@@ -61,6 +61,11 @@ def message_embed_task(session_id: int) -> dict[str, Any]:
     return jobs.run("message_embed", session_id)
 
 
+@shared_task(name="ttmemory.message_index", **RETRY)
+def message_index_task(session_id: int) -> dict[str, Any]:
+    return jobs.run("message_index", session_id)
+
+
 @shared_task(name="ttmemory.recall_touch", acks_late=True)
 def recall_touch_task(counts: list[tuple[int, int]]) -> dict[str, Any]:
     return jobs.run("recall_touch", counts)
@@ -115,6 +120,7 @@ TASKS = {
     "summarise": summarise_task,
     "embed": embed_task,
     "message_embed": message_embed_task,
+    "message_index": message_index_task,
     "recall_touch": recall_touch_task,
     "ledger_record": ledger_record_task,
     "learn_idle": learn_idle_task,

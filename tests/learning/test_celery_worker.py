@@ -139,8 +139,8 @@ def test_a_task_for_an_erased_namespace_does_nothing(
     memory.namespace_erase(namespace="gone")
     worker = Worker(broker, {}, tmp_path / "worker.log")
     try:
-        learn_task.delay(session.pk, 1)
-        worker.wait_for("succeeded")
+        sent = learn_task.delay(session.pk, 1)  # not the message_index task the append queued
+        worker.wait_for(f"{sent.id}] succeeded")
     finally:
         worker.stop()
     assert Fact.objects.filter(namespace="gone").count() == 0
@@ -162,8 +162,9 @@ def test_the_periodic_prune_runs_in_a_worker_and_expires_an_idle_session(
     )
     worker = Worker(broker, {"SESSION_TTL": 3600}, tmp_path / "worker.log")
     try:
-        prune_expired_task.delay()
-        worker.wait_for("succeeded")
+        # The appends queued message_index tasks too: wait for this task's own success.
+        sent = prune_expired_task.delay()
+        worker.wait_for(f"{sent.id}] succeeded")
     finally:
         worker.stop()
     assert list(MemorySession.objects.filter(namespace="prune")) == [active]

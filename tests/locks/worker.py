@@ -4,7 +4,8 @@ Modes:
 - ``append ROUNDS DIR``: per round, three free appends, then one append made while the other
   process's rollback holds the lock (the rendezvous below). Prints one JSON line per append:
   ``{"seq", "content", "asked", "got"}`` (``asked``/``got``: monotonic ns when it asked for
-  the session lock and when it had it).
+  the session lock and when it had it; null for an uncontended append, which takes the lock
+  inside its one statement).
 - ``rollback ROUNDS DIR``: per round, snapshot then roll back to a random earlier snapshot of
   the session, pausing inside the rollback's critical section until the appender has asked for
   the lock. Prints one JSON line per rollback: ``{"safety", "inside", "released"}``.
@@ -100,10 +101,14 @@ def main() -> None:
                     wait_for(rendezvous / f"inside-{round_no}")
                     probe["announce"] = rendezvous / f"asked-{round_no}"
                 content = f"p{os.getpid()}-{i}"
+                # An uncontended append takes the lock inside its one statement (no call of
+                # lock.locked): no times then. A contended one waits through lock.locked.
+                probe.pop("asked", None)
+                probe.pop("got", None)
                 row = memory.message_add(
                     session=session, message={"role": "user", "content": content}
                 )
-                emit(seq=row.seq, content=content, asked=probe["asked"], got=probe["got"])
+                emit(seq=row.seq, content=content, asked=probe.get("asked"), got=probe.get("got"))
                 i += 1
     elif mode == "rollback":
         assert rendezvous is not None

@@ -10,6 +10,7 @@ from django.test import TestCase
 from tests.conftest import assistant, raw_rows, user
 from ttmemory import memory
 from ttmemory.models import MemorySession, MessageEntry, MessageTerm
+from ttmemory.services.episodes import messages_index_pending
 
 pytestmark = pytest.mark.contract
 
@@ -28,8 +29,10 @@ CHAT = [
 
 
 def seed(namespace: str = "user-1", key: str = "chat-1") -> MemorySession:
+    """A stored chat, indexed by the message_index job its append queues (run at commit)."""
     session = memory.session_open(namespace=namespace, key=key)
-    memory.message_add_many(session=session, messages=CHAT)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=session, messages=CHAT)
     return session
 
 
@@ -113,6 +116,7 @@ def test_erase_clear_trim_and_rollback_remove_index_rows(db: Any, settings: Any)
 
     settings.TTMEMORY = {**settings.TTMEMORY, "TRIM_MODE": "delete"}
     memory.message_add_many(session=session, messages=CHAT)
+    assert messages_index_pending(namespace="user-1") == len(CHAT)  # what the job does
     result = memory.session_trim(session=session, max_tokens=30)
     assert result.mode == "delete" and result.removed
     indexed = set(MessageEntry.objects.filter(session=session).values_list("seq", flat=True))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.test import TestCase
+
 from tests.conftest import user
 from tests.retention.conftest import Clock
 from ttmemory import memory
@@ -29,10 +31,11 @@ def found(namespace: str, query: str) -> list[int]:
 def test_a_rewind_in_delete_mode_and_a_pop_remove_their_index_rows(db: Any, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "TRIM_MODE": "delete"}
     chat = memory.session_open(namespace="user-1", key="c")
-    memory.message_add_many(
-        session=chat,
-        messages=[user("zebra crossing"), user("walrus tusk"), user("ocelot spots")],
-    )
+    with TestCase.captureOnCommitCallbacks(execute=True):  # runs the message_index job
+        memory.message_add_many(
+            session=chat,
+            messages=[user("zebra crossing"), user("walrus tusk"), user("ocelot spots")],
+        )
     assert indexed_seqs(chat) == ([1, 2, 3], [1, 2, 3])
 
     memory.session_rewind(session=chat, to_seq=1)
@@ -49,7 +52,9 @@ def test_the_prune_job_removes_the_index_rows_of_what_it_deletes(
 ) -> None:
     lifetimes(SESSION_TTL=DAY, SESSION_EXPIRY="archive", ARCHIVED_MESSAGE_TTL=10 * DAY)
     archived = memory.session_open(namespace="user-1", key="archived")
-    memory.message_add_many(session=archived, messages=[user("narwhal horn")])
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=archived, messages=[user("narwhal horn")])
+    assert indexed_seqs(archived) == ([1], [1])
     clock.advance(days=2)
     prune_expired()  # archives the idle session: its messages stay searchable
     assert found("user-1", "narwhal horn") == [1]
@@ -61,7 +66,9 @@ def test_the_prune_job_removes_the_index_rows_of_what_it_deletes(
 
     lifetimes(SESSION_TTL=DAY, SESSION_EXPIRY="delete")
     gone = memory.session_open(namespace="user-1", key="gone")
-    memory.message_add_many(session=gone, messages=[user("axolotl gills")])
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=gone, messages=[user("axolotl gills")])
+    assert indexed_seqs(gone) == ([1], [1])
     clock.advance(days=2)
     prune_expired()
     assert not MemorySession.objects.filter(pk=gone.pk).exists()

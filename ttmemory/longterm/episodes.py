@@ -18,14 +18,14 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import Avg, Count, QuerySet
+from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
 from ttmemory.longterm.recall import BM25_B, BM25_K1
-from ttmemory.models import MessageEntry, MessageTerm
+from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 from ttmemory.text import normalise_terms
 
@@ -82,14 +82,26 @@ def keyword_scores(
         return {}
     postings = MessageTerm.objects.filter(namespace=namespace, term__in=terms)
     entries = MessageEntry.objects.filter(namespace=namespace)
-    if session_ids is not None:
-        ids = list(session_ids)
+    ids = None if session_ids is None else list(session_ids)
+    if ids is not None:
         postings = postings.filter(session_id__in=ids)
         entries = entries.filter(session_id__in=ids)
     rows = list(postings.values_list("session_id", "seq", "term", "tf"))
+    pending = pending_entries(namespace, ids)
+    wanted = set(terms)
+    rows.extend(
+        (session_id, seq, term, tf)
+        for (session_id, seq), (_, counts) in pending.items()
+        for term, tf in counts.items()
+        if term in wanted
+    )
     if not rows:
         return {}
     total, avg_len = _stats(entries)
+    if pending:  # the messages awaiting the message_index job count as if indexed
+        pending_terms = sum(length for length, _ in pending.values())
+        avg_len = (avg_len * total + pending_terms) / (total + len(pending)) or 1.0
+        total += len(pending)
     df: dict[int, int] = defaultdict(int)
     for _, _, term, _ in rows:
         df[term] += 1
@@ -116,11 +128,47 @@ def keyword_scores(
     rough = sorted(((bm25(c, window_avg), key) for key, c in tf.items()), reverse=True)
     candidates = [key for _, key in rough[: limit * 3]]
     lengths = _lengths(entries, candidates)
+    lengths.update((key, length) for key, (length, _) in pending.items() if key in tf)
     scores = {
         key: bm25(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
     }
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return dict(best)
+
+
+def pending_entries(
+    namespace: str, session_ids: list[int] | None = None
+) -> dict[SessionSeq, tuple[int, dict[int, int]]]:
+    """The entries the ``message_index`` job has yet to write: ``(session, seq) -> (term count,
+    {term hash: tf})`` of each stored message with text past its session's ``indexed_upto_seq``
+    and without an entry, computed as the job would (``entry_postings``). Reads only.
+
+    What makes ``message_search`` complete while the index is behind: at most about
+    ``MESSAGE_INDEX_EVERY`` messages per active session, decrypted and hashed per search.
+    Nothing while ``MESSAGE_SEARCH_INDEX`` is off (then nothing new is searchable either).
+    """
+    if not app_settings.MESSAGE_SEARCH_INDEX:
+        return {}
+    behind = MemorySession.objects.filter(namespace=namespace, indexed_upto_seq__lt=F("last_seq"))
+    if session_ids is not None:
+        behind = behind.filter(pk__in=session_ids)
+    marks = dict(behind.values_list("pk", "indexed_upto_seq"))
+    if not marks:
+        return {}
+    past = Q()
+    for session_id, upto in marks.items():
+        past |= Q(session_id=session_id, seq__gt=upto)
+    indexed = MessageEntry.objects.filter(session_id=OuterRef("session_id"), seq=OuterRef("seq"))
+    memo: dict[str, int] = {}
+    out: dict[SessionSeq, tuple[int, dict[int, int]]] = {}
+    rows = Message.objects.filter(past).exclude(Exists(indexed))
+    for session_id, seq, data in rows.values_list("session_id", "seq", "data"):
+        text = message_text(data)
+        if not text.strip():
+            continue
+        counts = entry_postings(text, namespace=namespace, memo=memo)
+        out[(session_id, seq)] = (sum(counts.values()), counts)
+    return out
 
 
 def _stats(entries: QuerySet[MessageEntry]) -> tuple[int, float]:

@@ -40,6 +40,13 @@ class MemorySession(models.Model):
     learned_upto_seq = models.PositiveBigIntegerField(
         default=0, help_text="Messages up to this seq have been through fact extraction."
     )
+    indexed_upto_seq = models.PositiveBigIntegerField(
+        default=0,
+        help_text=(
+            "Messages up to this seq are in the episodic index (message_search); later ones "
+            "are indexed by the message_index job and scored from the messages meanwhile."
+        ),
+    )
     state = EncryptedJSONField(
         default=dict,
         blank=True,

@@ -18,7 +18,7 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, LedgerStatus, MemorySession
-from ttmemory.services.episodes import messages_embed
+from ttmemory.services.episodes import messages_embed, messages_index_pending
 from ttmemory.services.facts import facts_touch_recalled
 from ttmemory.services.learning import session_learn, session_summarise
 from ttmemory.services.learnjobs import learn_job_run
@@ -108,3 +108,9 @@ def job_learn_idle(limit: int = 500) -> dict[str, Any]:
 def job_message_embed(session_id: int) -> dict[str, Any]:
     """Embed a session's newly indexed messages for ``message_search`` (after an append)."""
     return {"embedded": messages_embed(session_id=session_id)}
+
+
+@jobs.job("message_index")
+def job_message_index(session_id: int) -> dict[str, Any]:
+    """Index a session's (and its namespace's) messages not yet in the episodic index."""
+    return {"indexed": messages_index_pending(session_id=session_id)}

@@ -1,11 +1,16 @@
-"""Episodic index writes: postings at append time, vectors in the background, deletes with rows.
+"""Episodic index writes: postings caught up off the append path, vectors after, deletes with rows.
 
-Every message stored (append, snapshot restore, anything that goes through
-``services.rows.insert_messages``) gets its blind-index postings in the same transaction, so
-``message_search`` finds it by keyword as soon as it is committed; its vector is made by the
-background job ``message_embed`` after commit (an embedder, local or remote, never sits on the
-append path). Services that delete messages delete their index rows in the same transaction
-(``index_delete_locked``).
+An append stores its messages and nothing else; the ``message_index`` job
+(``messages_index_pending``), queued after commit when a session's first message is stored and
+then every ``MESSAGE_INDEX_EVERY`` messages, writes their blind-index postings under the
+session lock and moves the session's ``indexed_upto_seq`` on. Until then ``message_search``
+scores the messages past that mark from the stored messages themselves
+(``longterm.episodes.keyword_scores``), so a message is found as soon as it is committed and
+search results do not depend on whether the job has run. Vectors are made by the background
+job ``message_embed`` after the postings (an embedder never sits on the append path).
+Services that delete messages delete their index rows in the same transaction
+(``index_delete_locked``), and the job runs under the same session lock, so it can never index
+a message deleted meanwhile.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, models, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from ttmemory import jobs
 from ttmemory.backends.embedders import get_embedder
+from ttmemory.backends.locks import session_lock_hold
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm import blind, episodes
@@ -119,6 +125,91 @@ def _insert(model: type[models.Model], columns: Sequence[str], rows: list[tuple[
                 f"INSERT INTO {table} ({names}) VALUES {', '.join([placeholder] * len(chunk))}",
                 list(itertools.chain.from_iterable(chunk)),
             )
+
+
+def messages_index_pending(
+    *, session_id: int | None = None, namespace: str | None = None, batch_size: int | None = None
+) -> int:
+    """Index the stored messages past each session's ``indexed_upto_seq``; return how many.
+
+    The ``message_index`` job: for ``session_id``'s session and the other sessions of its
+    namespace that are behind (or of ``namespace``, or every session when both are None),
+    ``batch_size`` messages (default ``BATCH_SIZE``) per transaction, each under the session's
+    lock (so a delete, trim or rollback is never raced: what it deleted is not indexed after),
+    re-reading the mark inside it. Idempotent: a message that has an entry (a restored one) is
+    skipped, a second run finds nothing to do. Nothing while ``MESSAGE_SEARCH_INDEX`` is off.
+    """
+    if not app_settings.MESSAGE_SEARCH_INDEX:
+        return 0
+    batch = batch_size or app_settings.BATCH_SIZE
+    behind = MemorySession.objects.filter(indexed_upto_seq__lt=F("last_seq"))
+    if session_id is not None:
+        owner = MemorySession.objects.filter(pk=session_id).values_list("namespace", flat=True)
+        namespace = owner.first()
+        if namespace is None:  # deleted since the job was queued
+            return 0
+    if namespace is not None:
+        behind = behind.filter(namespace=namespace)
+    done = 0
+    for pk in behind.order_by("pk").values_list("pk", flat=True):
+        done += _index_session(pk, batch)
+    return done
+
+
+def _index_session(session_id: int, batch: int) -> int:
+    done = 0
+    while True:
+        with transaction.atomic():
+            session_lock_hold(session_id)
+            row = (
+                MemorySession.objects.filter(pk=session_id)
+                .values_list("namespace", "indexed_upto_seq", "last_seq")
+                .first()
+            )
+            if row is None:
+                return done
+            namespace, upto, last = row
+            if upto >= last:
+                return done
+            messages = list(
+                Message.objects.filter(session_id=session_id, seq__gt=upto)
+                .order_by("seq")
+                .values_list("seq", "data")[:batch]
+            )
+            mark = messages[-1][0] if len(messages) == batch else last
+            session = MemorySession(pk=session_id, namespace=namespace)
+            index_messages_locked(session, messages)
+            MemorySession.objects.filter(pk=session_id).update(indexed_upto_seq=mark)
+            done += len(messages)
+        if mark >= last:
+            return done
+
+
+def index_behind_locked(session: MemorySession, seqs: Sequence[int]) -> None:
+    """Messages ``seqs`` were stored again (a restore, a fork's copies): move the session's
+    ``indexed_upto_seq`` back before them and queue ``message_index`` after commit.
+
+    Those whose index rows survived are skipped by the job; ``message_search`` scores the
+    others from the stored messages until it has run. Call inside the storing transaction.
+    """
+    if not seqs or not app_settings.MESSAGE_SEARCH_INDEX:
+        return
+    have: set[int] = set()
+    ordered = sorted(seqs)
+    for start in range(0, len(ordered), CHUNK):
+        have.update(
+            MessageEntry.objects.filter(
+                session_id=session.pk, seq__in=ordered[start : start + CHUNK]
+            ).values_list("seq", flat=True)
+        )
+    missing = [seq for seq in ordered if seq not in have]
+    if not missing:
+        return
+    first = missing[0] - 1
+    MemorySession.objects.filter(pk=session.pk, indexed_upto_seq__gt=first).update(
+        indexed_upto_seq=first
+    )
+    jobs.schedule("message_index", session.pk)
 
 
 def index_delete_locked(session: MemorySession | int, seqs: Iterable[int] | None = None) -> int:
@@ -252,6 +343,10 @@ def messages_reindex(
             stats.done += len(chunk)
             if on_batch is not None:
                 on_batch(len(chunk))
+        if seqs:  # every stored message is indexed now: message_index has nothing to do here
+            MemorySession.objects.filter(pk=session.pk, indexed_upto_seq__lt=seqs[-1]).update(
+                indexed_upto_seq=seqs[-1]
+            )
     return stats
 
 

@@ -13,13 +13,14 @@ from django.db.models import F
 from django.utils import timezone
 
 from ttmemory import conversation, events, jobs
-from ttmemory.backends.locks import session_lock
+from ttmemory.backends.locks import get_lock, session_lock
+from ttmemory.backends.locks.database import PostgresAdvisoryLock, advisory_key
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
 from ttmemory.selectors.sessions import pack_items
-from ttmemory.services.episodes import index_delete_locked, index_messages_locked
+from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     SEQ_CHUNK,
@@ -121,10 +122,17 @@ def _append(
     tokens = sum(t for _, t in prepared)
     started = time.perf_counter()
     now = timezone.now()
+    if count == 1 and _one_statement_applies(session, prepared[0][0]):
+        one = _append_one_postgres(session, prepared[0][0], prepared[0][1], now, lock=True)
+        if one is not None:
+            _added(session, one.seq, one.seq, tokens, started)
+            return [one]
     with session_lock(session):
         one = None
         if count == 1 and connection.vendor == "postgresql":
-            one = _append_one_postgres(session, prepared[0][0], prepared[0][1], now, many=many)
+            one = _append_one_postgres(
+                session, prepared[0][0], prepared[0][1], now, many=many, lock=False
+            )
         if one is not None:
             rows = [one]
             last_seq = first_seq = one.seq
@@ -143,16 +151,37 @@ def _append(
         every = app_settings.AUTO_SNAPSHOT_EVERY
         if every > 0 and last_seq // every > (first_seq - 1) // every:
             _auto_snapshot(session)
-        events.emit(
-            "message.added",
-            namespace=session.namespace,
-            session_id=session.pk,
-            counts={"messages": count, "tokens": tokens},
-            ids={"first_seq": first_seq, "last_seq": last_seq},
-            duration_ms=(time.perf_counter() - started) * 1000,
-        )
-        _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq, tokens=tokens)
+        _added(session, first_seq, last_seq, tokens, started)
     return rows
+
+
+def _added(
+    session: MemorySession, first_seq: int, last_seq: int, tokens: int, started: float
+) -> None:
+    """The event and the background triggers of an append (both after commit)."""
+    events.emit(
+        "message.added",
+        namespace=session.namespace,
+        session_id=session.pk,
+        counts={"messages": last_seq - first_seq + 1, "tokens": tokens},
+        ids={"first_seq": first_seq, "last_seq": last_seq},
+        duration_ms=(time.perf_counter() - started) * 1000,
+    )
+    _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq, tokens=tokens)
+
+
+def _one_statement_applies(session: MemorySession, clean: Mapping[str, Any]) -> bool:
+    """Whether one message can be appended by one statement that also takes the lock.
+
+    PostgreSQL with its advisory lock, a message that is not a tool result (whose group is
+    looked up under the lock first) and no automatic snapshot due (taken under the lock).
+    """
+    if connection.vendor != "postgresql" or clean["role"] == "tool":
+        return False
+    every = app_settings.AUTO_SNAPSHOT_EVERY
+    if every > 0 and (session.last_seq + 1) // every > session.last_seq // every:
+        return False
+    return type(get_lock()) is PostgresAdvisoryLock
 
 
 def _message_row(
@@ -183,7 +212,8 @@ def _append_one_postgres(
     token_count: int,
     now: dt.datetime,
     *,
-    many: bool,
+    many: bool = False,
+    lock: bool,
 ) -> Message | None:
     """One message in one statement: the counter UPDATE and the INSERT share a round trip.
 
@@ -193,6 +223,15 @@ def _append_one_postgres(
     None (nothing written) when it is not: another process appended since, and the caller
     takes the general path. A tool result's group is looked up first (the session lock is
     held, so no append can come in between); any other message heads its own group.
+
+    ``lock=True`` (no session lock held yet; not for a tool result): the statement also takes
+    the session's advisory lock with ``pg_try_advisory_xact_lock`` before its UPDATE, so
+    outside a transaction the whole append (lock, counters, row, commit) is one round trip,
+    as serialised as the locked path: the lock is held until the statement's transaction
+    ends, and the UPDATE applies only if the lock was free (else None, and the caller waits
+    for the lock on the general path). The statement reads nothing but the session row, which
+    its UPDATE re-checks at its newest version, so taking the lock inside it is the same as
+    taking it before.
     """
     head = None
     if clean["role"] == "tool":
@@ -225,23 +264,30 @@ def _append_one_postgres(
         *[head if f.name == "group_seq" else values[f.name] for f in fields if f.name != "seq"],
     ]
     sessions = quote(MemorySession._meta.db_table)
+    locking, locked = "", ""
+    if lock:
+        locking = "WITH l AS (SELECT pg_try_advisory_xact_lock(%s, %s) AS ok), "
+        locked = " AND (SELECT ok FROM l)"
+        params[:0] = advisory_key(session.pk)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"WITH s AS (UPDATE {sessions} SET last_seq = %s, "
+            f"{locking or 'WITH '}s AS (UPDATE {sessions} SET last_seq = %s, "
             "message_count = message_count + 1, token_count = token_count + %s, updated_at = %s "
-            "WHERE id = %s AND last_seq = %s RETURNING last_seq, message_count, token_count) "
+            f"WHERE id = %s AND last_seq = %s{locked} "
+            "RETURNING last_seq, message_count, token_count) "
             f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT {select} FROM s "
             "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
             params,
         )
         result = cursor.fetchone()
-    if result is None:  # stale last_seq (or a deleted session, which the general path reports)
+    if result is None:  # stale last_seq, a busy lock (or a deleted session: general path)
         return None
+    if lock:
+        get_lock().stats.acquired += 1
     row.pk, row.seq, session.message_count, session.token_count = result
     row.group_seq = head or row.seq
     row._state.adding = False
     row._state.db = connection.alias
-    index_messages_locked(session, [(row.seq, clean)], fresh=True)
     session.last_seq = row.seq
     session.updated_at = now
     return row
@@ -250,13 +296,19 @@ def _append_one_postgres(
 def _schedule_after_append(
     session: MemorySession, *, first_seq: int, last_seq: int, tokens: int
 ) -> None:
-    """Queue learning / summarising when an append crosses their triggers (after commit).
+    """Queue indexing / learning / summarising when an append crosses their triggers (after
+    commit). The episodic index is caught up by the ``message_index`` job, not here.
 
     Summarising is queued once per crossing of ``SUMMARISE_AT_TOKENS`` (the append that takes
     the live tokens over it), not on every later append while the summary is being made; if
     that summary never lands (the LLM is down past its retries), crossing the next multiple of
     the threshold queues it again.
     """
+    index_every = app_settings.MESSAGE_INDEX_EVERY
+    if app_settings.MESSAGE_SEARCH_INDEX and (
+        first_seq == 1 or last_seq // index_every > (first_seq - 1) // index_every
+    ):
+        jobs.schedule("message_index", session.pk)
     learn_every = app_settings.LEARN_EVERY
     if learn_every > 0 and last_seq // learn_every > (first_seq - 1) // learn_every:
         jobs.schedule("learn", session.pk, last_seq)

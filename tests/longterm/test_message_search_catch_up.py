@@ -1,0 +1,129 @@
+"""The episodic index off the append path: message_search is complete and correct before the
+message_index job has run, the job catches up without racing deletes, and both agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import TestCase
+
+from tests.conftest import tool_call, user
+from tests.longterm.test_message_search import CHAT
+from ttmemory import memory
+from ttmemory.models import MemorySession, MessageEntry, MessageTerm
+from ttmemory.services.episodes import messages_index_pending
+from ttmemory.services.sessions import message_pop
+
+pytestmark = pytest.mark.contract
+
+
+def entries(session: MemorySession) -> list[int]:
+    return sorted(MessageEntry.objects.filter(session_id=session.pk).values_list("seq", flat=True))
+
+
+def search(query: str, **kwargs: Any) -> list[tuple[str, int, float]]:
+    hits = memory.message_search(namespace="user-1", query=query, **kwargs)
+    return [(hit.session.key, hit.seq, round(hit.score, 9)) for hit in hits]
+
+
+def test_an_appended_message_is_found_before_it_is_indexed(db: Any) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=CHAT)  # in the test's transaction:
+    memory.message_add(session=session, message=user("The spare key is under the blue pot."))
+    assert entries(session) == []  # ... the job queued at commit has not run
+    hits = memory.message_search(namespace="user-1", query="where is the spare key", k=1)
+    assert hits[0].seq == 11 and hits[0].message["content"].startswith("The spare key")
+    assert [seq for seq, _ in hits[0].context] == [9, 10]
+
+
+def test_results_are_the_same_before_and_after_the_job(db: Any) -> None:
+    one = memory.session_open(namespace="user-1", key="one")
+    two = memory.session_open(namespace="user-1", key="two")
+    with TestCase.captureOnCommitCallbacks(execute=True):  # indexed by the job
+        memory.message_add_many(session=one, messages=CHAT)
+    memory.message_add_many(session=two, messages=CHAT[:6])  # pending
+    memory.message_add(session=two, message=user("Maria called about the contract."))
+    memory.message_add_many(session=one, messages=[user("Pimenta and Maria met at the vet.")])
+    assert entries(one) == list(range(1, 11)) and entries(two) == []
+    queries = ["Maria contract", "Pimenta vet", "sunny day", "landlord March Porto flat"]
+    before = {q: search(q, k=8) for q in queries}
+    before_alone = {q: search(q, k=8, window=0, sessions=["one"]) for q in queries}
+    assert any(key == "one" and seq == 11 for key, seq, _ in before["Pimenta vet"])
+    assert messages_index_pending(session_id=two.pk) == 8  # and the rest of the namespace
+    assert messages_index_pending(namespace="user-1") == 0  # idempotent
+    assert entries(one) == list(range(1, 12)) and entries(two) == list(range(1, 8))
+    assert {q: search(q, k=8) for q in queries} == before
+    assert {q: search(q, k=8, window=0, sessions=["one"]) for q in queries} == before_alone
+
+
+def test_the_first_append_and_every_nth_queue_the_job(db: Any, settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_INDEX_EVERY": 4}
+    session = memory.session_open(namespace="user-1", key="c")
+    for n, expected in [(1, [1]), (2, [1]), (3, [1]), (4, [1, 2, 3, 4]), (5, [1, 2, 3, 4])]:
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            memory.message_add(session=session, message=user(f"note number {n} about otters"))
+        assert entries(session) == expected
+    assert [seq for _, seq, _ in search("otters", k=10, window=0)] == [1, 2, 3, 4, 5]
+
+
+def test_a_rollback_hides_and_restores_unindexed_messages(db: Any) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=session, messages=CHAT)
+    snapshot = memory.snapshot_create(session=session)
+    memory.message_add(session=session, message=user("My passport is in the drawer."))
+    assert [seq for _, seq, _ in search("passport drawer", window=0)] == [11]
+    memory.snapshot_rollback(session=session, snapshot=snapshot)
+    assert search("passport drawer") == []
+    safety = memory.snapshot_list(session=session)[0]
+    with TestCase.captureOnCommitCallbacks(execute=True) as queued:  # the undo
+        memory.snapshot_rollback(session=session, snapshot=safety)
+    assert queued  # the restore queued the catch-up, which indexed the restored message
+    assert entries(session) == list(range(1, 12))
+    assert [seq for _, seq, _ in search("passport drawer", window=0)] == [11]
+
+
+def test_the_job_never_indexes_what_was_deleted_before_it_ran(db: Any) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=[user("walrus tusk"), user("zebra mane")])
+    message_pop(session=session)
+    assert search("zebra mane") == []
+    assert messages_index_pending(session_id=session.pk) == 1
+    assert entries(session) == [1]
+    assert not MessageTerm.objects.filter(session_id=session.pk, seq=2).exists()
+
+    other = memory.session_open(namespace="user-1", key="gone")
+    memory.message_add(session=other, message=user("narwhal horn"))
+    memory.namespace_erase(namespace="user-1")
+    assert messages_index_pending(session_id=other.pk) == 0
+    assert memory.message_search(namespace="user-1", query="narwhal horn") == []
+    assert not MessageEntry.objects.filter(namespace="user-1").exists()
+
+
+def test_messages_without_text_count_as_indexed(db: Any) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(
+        session=session,
+        messages=[
+            user("look up the weather in Oslo"),
+            tool_call(["call_1"]),
+            {"role": "tool", "tool_call_id": "call_1", "content": "rain, 4 degrees"},
+        ],
+    )
+    assert sorted(seq for _, seq, _ in search("Oslo rain", window=0)) == [1, 3]
+    assert messages_index_pending(namespace="user-1") == 3  # read; two had text
+    assert entries(session) == [1, 3]
+    session.refresh_from_db()
+    assert session.indexed_upto_seq == 3
+    assert sorted(seq for _, seq, _ in search("Oslo rain", window=0)) == [1, 3]
+
+
+def test_with_the_index_off_nothing_new_is_searchable(db: Any, settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_INDEX": False}
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add(session=session, message=user("the otter holds hands"))
+    assert search("otter") == [] and entries(session) == []
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_INDEX": True}
+    assert [seq for _, seq, _ in search("otter", window=0)] == [1]
