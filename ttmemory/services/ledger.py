@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
 from ttmemory.conf import app_settings, rate_parts
 from ttmemory.exceptions import RateLimitedError
-from ttmemory.models import LedgerEntry, LedgerStatus
+from ttmemory.models import LedgerEntry, LedgerStatus, RateBucket
 
 
 def ledger_record(
@@ -52,36 +53,30 @@ def budget_left(*, namespace: str) -> int | None:
     return max(0, budget - tokens_spent_today(namespace=namespace))
 
 
-# Ledger purposes that count against LLM_RATE_LIMIT (embedding calls do not).
-LLM_PURPOSES = ("extract", "summarise")
+def llm_rate_take(*, namespace: str, now: dt.datetime | None = None) -> None:
+    """Take one token from ``namespace``'s LLM bucket, or raise RateLimitedError saying when
+    the next token is there (``LLM_RATE_LIMIT``; None: no limit, nothing is stored).
 
-
-def llm_rate_check(*, namespace: str, now: dt.datetime | None = None) -> None:
-    """Raise RateLimitedError when ``namespace`` started ``LLM_RATE_LIMIT`` LLM calls already
-    in the trailing window; its ``retry_after`` is when the oldest of them leaves the window.
-
-    A sliding window over the ledger (calls made, ok or failed; skips do not count): no table
-    or Redis of its own, the same on every database. Workers checking at the same instant may
-    each start one call more than the limit, so the overshoot is at most the number of
-    concurrent workers of the namespace.
+    A token bucket in the database: holding ``count`` tokens, refilled at ``count`` per
+    window, so a burst up to the count passes and the long-run rate is the limit. The row is
+    locked while a token is taken, so concurrent workers never overshoot; the same on every
+    database, no Redis needed.
     """
     rate = app_settings.LLM_RATE_LIMIT
     if rate is None:
         return
-    limit, window = rate_parts(rate)
+    capacity, window = rate_parts(rate)
+    per_second = capacity / window
     now = now or timezone.now()
-    since = now - dt.timedelta(seconds=window)
-    recent = list(
-        LedgerEntry.objects.filter(
-            namespace=namespace,
-            purpose__in=LLM_PURPOSES,
-            status__in=(LedgerStatus.OK, LedgerStatus.ERROR),
-            created_at__gt=since,
+    with transaction.atomic():
+        bucket, _ = RateBucket.objects.select_for_update().get_or_create(
+            namespace=namespace, defaults={"tokens": float(capacity), "updated_at": now}
         )
-        .order_by("-created_at")
-        .values_list("created_at", flat=True)[:limit]
-    )
-    if len(recent) < limit:
-        return
-    retry_after = (recent[-1] - since).total_seconds()
-    raise RateLimitedError(namespace, max(0.05, retry_after))
+        elapsed = max(0.0, (now - bucket.updated_at).total_seconds())
+        tokens = min(float(capacity), bucket.tokens + elapsed * per_second)
+        taken = tokens >= 1.0
+        RateBucket.objects.filter(pk=bucket.pk).update(
+            tokens=tokens - 1.0 if taken else tokens, updated_at=max(now, bucket.updated_at)
+        )
+    if not taken:
+        raise RateLimitedError(namespace, max(0.05, (1.0 - tokens) / per_second))
