@@ -9,6 +9,7 @@ in the ledger), while ``queue_lag()`` shows the backlog per queue.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import secrets
@@ -166,9 +167,7 @@ def test_two_workers_on_their_queues_survive_a_kill_and_keep_the_rate_limit(
         )
         learner.stop(signal.SIGKILL)
         time.sleep(VISIBILITY + 1)  # the broker hands the unacknowledged message on
-        workers.append(
-            Worker(broker, overrides, tmp_path / "learn-2.log", queues=["ttm-learn"])
-        )
+        workers.append(Worker(broker, overrides, tmp_path / "learn-2.log", queues=["ttm-learn"]))
 
         def finished() -> bool:
             rows = MemorySession.objects.filter(pk__in=[s.pk for s in sessions])
@@ -208,6 +207,6 @@ def test_two_workers_on_their_queues_survive_a_kill_and_keep_the_rate_limit(
     # The rate limit spaced the burst namespace's calls (1 per second) and retried the rest.
     starts = sorted(held.starts["100"])
     assert len(starts) >= 2 * BURST
-    gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(starts)]
     assert min(gaps) >= 0.8, gaps
     assert "Retry in" in "".join(logs.values())

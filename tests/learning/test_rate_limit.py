@@ -47,9 +47,7 @@ def test_the_bucket_lets_a_burst_through_then_one_call_per_refill(db: Any, limit
         llm_rate_take(namespace="a", now=start + dt.timedelta(seconds=32))
 
 
-def test_a_rate_limited_extraction_calls_nothing_and_records_nothing(
-    db: Any, limited: Any
-) -> None:
+def test_a_rate_limited_extraction_calls_nothing_and_records_nothing(db: Any, limited: Any) -> None:
     facts_learn(namespace="tea", messages=[user("I like tea")])
     facts_learn(namespace="tea", messages=[user("I like tea")])
     with pytest.raises(RateLimitedError):

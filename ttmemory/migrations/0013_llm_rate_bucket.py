@@ -4,22 +4,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('ttmemory', '0012_episodic_index'),
+        ("ttmemory", "0012_episodic_index"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='RateBucket',
+            name="RateBucket",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('namespace', models.CharField(max_length=255)),
-                ('tokens', models.FloatField()),
-                ('updated_at', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("namespace", models.CharField(max_length=255)),
+                ("tokens", models.FloatField()),
+                ("updated_at", models.DateTimeField()),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('namespace',), name='ttm_ratebucket_ns_uniq')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("namespace",), name="ttm_ratebucket_ns_uniq")
+                ],
             },
         ),
     ]
