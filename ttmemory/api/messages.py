@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import mixins, status
@@ -13,11 +14,12 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 
 from ttmemory.api import serializers as s
-from ttmemory.api.base import SessionChildViewSet, extend_schema
+from ttmemory.api.base import SessionChildViewSet, check_id, extend_schema
 from ttmemory.api.examples import CHAT, MESSAGE_EXAMPLE
 from ttmemory.conf import app_settings
 from ttmemory.models import Message
-from ttmemory.selectors import message_page
+from ttmemory.selectors.retention import session_with_retention
+from ttmemory.selectors.sessions import message_page_in
 from ttmemory.services import message_add, message_add_many
 from ttmemory.services.idempotency import idempotent_call
 
@@ -72,12 +74,17 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
     )
     def list(self, request: Request, session_id: int) -> Response:
         query = self.valid_query(s.MessagePageQuerySerializer)
-        rows = message_page(
-            session=self.session,
+        check_id(session_id)
+        # One round trip: the page, joined to the caller's namespace (no session read first).
+        rows = message_page_in(
+            namespace=self.namespace,
+            session_id=session_id,
             limit=query["limit"],
             before_seq=query.get("before"),
             include_archived=query["archived"],
         )
+        if rows is None:
+            raise Http404
         next_url = None
         if len(rows) == query["limit"] and rows[0]["seq"] > 1:
             url = request.build_absolute_uri()
@@ -95,7 +102,12 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
         ],
     )
     def create(self, request: Request, session_id: int) -> Response:
-        session = self.session
+        check_id(session_id)
+        # The session and its namespace's lifetimes (for expires_at) in one round trip.
+        found = session_with_retention(namespace=self.namespace, session_id=session_id)
+        if found is None:
+            raise Http404
+        session, retention = found
         data = self.valid_body(s.MessageAppendSerializer)
         messages = data["messages"] if "messages" in data else [data["message"]]
         limit = app_settings.API_MAX_BATCH
@@ -110,7 +122,10 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
                 rows = [message_add(session=session, message=data["message"])]
             else:
                 rows = message_add_many(session=session, messages=messages)
-            added = s.MessagesAddedSerializer({"messages": rows, "session": session})
+            added = s.MessagesAddedSerializer(
+                {"messages": rows, "session": session},
+                context={"retention": {session.namespace: retention}},
+            )
             return status.HTTP_201_CREATED, added.data
 
         key = request.headers.get("Idempotency-Key")
