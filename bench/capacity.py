@@ -145,8 +145,10 @@ def measure(
     runs: list[Run] = []
     try:
         api_load.wait_until_up(f"{base}/api/memory/namespace/", auth, server, log)
-        for phase in phases:  # warm every worker
-            api_load.run_wrk(base, phase, connections, 2, auth, script, tmp)
+        for phase in phases:  # warm every worker: until a run completes requests (a worker
+            for _ in range(5):  # still importing under load answers nothing at first)
+                if api_load.run_wrk(base, phase, connections, 3, auth, script, tmp).rps > 0:
+                    break
         for round_number in range(1, args.rounds + 1):
             for phase in phases:
                 label = f"{phase.name}, {workers} worker(s), round {round_number}"

@@ -197,5 +197,9 @@ def render_added(
 
 def _iso(value: dt.datetime) -> str:
     """As DRF's DateTimeField renders it: the current time zone, ISO 8601, "Z" for UTC."""
+    if value.tzinfo is dt.UTC and timezone.get_current_timezone() is dt.UTC:
+        # The API's own case (dispatch overrides to UTC; the database returns UTC): localtime()
+        # was most of a 50-message page's rendering (bench/api_profile.py --profile).
+        return value.replace(tzinfo=None).isoformat() + "Z"
     text = timezone.localtime(value).isoformat() if timezone.is_aware(value) else value.isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
