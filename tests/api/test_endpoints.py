@@ -449,6 +449,9 @@ def test_the_append_answer_renders_like_the_serializers_with_the_namespace_polic
     for item in added["messages"]:
         assert item == client_a.get(f"{BASE}sessions/{sid}/messages/{item['seq']}/").json()
     assert client_a.get(f"{BASE}sessions/{sid + 1000}/messages/").status_code == 404
-    assert client_a.post(
-        f"{BASE}sessions/{sid + 1000}/messages/", {"message": user("x")}, "json"
-    ).status_code == 404
+    assert (
+        client_a.post(
+            f"{BASE}sessions/{sid + 1000}/messages/", {"message": user("x")}, "json"
+        ).status_code
+        == 404
+    )
