@@ -2,7 +2,10 @@
 
 ``acks_late`` so a worker killed mid-task leaves the message to be redelivered; every job is
 idempotent (learned-up-to and summarised-up-to marks, fact upserts), so a re-run adds nothing.
-Retries back off exponentially, bounded, on LLM and embedding failures only.
+Retries back off exponentially, bounded, on LLM and embedding failures only; a job over its
+namespace's ``LLM_RATE_LIMIT`` goes back on its queue with the bucket's countdown instead.
+``TTMEMORY["QUEUES"]`` sends each job family to its own queue, and ``queue_lag()`` (installed as
+``ttmemory.jobs.queue_lag``) reads each queue's backlog from the broker (docs/scaling.md).
 """
 
 from __future__ import annotations
