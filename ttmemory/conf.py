@@ -299,6 +299,34 @@ def partitioning(value: Any) -> dict[str, Any] | None:
     return {"by": "hash", "partitions": count}
 
 
+QUEUE_FAMILIES = ("learn", "summarise", "embed", "delivery", "maintenance")
+
+
+def queue_map(value: Any) -> dict[str, str] | None:
+    """None (Celery's default queue for every job) or {family: queue name} (E046).
+
+    Families are QUEUE_FAMILIES; a family left out goes to Celery's default queue.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not all(
+        family in QUEUE_FAMILIES and isinstance(name, str) and name
+        for family, name in value.items()
+    ):
+        raise InvalidSetting(
+            "must be None or a dict mapping job families "
+            f"({', '.join(QUEUE_FAMILIES)}) to queue names, not {value!r}",
+            check_id="ttmemory.E046",
+        )
+    return dict(value)
+
+
+def rate_parts(rate: str) -> tuple[int, float]:
+    """``"30/m"`` -> (30, 60.0): DRF's rate syntax as (count, window in seconds)."""
+    count, unit = rate.replace(" ", "").split("/", 1)
+    return int(count), {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}[unit[0]]
+
+
 def key_list(value: Any) -> list[str]:
     """Encryption key entries: a list of strings, or one string (E002; the format: crypto)."""
     if value is None or value == "":
@@ -498,6 +526,13 @@ class AppSettings:
     SUMMARY_KEEP_TOKENS = Setting(2000, integer(minimum=0))
     # Token budget of the rolling summary itself.
     SUMMARY_MAX_TOKENS = Setting(400, integer(minimum=1))
+    # Celery queue per job family, e.g. {"learn": "ttmemory-learn", "summarise":
+    # "ttmemory-summarise", "embed": "ttmemory-embed", "delivery": "ttmemory-delivery",
+    # "maintenance": "ttmemory-maintenance"} (docs/scaling.md); None: Celery's default queue.
+    QUEUES = Setting(None, queue_map)
+    # LLM calls (extraction, summaries) one namespace may start per window, in DRF's rate syntax
+    # ("30/m"); None: no limit. Over it, a queued job is retried when the window has room.
+    LLM_RATE_LIMIT = Setting(None, optional_rate)
     # Tokens a namespace may spend on LLM calls per UTC day (0: no limit); extraction is
     # skipped (and the skip recorded) once it is spent.
     DAILY_TOKEN_BUDGET = Setting(0, integer(minimum=0, meaning="0: no limit"))

@@ -65,6 +65,21 @@ class LLMError(TTMemoryError):
     """The language model call failed (after its retries) or answered something unusable."""
 
 
+class RateLimitedError(TTMemoryError):
+    """A namespace's ``LLM_RATE_LIMIT`` is reached: nothing was called; try after ``retry_after``.
+
+    Queued jobs are put back on their queue with that countdown (``ttmemory.tasks``); the work
+    is not lost, only later.
+    """
+
+    def __init__(self, namespace: str, retry_after: float) -> None:
+        super().__init__(
+            f"LLM rate limit of namespace {namespace!r} reached; retry in {retry_after:.1f} s"
+        )
+        self.namespace = namespace
+        self.retry_after = retry_after
+
+
 class LegalHoldError(TTMemoryError):
     """A legal hold suspends every deletion in its scope; nothing was deleted.
 

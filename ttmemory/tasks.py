@@ -2,12 +2,17 @@
 
 ``acks_late`` so a worker killed mid-task leaves the message to be redelivered; every job is
 idempotent (learned-up-to and summarised-up-to marks, fact upserts), so a re-run adds nothing.
-Retries back off exponentially, bounded, on LLM and embedding failures only.
+Retries back off exponentially, bounded, on LLM and embedding failures only; a job over its
+namespace's ``LLM_RATE_LIMIT`` goes back on its queue with the bucket's countdown instead.
+``TTMEMORY["QUEUES"]`` sends each job family to its own queue, and ``queue_lag()`` (installed as
+``ttmemory.jobs.queue_lag``) reads each queue's backlog from the broker (docs/scaling.md).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import time
 from contextlib import ExitStack, suppress
 from typing import Any
 
@@ -18,8 +23,8 @@ from django.core import checks
 from ttmemory import events, jobs, telemetry
 from ttmemory.backends.events import Event, WebhookObserver
 from ttmemory.backends.events import webhook as webhook_delivery
-from ttmemory.conf import app_settings
-from ttmemory.exceptions import EmbeddingError, LLMError
+from ttmemory.conf import QUEUE_FAMILIES, app_settings
+from ttmemory.exceptions import EmbeddingError, LLMError, RateLimitedError
 from ttmemory.services import background  # noqa: F401  (registers the job bodies)
 
 logger = logging.getLogger(__name__)
@@ -36,19 +41,34 @@ RETRY = {
 }
 
 
-@shared_task(name="ttmemory.learn", **RETRY)
-def learn_task(session_id: int, upto_seq: int) -> dict[str, Any]:
-    return jobs.run("learn", session_id, upto_seq)
+SENT_HEADER = telemetry.ENQUEUED_AT  # epoch seconds the job was queued: what queue_lag() ages
 
 
-@shared_task(name="ttmemory.learn_job", **RETRY)
-def learn_job_task(job_id: str) -> dict[str, Any]:
-    return jobs.run("learn_job", job_id)
+def _run(task: Any, job: str, *args: Any) -> dict[str, Any]:
+    """Run ``job``; when the namespace's LLM_RATE_LIMIT is reached, put it back on its queue
+    with a countdown instead (not counted against the retries LLM failures get)."""
+    try:
+        return jobs.run(job, *args)
+    except RateLimitedError as exc:
+        logger.info("ttmemory.%s: %s", job, exc)
+        raise task.retry(
+            countdown=exc.retry_after, max_retries=task.request.retries + 1, exc=exc
+        ) from exc
 
 
-@shared_task(name="ttmemory.summarise", **RETRY)
-def summarise_task(session_id: int) -> dict[str, Any]:
-    return jobs.run("summarise", session_id)
+@shared_task(name="ttmemory.learn", bind=True, **RETRY)
+def learn_task(self: Any, session_id: int, upto_seq: int) -> dict[str, Any]:
+    return _run(self, "learn", session_id, upto_seq)
+
+
+@shared_task(name="ttmemory.learn_job", bind=True, **RETRY)
+def learn_job_task(self: Any, job_id: str) -> dict[str, Any]:
+    return _run(self, "learn_job", job_id)
+
+
+@shared_task(name="ttmemory.summarise", bind=True, **RETRY)
+def summarise_task(self: Any, session_id: int) -> dict[str, Any]:
+    return _run(self, "summarise", session_id)
 
 
 @shared_task(name="ttmemory.embed", **RETRY)
@@ -164,15 +184,44 @@ def send_webhook(url: str, event: dict[str, Any]) -> bool:
     when Celery is not used or runs tasks eagerly, where a task would block the commit."""
     if current_app._get_current_object().conf.task_always_eager or not use_celery():
         return False
-    webhook_deliver_task.apply_async((url, event), headers=telemetry.job_headers())
+    options: dict[str, Any] = {"headers": telemetry.job_headers()}
+    queue = (app_settings.QUEUES or {}).get("delivery")
+    if queue is not None:
+        options["queue"] = queue
+    webhook_deliver_task.apply_async((url, event), **options)
     return True
+
+
+def queue_of(job: str) -> str | None:
+    """The queue ``TTMEMORY["QUEUES"]`` names for ``job``'s family (None: Celery's default)."""
+    queues = app_settings.QUEUES
+    if not queues:
+        return None
+    return queues.get(jobs.FAMILY.get(job, ""))
+
+
+def task_routes() -> dict[str, dict[str, str]]:
+    """``TTMEMORY["QUEUES"]`` as a ``CELERY_TASK_ROUTES`` dict, for tasks sent by name (beat)."""
+    routes = {
+        task.name: {"queue": queue}
+        for job, task in TASKS.items()
+        if (queue := queue_of(job)) is not None
+    }
+    delivery = (app_settings.QUEUES or {}).get("delivery")
+    if delivery is not None:
+        routes[webhook_deliver_task.name] = {"queue": delivery}
+    return routes
 
 
 def dispatch(job: str, args: tuple[Any, ...]) -> None:
     if use_celery():
         # The trace context and the queueing time travel in the message headers: the worker's
-        # job span is a child of the operation that queued it, and its queue lag is measured.
-        TASKS[job].apply_async(args, headers=telemetry.job_headers())
+        # job span is a child of the operation that queued it, and queue lag is measured from it.
+        options: dict[str, Any] = {"headers": telemetry.job_headers()}
+        queue = queue_of(job)
+        if queue is not None:
+            options["queue"] = queue
+        TASKS[job].apply_async(args, **options)
     else:
         jobs.run(job, *args)
 
@@ -213,6 +262,51 @@ class _JobFailed(Exception):
     """Marks a job span failed when Celery reports a state other than SUCCESS (postrun)."""
 
 
+def queue_lag() -> list[jobs.QueueLag]:
+    """Per-queue lag read from the current Celery app's broker (``ttmemory.jobs.queue_lag``).
+
+    Every queue ``TTMEMORY["QUEUES"]`` names, and Celery's default queue when a family has
+    none. Waiting messages come from a passive declare (every broker); on Redis the oldest
+    waiting message is peeked (not taken) for its age.
+    """
+    if not use_celery():
+        return []
+    app = current_app._get_current_object()
+    default = app.conf.task_default_queue
+    families: dict[str, list[str]] = {}
+    for family in QUEUE_FAMILIES:
+        queue = (app_settings.QUEUES or {}).get(family, default)
+        families.setdefault(queue, []).append(family)
+    report: list[jobs.QueueLag] = []
+    with app.connection_for_read() as connection:
+        channel = connection.default_channel
+        client = getattr(channel, "client", None)  # kombu's Redis channel: a redis-py client
+        for queue, names in families.items():
+            waiting, consumers = 0, None
+            try:
+                declared = channel.queue_declare(queue=queue, passive=True)
+                waiting = int(declared.message_count)
+                if client is None:
+                    consumers = int(declared.consumer_count)
+            except connection.channel_errors:  # never declared: nothing is waiting
+                channel = connection.channel()
+            oldest = _oldest_seconds(client, queue) if client is not None and waiting else None
+            report.append(jobs.QueueLag(queue, tuple(names), waiting, oldest, consumers))
+    return report
+
+
+def _oldest_seconds(client: Any, queue: str) -> float | None:
+    """Age of the oldest message on a Redis queue (kombu pushes left, pops right)."""
+    raw = client.lindex(queue, -1)
+    if raw is None:
+        return None
+    try:
+        sent = json.loads(raw)["headers"][SENT_HEADER]
+    except (ValueError, KeyError, TypeError):
+        return None  # sent by something other than dispatch() (beat, a direct delay())
+    return max(0.0, time.time() - float(sent))
+
+
 @checks.register("ttmemory")
 def check_celery_app(**kwargs: Any) -> list[checks.CheckMessage]:
     """JOBS = "celery" needs a Celery app that can take the tasks (ttmemory.E035)."""
@@ -234,3 +328,4 @@ def check_celery_app(**kwargs: Any) -> list[checks.CheckMessage]:
 jobs.set_dispatcher(dispatch)
 jobs.set_queue_check(use_celery)
 webhook_delivery.set_task_sender(send_webhook)
+jobs.set_lag_reporter(queue_lag)

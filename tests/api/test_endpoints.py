@@ -430,3 +430,28 @@ def test_a_rollback_is_not_applied_when_its_audit_entry_cannot_be_written(
     assert [s["kind"] for s in client_a.get(f"{BASE}sessions/{sid}/snapshots/").json()] == [
         "manual"
     ]  # no safety snapshot left behind either
+
+
+def test_the_append_answer_renders_like_the_serializers_with_the_namespace_policy(
+    client_a: APIClient,
+) -> None:
+    import datetime as dt
+
+    from ttmemory.models import RetentionPolicy
+
+    namespace = client_a.get(f"{BASE}namespace/").json()["namespace"]
+    RetentionPolicy.objects.create(namespace=namespace, session_ttl=dt.timedelta(hours=2))
+    sid = open_session(client_a)["id"]
+    added = append(client_a, sid, user("m1"), assistant("a1")).json()
+
+    assert added["session"] == client_a.get(f"{BASE}sessions/").json()["results"][0]
+    assert added["session"]["expires_at"] is not None
+    for item in added["messages"]:
+        assert item == client_a.get(f"{BASE}sessions/{sid}/messages/{item['seq']}/").json()
+    assert client_a.get(f"{BASE}sessions/{sid + 1000}/messages/").status_code == 404
+    assert (
+        client_a.post(
+            f"{BASE}sessions/{sid + 1000}/messages/", {"message": user("x")}, "json"
+        ).status_code
+        == 404
+    )

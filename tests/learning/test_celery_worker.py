@@ -51,7 +51,13 @@ def producer(broker: RedisServer) -> Iterator[Any]:
 
 
 class Worker:
-    def __init__(self, broker: RedisServer, overrides: dict[str, Any], log: Path) -> None:
+    def __init__(
+        self,
+        broker: RedisServer,
+        overrides: dict[str, Any],
+        log: Path,
+        queues: list[str] | None = None,
+    ) -> None:
         self.log = log
         env = {
             **os.environ,
@@ -64,7 +70,8 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "tests.celery_worker", "worker",
              "--pool=solo", "--concurrency=1", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "--loglevel=INFO"],
+             "--without-heartbeat", "--loglevel=INFO",
+             *([f"--queues={','.join(queues)}"] if queues else [])],
             cwd=ROOT, env=env, stdout=self.handle, stderr=subprocess.STDOUT,
         )  # fmt: skip
         self.wait_for("ready")

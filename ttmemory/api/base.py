@@ -242,7 +242,7 @@ class MemoryViewSet(viewsets.GenericViewSet[Any]):
 
     def get_object(self) -> Any:
         for value in self.kwargs.values():  # the object's id and its parent session's
-            _check_id(value)
+            check_id(value)
         return super().get_object()
 
     def valid_query(self, serializer_class: type[Serializer[Any]]) -> dict[str, Any]:
@@ -294,11 +294,11 @@ def sessions_in(namespace: str) -> QuerySet[MemorySession]:
 
 
 def session_of(namespace: str, session_id: int) -> MemorySession:
-    _check_id(session_id)
+    check_id(session_id)
     return get_object_or_404(sessions_in(namespace), pk=session_id)
 
 
-def _check_id(value: Any) -> None:
+def check_id(value: Any) -> None:
     # A path id beyond the bigint range is simply not found (PostgreSQL would refuse it).
     if isinstance(value, int) and not 0 < value <= MAX_ID:
         raise Http404

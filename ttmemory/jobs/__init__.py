@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -22,6 +23,39 @@ Dispatcher = Callable[[str, tuple[Any, ...]], None]
 _registry: dict[str, JobBody] = {}
 _dispatcher: Dispatcher | None = None
 _queues: Callable[[], bool] | None = None
+_lag_reporter: Callable[[], list[QueueLag]] | None = None
+
+# Which queue family each job belongs to (``TTMEMORY["QUEUES"]`` names a queue per family).
+# "delivery" is event delivery: the ``ttmemory.webhook_deliver`` task (not a job: it is sent
+# by the webhook observer, see ``ttmemory.tasks.send_webhook``).
+FAMILY = {
+    "learn": "learn",
+    "learn_job": "learn",
+    "learn_idle": "learn",
+    "summarise": "summarise",
+    "embed": "embed",
+    "message_embed": "embed",
+    "message_index": "maintenance",
+    "ledger_record": "maintenance",
+    "recall_touch": "maintenance",
+    "prune_expired": "maintenance",
+}
+
+
+@dataclass(frozen=True)
+class QueueLag:
+    """How far one queue is behind: messages waiting, and the age of the oldest one.
+
+    ``oldest_seconds`` is None when the broker cannot show a waiting message without taking it
+    (RabbitMQ) or the queue is empty; ``consumers`` is None when the broker does not count them
+    (Redis).
+    """
+
+    queue: str
+    families: tuple[str, ...]
+    waiting: int
+    oldest_seconds: float | None
+    consumers: int | None
 
 
 def job(name: str) -> Callable[[JobBody], JobBody]:
@@ -66,6 +100,20 @@ def set_queue_check(check: Callable[[], bool] | None) -> None:
     """Tell ``queues()`` how the dispatcher decides (``ttmemory.tasks``: whether Celery is used)."""
     global _queues
     _queues = check
+
+
+def set_lag_reporter(reporter: Callable[[], list[QueueLag]] | None) -> None:
+    """Install what ``queue_lag()`` asks (``ttmemory.tasks`` reads the Celery broker)."""
+    global _lag_reporter
+    _lag_reporter = reporter
+
+
+def queue_lag() -> list[QueueLag]:
+    """Per-queue lag of the background jobs, read from the broker now (empty: no Celery).
+
+    A plain function for dashboards and metrics (``manage.py ttmemory_jobs --lag`` prints it).
+    """
+    return _lag_reporter() if _lag_reporter is not None else []
 
 
 def queues() -> bool:

@@ -9,7 +9,7 @@ from ttmemory.models.graph import GraphCheckpoint, GraphCheckpointWrite, GraphSt
 from ttmemory.models.idempotency import IdempotencyRecord
 from ttmemory.models.learnjob import LearnJob, LearnJobStatus
 from ttmemory.models.lease import SessionLease
-from ttmemory.models.ledger import LedgerEntry, LedgerStatus
+from ttmemory.models.ledger import LedgerEntry, LedgerStatus, RateBucket
 from ttmemory.models.message import Message, Role
 from ttmemory.models.retention import LegalHold, RetentionPolicy
 from ttmemory.models.session import MemorySession
@@ -36,6 +36,7 @@ __all__ = [
     "MessageEntry",
     "MessageTerm",
     "Profile",
+    "RateBucket",
     "RetentionPolicy",
     "Role",
     "SessionLease",

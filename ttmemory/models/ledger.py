@@ -53,3 +53,21 @@ class LedgerEntry(models.Model):
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+
+class RateBucket(models.Model):
+    """A token bucket of one namespace's LLM calls (``LLM_RATE_LIMIT``): a number, no content.
+
+    ``tokens`` is what was left at ``updated_at``; it refills at the limit's rate up to its
+    count. A call takes one token under a row lock, so workers on many machines share it.
+    """
+
+    namespace = models.CharField(max_length=255)
+    tokens = models.FloatField()
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["namespace"], name="ttm_ratebucket_ns_uniq")]
+
+    def __str__(self) -> str:
+        return f"{self.namespace}: {self.tokens:.1f}"

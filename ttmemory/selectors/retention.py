@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from django.db.models import OuterRef, Subquery
+
 from ttmemory.conf import app_settings
 from ttmemory.models import LegalHold, MemorySession, RetentionPolicy
 
@@ -61,6 +63,34 @@ def retention_effective(*, namespace: str, policy: RetentionPolicy | None = None
         overridden=tuple(overridden),
         **values,
     )
+
+
+_POLICY_FIELDS = ("pk", "session_expiry", *POLICY_LIFETIMES)
+
+
+def session_with_retention(
+    *, namespace: str, session_id: int
+) -> tuple[MemorySession, Retention] | None:
+    """A session of ``namespace`` and the lifetimes in force for it, in one round trip (the
+    namespace's policy read by subqueries beside the session row); None: no such session.
+
+    For answers that render ``expires_at`` on a hot path (the API's append).
+    """
+    policies = RetentionPolicy.objects.filter(namespace=OuterRef("namespace"))
+    annotations = {f"policy_{name}": Subquery(policies.values(name)[:1]) for name in _POLICY_FIELDS}
+    session = (
+        MemorySession.objects.filter(namespace=namespace, pk=session_id)
+        .annotate(**annotations)
+        .first()
+    )
+    if session is None:
+        return None
+    values = {name: getattr(session, f"policy_{name}") for name in _POLICY_FIELDS}
+    # No policy row: an empty (unsaved) policy inherits every setting, as no policy does.
+    policy = RetentionPolicy(
+        namespace=namespace, **{**values, "session_expiry": values["session_expiry"] or ""}
+    )
+    return session, retention_effective(namespace=namespace, policy=policy)
 
 
 def session_expires_at(

@@ -56,8 +56,43 @@ def message_page(
     the page before it. Each item is ``{"seq", "role", "tokens", "archived", "created_at",
     "message"}``; archived (trimmed) messages only with ``include_archived``.
     """
+    return _page(
+        Message.objects.filter(session=session),
+        limit=limit,
+        before_seq=before_seq,
+        include_archived=include_archived,
+    )
+
+
+def message_page_in(
+    *,
+    namespace: str,
+    session_id: int,
+    limit: int = 50,
+    before_seq: int | None = None,
+    include_archived: bool = False,
+) -> list[dict[str, Any]] | None:
+    """``message_page`` of session ``session_id`` of ``namespace`` without reading the session
+    first: one round trip when the page has rows; None when there is no such session.
+
+    For the API's hot read, which needs only the page (the session lookup was a second
+    round trip on every request).
+    """
+    rows = _page(
+        Message.objects.filter(session_id=session_id, session__namespace=namespace),
+        limit=limit,
+        before_seq=before_seq,
+        include_archived=include_archived,
+    )
+    if rows or MemorySession.objects.filter(namespace=namespace, pk=session_id).exists():
+        return rows
+    return None
+
+
+def _page(
+    queryset: Any, *, limit: int, before_seq: int | None, include_archived: bool
+) -> list[dict[str, Any]]:
     limit = clean_count(limit, field="limit", minimum=1)
-    queryset = Message.objects.filter(session=session)
     if not include_archived:
         queryset = queryset.live()
     if before_seq is not None:

@@ -24,7 +24,7 @@ from ttmemory.results import FactChange, FactChanges
 from ttmemory.selectors.facts import fact_list, fact_recall, profile_get
 from ttmemory.services.episodes import index_delete_archived_upto
 from ttmemory.services.facts import fact_remember, fact_supersede
-from ttmemory.services.ledger import budget_left, ledger_record
+from ttmemory.services.ledger import budget_left, ledger_record, llm_rate_take
 from ttmemory.services.sessions import session_trim
 from ttmemory.validation import clean_identifier
 
@@ -142,6 +142,7 @@ def _prepare(
 def _call(
     complete: Any, request: list[dict[str, Any]], *, namespace: str, purpose: str, model: str
 ) -> LLMResponse:
+    llm_rate_take(namespace=namespace)  # RateLimitedError: the task retries when there is room
     started = time.perf_counter()
     try:
         with telemetry.llm_call(model=model, purpose=purpose) as span:

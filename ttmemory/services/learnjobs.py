@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ttmemory import jobs
+from ttmemory.exceptions import RateLimitedError
 from ttmemory.models import LearnJob, LearnJobStatus, MemorySession
 from ttmemory.services.learning import session_learn
 
@@ -48,6 +49,10 @@ def learn_job_run(*, job_id: str) -> LearnJob | None:
             if job.session_id is not None
             else []
         )
+    except RateLimitedError:
+        # Not a failure: the task puts the job back on its queue for when there is room.
+        LearnJob.objects.filter(pk=job.pk).update(status=LearnJobStatus.QUEUED)
+        raise
     except Exception as exc:
         LearnJob.objects.filter(pk=job.pk).update(
             status=LearnJobStatus.FAILED,

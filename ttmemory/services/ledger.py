@@ -6,13 +6,15 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from ttmemory import telemetry
-from ttmemory.conf import app_settings
+from ttmemory.conf import app_settings, rate_parts
+from ttmemory.exceptions import RateLimitedError
 from ttmemory.longterm.embedding import EmbeddingCall
-from ttmemory.models import LedgerEntry, LedgerStatus
+from ttmemory.models import LedgerEntry, LedgerStatus, RateBucket
 
 
 def ledger_record(
@@ -91,3 +93,32 @@ def budget_left(*, namespace: str) -> int | None:
     if budget <= 0:
         return None
     return max(0, budget - tokens_spent_today(namespace=namespace))
+
+
+def llm_rate_take(*, namespace: str, now: dt.datetime | None = None) -> None:
+    """Take one token from ``namespace``'s LLM bucket, or raise RateLimitedError saying when
+    the next token is there (``LLM_RATE_LIMIT``; None: no limit, nothing is stored).
+
+    A token bucket in the database: holding ``count`` tokens, refilled at ``count`` per
+    window, so a burst up to the count passes and the long-run rate is the limit. The row is
+    locked while a token is taken, so concurrent workers never overshoot; the same on every
+    database, no Redis needed.
+    """
+    rate = app_settings.LLM_RATE_LIMIT
+    if rate is None:
+        return
+    capacity, window = rate_parts(rate)
+    per_second = capacity / window
+    now = now or timezone.now()
+    with transaction.atomic():
+        bucket, _ = RateBucket.objects.select_for_update().get_or_create(
+            namespace=namespace, defaults={"tokens": float(capacity), "updated_at": now}
+        )
+        elapsed = max(0.0, (now - bucket.updated_at).total_seconds())
+        tokens = min(float(capacity), bucket.tokens + elapsed * per_second)
+        taken = tokens >= 1.0
+        RateBucket.objects.filter(pk=bucket.pk).update(
+            tokens=tokens - 1.0 if taken else tokens, updated_at=max(now, bucket.updated_at)
+        )
+    if not taken:
+        raise RateLimitedError(namespace, max(0.05, (1.0 - tokens) / per_second))

@@ -28,6 +28,7 @@ from ttmemory.models import (
     MessageEntry,
     MessageTerm,
     Profile,
+    RateBucket,
     SessionLease,
     Snapshot,
 )
@@ -70,6 +71,7 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
             "idempotency_record": IdempotencyRecord.objects.filter(namespace=namespace).delete()[0],
             "learn_job": LearnJob.objects.filter(namespace=namespace).delete()[0],
             "ledger_entry": LedgerEntry.objects.filter(namespace=namespace).delete()[0],
+            "rate_bucket": RateBucket.objects.filter(namespace=namespace).delete()[0],
             "graph_store_item": GraphStoreItem.objects.filter(namespace=namespace).delete()[0],
             "graph_checkpoint_write": GraphCheckpointWrite.objects.filter(
                 namespace=namespace

@@ -14,7 +14,7 @@ def mark_indexed(apps, schema_editor):  # type: ignore[no-untyped-def]
 
 
 class Migration(migrations.Migration):
-    dependencies = [("ttmemory", "0012_episodic_index")]
+    dependencies = [("ttmemory", "0013_partitioned_history")]
 
     operations = [
         migrations.AddField(

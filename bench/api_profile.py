@@ -1,0 +1,110 @@
+"""Where an API request's time goes: SQL round trips and a pyinstrument profile, in process.
+
+    .venv/bin/python bench/api_profile.py [--requests 300] [--profile]
+
+Serves the append (POST one message) and newest-50 page (GET ?limit=50) requests of
+``bench/api_load.py`` through Django's WSGI handler in this process (no socket, no gunicorn),
+with the same settings (DEBUG off, no throttle, no background learning), beside the plain
+Django views doing the same SQL. Prints per request: mean wall and CPU microseconds (CPU is
+the figure to trust on a shared machine, where wall time is mostly waiting for a core), SQL
+statements, and with ``--profile`` a cProfile of the API requests timed by CPU (where this
+process's microseconds go; pyinstrument samples wall time, which a busy machine swamps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "demo_project.settings")
+os.environ.setdefault("TTMEMORY_EMBEDDED_DB", "bench_api")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=300, help="requests per kind")
+    parser.add_argument("--profile", action="store_true", help="print CPU profiles (cProfile)")
+    parser.add_argument("--top", type=int, default=40, help="functions per profile")
+    args = parser.parse_args()
+
+    from bench import api_load
+
+    application = api_load.make_application()
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    call_command("migrate", verbosity=0)
+    fixture = api_load.prepare()
+    client = Client(HTTP_AUTHORIZATION=fixture["auth"], HTTP_HOST="127.0.0.1")
+    del application
+    body = json.dumps(fixture["message"])
+    api = "/api/memory"
+    kinds: dict[str, Any] = {
+        "POST messages/ (append one)": lambda n: client.post(
+            f"{api}/sessions/{fixture['appends'][n % len(fixture['appends'])]}/messages/",
+            body,
+            content_type="application/json",
+        ),
+        "raw SQL append (plain Django view)": lambda n: client.post(
+            f"/bench/raw/{n % api_load.APPEND_SESSIONS}/append/",
+            body,
+            content_type="application/json",
+        ),
+        "GET messages/?limit=50": lambda n: client.get(
+            f"{api}/sessions/{fixture['read']}/messages/?limit={api_load.PAGE}"
+        ),
+        "raw SQL newest 50 (plain Django view)": lambda n: client.get(
+            f"/bench/raw/{api_load.APPEND_SESSIONS}/recent/?limit={api_load.PAGE}"
+        ),
+        "GET namespace/": lambda n: client.get(f"{api}/namespace/"),
+    }
+    try:
+        for name, call in kinds.items():
+            for n in range(20):  # warm caches
+                assert call(n).status_code in (200, 201), call(n).content
+            with CaptureQueriesContext(connection) as queries:
+                call(0)
+            sql = [q["sql"][:110] for q in queries.captured_queries]
+            started, cpu = time.perf_counter(), time.process_time()
+            for n in range(args.requests):
+                call(n)
+            mean = (time.perf_counter() - started) / args.requests * 1e6
+            cpu_mean = (time.process_time() - cpu) / args.requests * 1e6
+            print(
+                f"{name}: {mean:,.0f} us/request wall, {cpu_mean:,.0f} us of this process's "
+                f"CPU (Python side; the database's CPU not included), {len(sql)} SQL statements"
+            )
+            for statement in sql:
+                print(f"    {statement}")
+        if args.profile:
+            import cProfile
+            import io
+            import pstats
+
+            for name in ("POST messages/ (append one)", "GET messages/?limit=50", "GET namespace/"):
+                # CPU time, not wall: on a shared machine wall time is mostly waiting for a core.
+                profiler = cProfile.Profile(timer=time.process_time)
+                profiler.enable()
+                for n in range(args.requests):
+                    kinds[name](n)
+                profiler.disable()
+                out = io.StringIO()
+                stats = pstats.Stats(profiler, stream=out).sort_stats("cumulative")
+                stats.print_stats(args.top)
+                print(f"\n=== {name}: {args.requests} requests, CPU seconds ===")
+                print(out.getvalue())
+    finally:
+        api_load.cleanup(fixture)
+
+
+if __name__ == "__main__":
+    main()
