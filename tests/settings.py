@@ -49,6 +49,14 @@ TEMPLATES = [
 ]
 ROOT_URLCONF = "demo_project.urls"
 DATABASES = {"default": database_settings(BASE_DIR)}
+# Set by tests/conftest.py for the worker processes of a run through PgBouncer.
+if os.environ.get("TTMEMORY_TEST_PGBOUNCER_PORT"):
+    DATABASES["default"].update(
+        HOST="127.0.0.1",
+        PORT=os.environ["TTMEMORY_TEST_PGBOUNCER_PORT"],
+        OPTIONS={},
+        DISABLE_SERVER_SIDE_CURSORS=True,
+    )
 USE_TZ = True
 
 # Random per run: no key lives in code. Two keys, so decryption by a non-primary key is exercised.
@@ -65,6 +73,8 @@ TTMEMORY = {
     "BLIND_INDEX_KEY": os.environ["TTMEMORY_TEST_BLIND_KEY"],
     "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
     "RECALL_TOUCH_SECONDS": 0,  # write recall counts at once (tests read them back)
+    # A run through PgBouncer (tests/conftest.py) says so, as docs/scaling.md asks.
+    "POOLED": os.environ.get("TTMEMORY_TEST_POOLER") == "pgbouncer",
 }
 
 # Background jobs run inline at commit, unless a test starts a real worker with a broker.

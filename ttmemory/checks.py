@@ -317,6 +317,84 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     return warnings
 
 
+POOLER_HINT = (
+    "Behind a pooler in transaction mode, consecutive transactions of one client run on "
+    "different server connections; see the PgBouncer section of docs/scaling.md."
+)
+
+
+def check_pooling(**kwargs: Any) -> list[checks.CheckMessage]:
+    """With TTMEMORY["POOLED"]: options that break under transaction pooling (W060, W061).
+
+    Named prepared statements live on one server connection and the next transaction may run
+    on another ("prepared statement does not exist"); Django's server-side cursors (``.iterator()``
+    outside a transaction) outlive the transaction that declared them.
+    """
+    if app_settings.problem("POOLED") is not None or not app_settings.POOLED:
+        return []
+    warnings: list[checks.CheckMessage] = []
+    for alias in connections:
+        database = connections.settings[alias]
+        if database.get("ENGINE") != "django.db.backends.postgresql":
+            continue
+        if (database.get("TEST") or {}).get("MIRROR"):
+            continue
+        threshold = (database.get("OPTIONS") or {}).get("prepare_threshold")
+        if threshold is not None:
+            warnings.append(
+                checks.Warning(
+                    f"Database {alias!r} prepares statements (OPTIONS prepare_threshold = "
+                    f"{threshold!r}) but TTMEMORY['POOLED'] says a transaction pooler is in "
+                    "front of it: a prepared statement is missing on the next server connection.",
+                    hint="Remove 'prepare_threshold' from OPTIONS (Django's default, None, "
+                    "prepares nothing). " + POOLER_HINT,
+                    id="ttmemory.W060",
+                )
+            )
+        if not database.get("DISABLE_SERVER_SIDE_CURSORS"):
+            warnings.append(
+                checks.Warning(
+                    f"Database {alias!r} uses server-side cursors for QuerySet.iterator() but "
+                    "TTMEMORY['POOLED'] says a transaction pooler is in front of it.",
+                    hint=f"Set DATABASES[{alias!r}]['DISABLE_SERVER_SIDE_CURSORS'] = True. "
+                    + POOLER_HINT,
+                    id="ttmemory.W061",
+                )
+            )
+    return warnings
+
+
+def check_replicas(**kwargs: Any) -> list[checks.CheckMessage]:
+    """PRIMARY_DATABASE and READ_REPLICAS name databases (E046); replicas without the router
+    read nothing (W062)."""
+    found: list[checks.CheckMessage] = []
+    for name in ("PRIMARY_DATABASE", "READ_REPLICAS"):
+        if app_settings.problem(name) is not None:
+            return []  # check_options reports it
+    aliases = [app_settings.PRIMARY_DATABASE, *app_settings.READ_REPLICAS]
+    unknown = [alias for alias in aliases if alias not in settings.DATABASES]
+    if unknown:
+        found.append(
+            checks.Error(
+                f"TTMEMORY names database(s) {', '.join(map(repr, unknown))} that DATABASES "
+                "does not define.",
+                hint="PRIMARY_DATABASE and READ_REPLICAS are aliases of DATABASES.",
+                id="ttmemory.E046",
+            )
+        )
+    router = "ttmemory.routers.ReplicaRouter"
+    if app_settings.READ_REPLICAS and router not in getattr(settings, "DATABASE_ROUTERS", []):
+        found.append(
+            checks.Warning(
+                "TTMEMORY['READ_REPLICAS'] is set but no read goes to a replica without "
+                f"{router!r} in DATABASE_ROUTERS.",
+                hint=f"DATABASE_ROUTERS = [{router!r}] (docs/scaling.md, Read replicas).",
+                id="ttmemory.W062",
+            )
+        )
+    return found
+
+
 def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Facts the upgrade has not finished: stale blind index (W040), keyless vectors (W041).
 
@@ -480,6 +558,8 @@ def register() -> None:
     ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
+    for check in (check_pooling, check_replicas):
+        checks.register(check, "ttmemory")
     # Checks that query the database carry only Django's database tag: they run with
     # `check --database default` and before `migrate`, never for a tag selection alone (on
     # Django 6 a tag selection runs them against every connection).
