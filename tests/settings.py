@@ -49,6 +49,9 @@ TEMPLATES = [
 ]
 ROOT_URLCONF = "demo_project.urls"
 DATABASES = {"default": database_settings(BASE_DIR)}
+# The read-replica tests (tests/databases/test_replicas.py) point this alias at a real standby;
+# elsewhere it mirrors the test database, as Django's multi-database testing recommends.
+DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
 # Set by tests/conftest.py for the worker processes of a run through PgBouncer.
 if os.environ.get("TTMEMORY_TEST_PGBOUNCER_PORT"):
     DATABASES["default"].update(
