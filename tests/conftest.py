@@ -54,6 +54,8 @@ def _through_pgbouncer(request: pytest.FixtureRequest) -> Iterator[None]:
         os.environ["TTMEMORY_TEST_PGBOUNCER_PORT"] = str(bouncer.port)
         try:
             yield
+            # Proof the run went through the pooler (its statistics, not our settings).
+            assert bouncer.transactions(database["NAME"]) > 0, "nothing went through PgBouncer"
         finally:
             connections.close_all()
             database.clear()

@@ -148,6 +148,18 @@ class PgBouncer:
             names = [column.name for column in cursor.description or []]
             return sum(1 for row in cursor.fetchall() if row[names.index("database")] == dbname)
 
+    def transactions(self, dbname: str) -> int:
+        """Transactions the pooler has run for ``dbname`` (``SHOW STATS``)."""
+        with psycopg.connect(self.dsn("pgbouncer"), autocommit=True) as admin:
+            cursor = admin.cursor()
+            cursor.execute("SHOW STATS")
+            names = [column.name for column in cursor.description or []]
+            return sum(
+                int(row[names.index("total_xact_count")])
+                for row in cursor.fetchall()
+                if row[names.index("database")] == dbname
+            )
+
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()

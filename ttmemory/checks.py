@@ -324,21 +324,27 @@ POOLER_HINT = (
 
 
 def check_pooling(**kwargs: Any) -> list[checks.CheckMessage]:
-    """With TTMEMORY["POOLED"]: options that break under transaction pooling (W060, W061).
-
-    Named prepared statements live on one server connection and the next transaction may run
-    on another ("prepared statement does not exist"); Django's server-side cursors (``.iterator()``
-    outside a transaction) outlive the transaction that declared them.
-    """
+    """With TTMEMORY["POOLED"]: options of DATABASES that break under transaction pooling."""
     if app_settings.problem("POOLED") is not None or not app_settings.POOLED:
         return []
+    return pooling_problems(settings.DATABASES)
+
+
+def pooling_problems(databases: dict[str, dict[str, Any]]) -> list[checks.CheckMessage]:
+    """Prepared statements (W060) and server-side cursors (W061) on a pooled PostgreSQL.
+
+    A named prepared statement lives on one server connection and the client's next
+    transaction may run on another ("prepared statement does not exist", or "already exists"
+    for a client handed one that has it); Django's server-side cursors (``.iterator()`` outside
+    a transaction) outlive the transaction that declared them. Server-side binding alone is
+    fine: psycopg then sends unnamed statements, parsed and run in one exchange.
+    """
     warnings: list[checks.CheckMessage] = []
-    for alias in connections:
-        database = connections.settings[alias]
+    for alias, database in databases.items():
         if database.get("ENGINE") != "django.db.backends.postgresql":
             continue
         if (database.get("TEST") or {}).get("MIRROR"):
-            continue
+            continue  # the mirrored alias's own settings are what connect
         threshold = (database.get("OPTIONS") or {}).get("prepare_threshold")
         if threshold is not None:
             warnings.append(
