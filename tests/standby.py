@@ -7,6 +7,7 @@ loopback port and streams WAL from the primary's Unix socket. Waits are bounded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
@@ -140,8 +141,6 @@ class Standby:
 
     def stop(self) -> None:
         if self.pid() is not None:
-            try:
+            with contextlib.suppress(RuntimeError):  # killed already: nothing to stop
                 self._run("pg_ctl", "-D", str(self.data), "-w", "-m", "immediate", "stop")
-            except RuntimeError:
-                pass  # killed already: nothing to stop
         shutil.rmtree(self.directory, ignore_errors=True)

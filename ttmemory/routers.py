@@ -21,6 +21,7 @@ taken as current (a test mirror of the primary, say).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -29,6 +30,7 @@ from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Model
 
 from ttmemory.conf import app_settings
 
@@ -83,10 +85,8 @@ def _connected(conn: BaseDatabaseWrapper) -> bool:
             conn.ensure_connection()
     except DatabaseError as exc:
         mark_replica_down(conn.alias, exc)
-        try:
+        with contextlib.suppress(DatabaseError):
             conn.close()
-        except DatabaseError:
-            pass
         return False
     return True
 
@@ -153,7 +153,7 @@ def _fall_back_to_primary(
 class ReplicaRouter:
     """ttmemory's reads to ``READ_REPLICAS``, writes to ``PRIMARY_DATABASE`` (module docstring)."""
 
-    def db_for_read(self, model: type, **hints: Any) -> str | None:
+    def db_for_read(self, model: type[Model], **hints: Any) -> str | None:
         if model._meta.app_label != APP_LABEL:
             return None
         primary = app_settings.PRIMARY_DATABASE
@@ -184,7 +184,7 @@ class ReplicaRouter:
             return alias
         return primary
 
-    def db_for_write(self, model: type, **hints: Any) -> str | None:
+    def db_for_write(self, model: type[Model], **hints: Any) -> str | None:
         if model._meta.app_label != APP_LABEL:
             return None
         _wrote_at.set(time.monotonic())

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from django.db import connection, connections
+from django.db.models import Model
 from django.test.utils import CaptureQueriesContext
 
 from tests.conftest import user
@@ -39,7 +40,7 @@ DEADLINE = 120.0  # seconds for a threaded test, which takes a few
 class WithoutReadYourWrites(routers.ReplicaRouter):
     """The router with read-your-writes removed: a write does not mark its caller."""
 
-    def db_for_write(self, model: type, **hints: Any) -> str | None:
+    def db_for_write(self, model: type[Model], **hints: Any) -> str | None:
         if model._meta.app_label != routers.APP_LABEL:
             return None
         return app_settings.PRIMARY_DATABASE
