@@ -30,6 +30,7 @@ from typing import Any
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.signals import connection_created
 from django.db.models import Model
 
 from ttmemory.conf import app_settings
@@ -129,6 +130,35 @@ def _caught_up_with_caller(alias: str, primary: str) -> bool:
         raise
 
 
+def _mark_writes(execute: Any, sql: str, params: Any, many: bool, context: dict[str, Any]) -> Any:
+    """Execute wrapper on the primary: any statement but a plain read marks the caller as
+    having written, so raw SQL writes (which no router sees) get read-your-writes too."""
+    if many or not sql.lstrip()[:6].upper().startswith(("SELECT", "SHOW")):
+        _wrote_at.set(time.monotonic())
+    return execute(sql, params, many, context)
+
+
+def _on_connection_created(sender: Any, connection: BaseDatabaseWrapper, **kwargs: Any) -> None:
+    if not app_settings.READ_REPLICAS or connection.alias != app_settings.PRIMARY_DATABASE:
+        return
+    if _mark_writes not in connection.execute_wrappers:
+        connection.execute_wrappers.append(_mark_writes)
+
+
+def _watched(alias: str) -> BaseDatabaseWrapper:
+    """The primary's connection in this thread, marking its writers (also when it was
+    connected before READ_REPLICAS was set, as in tests that set it)."""
+    connection = connections[alias]
+    if _mark_writes not in connection.execute_wrappers:
+        connection.execute_wrappers.append(_mark_writes)
+    return connection
+
+
+def watch_primary_writes() -> None:
+    """Mark callers writing through the primary's connections (connected by the app's ready)."""
+    connection_created.connect(_on_connection_created, dispatch_uid="ttmemory.routers")
+
+
 def _fall_back_to_primary(
     execute: Any, sql: str, params: Any, many: bool, context: dict[str, Any]
 ) -> Any:
@@ -157,7 +187,8 @@ class ReplicaRouter:
         if model._meta.app_label != APP_LABEL:
             return None
         primary = app_settings.PRIMARY_DATABASE
-        if connections[primary].in_atomic_block:
+        primary_connection = _watched(primary)
+        if primary_connection.in_atomic_block:
             return primary
         wrote_at = _wrote_at.get()
         for alias in app_settings.READ_REPLICAS:
@@ -188,6 +219,7 @@ class ReplicaRouter:
         if model._meta.app_label != APP_LABEL:
             return None
         _wrote_at.set(time.monotonic())
+        _watched(app_settings.PRIMARY_DATABASE)
         return app_settings.PRIMARY_DATABASE
 
     def allow_relation(self, obj1: Any, obj2: Any, **hints: Any) -> bool | None:

@@ -7,13 +7,14 @@ behind two aliases); tests/databases/test_replicas.py runs it against a real sta
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connections, transaction
 
-from ttmemory import memory
+from ttmemory import memory, routers
 from ttmemory.checks import check_options, check_replicas
 from ttmemory.models import MemorySession, Message
 from ttmemory.routers import ReplicaRouter
@@ -22,9 +23,13 @@ ROUTER = "ttmemory.routers.ReplicaRouter"
 
 
 @pytest.fixture
-def routed(settings: Any) -> None:
+def routed(settings: Any) -> Iterator[None]:
     settings.DATABASE_ROUTERS = [ROUTER]
     settings.TTMEMORY = {**settings.TTMEMORY, "READ_REPLICAS": ["replica"]}
+    yield
+    for alias in ("default", "replica"):  # this thread's connections outlive the test
+        wrappers = connections[alias].execute_wrappers
+        wrappers[:] = [w for w in wrappers if w.__module__ != routers.__name__]
 
 
 def fresh(fn: Any) -> Any:

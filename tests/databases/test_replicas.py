@@ -22,7 +22,6 @@ from django.test.utils import CaptureQueriesContext
 from tests.conftest import user
 from tests.standby import Standby
 from ttmemory import memory, routers
-from ttmemory.conf import app_settings
 from ttmemory.models import MemorySession
 
 pytestmark = [
@@ -38,12 +37,11 @@ DEADLINE = 120.0  # seconds for a threaded test, which takes a few
 
 
 class WithoutReadYourWrites(routers.ReplicaRouter):
-    """The router with read-your-writes removed: a write does not mark its caller."""
+    """The router with read-your-writes removed: every read forgets the caller's writes."""
 
-    def db_for_write(self, model: type[Model], **hints: Any) -> str | None:
-        if model._meta.app_label != routers.APP_LABEL:
-            return None
-        return app_settings.PRIMARY_DATABASE
+    def db_for_read(self, model: type[Model], **hints: Any) -> str | None:
+        routers._wrote_at.set(0.0)
+        return super().db_for_read(model, **hints)
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +74,9 @@ def routed(standby: Standby, settings: Any) -> Iterator[Standby]:
         replica.update(saved)
         connections["replica"].settings_dict = connections["default"].settings_dict
         routers._down_until.clear()
+        for alias in ("default", "replica"):  # this thread's connections outlive the test
+            wrappers = connections[alias].execute_wrappers
+            wrappers[:] = [w for w in wrappers if w.__module__ != routers.__name__]
 
 
 def replica_reads(counter: list[int]) -> Callable[..., Any]:
@@ -118,6 +119,16 @@ def test_a_caller_reads_its_own_write_at_once_and_the_replica_serves_reads(
     print(f"without it: {stale}/{ROUNDS} stale, {on_replica}/{ROUNDS} read on the replica")
     assert on_replica == ROUNDS
     assert stale > 0, "replication outran every read: this test shows nothing here"
+
+
+def test_a_raw_sql_write_no_router_sees_is_read_back_too(routed: Standby) -> None:
+    session = memory.session_open(namespace="ryw", key="raw")
+    table = connection.ops.quote_name(MemorySession._meta.db_table)
+    for n in range(1, ROUNDS + 1):
+        routers._wrote_at.set(0.0)  # only the raw write below can mark this caller
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {table} SET message_count = %s WHERE id = %s", [n, session.pk])
+        assert MemorySession.objects.get(pk=session.pk).message_count == n
 
 
 def test_writes_and_transactions_go_to_the_primary(routed: Standby) -> None:
