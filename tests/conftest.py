@@ -3,6 +3,7 @@ on this machine's PostgreSQL 15 without pgvector."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -10,10 +11,14 @@ from typing import Any
 import psycopg
 import pytest
 from django.core.cache import cache
-from django.db import connection
+from django.db import connection, connections
 
 from ttmemory import memory
 from ttmemory.models import MemorySession
+
+# `TTMEMORY_TEST_POOLER=pgbouncer pytest ...` runs the chosen tests through a private PgBouncer
+# in transaction mode (./dev test does, for the contract, lock and API concurrency suites).
+POOLER = os.environ.get("TTMEMORY_TEST_POOLER", "")
 
 
 @pytest.fixture(autouse=True)
@@ -21,6 +26,41 @@ def _fresh_cache() -> None:
     """Each test starts with an empty cache: the API's write throttle counts requests per user
     id there, and ids repeat across tests (a busy suite would otherwise be throttled)."""
     cache.clear()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _through_pgbouncer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """With TTMEMORY_TEST_POOLER=pgbouncer: once the test database exists (created directly on
+    the server), every connection of the run, of its threads and of the worker processes it
+    starts goes through a PgBouncer in transaction mode, configured as docs/scaling.md says
+    (``TTMEMORY["POOLED"]``, no prepared statements, no server-side cursors)."""
+    if not POOLER:
+        yield
+        return
+    if POOLER != "pgbouncer":
+        pytest.fail(f"TTMEMORY_TEST_POOLER={POOLER!r}: only 'pgbouncer' is known", pytrace=False)
+    from tests.pgbouncer import running_pgbouncer
+
+    request.getfixturevalue("django_db_setup")
+    database = connections.settings["default"]
+    if database["ENGINE"] != "django.db.backends.postgresql":
+        pytest.fail("TTMEMORY_TEST_POOLER=pgbouncer needs PostgreSQL", pytrace=False)
+    saved = dict(database)
+    with running_pgbouncer(saved) as bouncer:
+        connections.close_all()
+        # In place: every thread's connection is built from this one dict.
+        database.update(bouncer.settings(saved), DISABLE_SERVER_SIDE_CURSORS=True)
+        # Worker processes read tests.settings again: they follow these variables.
+        os.environ["TTMEMORY_TEST_PGBOUNCER_PORT"] = str(bouncer.port)
+        try:
+            yield
+            # Proof the run went through the pooler (its statistics, not our settings).
+            assert bouncer.transactions(database["NAME"]) > 0, "nothing went through PgBouncer"
+        finally:
+            connections.close_all()
+            database.clear()
+            database.update(saved)
+            os.environ.pop("TTMEMORY_TEST_PGBOUNCER_PORT", None)
 
 
 SYSTEM_PG = "postgresql://postgres@127.0.0.1:5432/postgres"

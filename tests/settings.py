@@ -49,6 +49,17 @@ TEMPLATES = [
 ]
 ROOT_URLCONF = "demo_project.urls"
 DATABASES = {"default": database_settings(BASE_DIR)}
+# The read-replica tests (tests/databases/test_replicas.py) point this alias at a real standby;
+# elsewhere it mirrors the test database, as Django's multi-database testing recommends.
+DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
+# Set by tests/conftest.py for the worker processes of a run through PgBouncer.
+if os.environ.get("TTMEMORY_TEST_PGBOUNCER_PORT"):
+    DATABASES["default"].update(
+        HOST="127.0.0.1",
+        PORT=os.environ["TTMEMORY_TEST_PGBOUNCER_PORT"],
+        OPTIONS={},
+        DISABLE_SERVER_SIDE_CURSORS=True,
+    )
 USE_TZ = True
 
 # Random per run: no key lives in code. Two keys, so decryption by a non-primary key is exercised.
@@ -65,6 +76,8 @@ TTMEMORY = {
     "BLIND_INDEX_KEY": os.environ["TTMEMORY_TEST_BLIND_KEY"],
     "MAX_MESSAGE_BYTES": 2 * 1024 * 1024,
     "RECALL_TOUCH_SECONDS": 0,  # write recall counts at once (tests read them back)
+    # A run through PgBouncer (tests/conftest.py) says so, as docs/scaling.md asks.
+    "POOLED": os.environ.get("TTMEMORY_TEST_POOLER") == "pgbouncer",
 }
 # TTMEMORY_TEST_PARTITIONED=1: the test database's message table is partitioned by hash of
 # session (read by the migration), for the partitioned pass of `./dev test`.

@@ -25,6 +25,10 @@ class TTMemoryConfig(AppConfig):
         # Values from before row binding are readable only while their upgrade is pending.
         fields.set_legacy_format_policy(legacy_format_accepted)
         import ttmemory.services.background
+        from ttmemory import routers
+
+        # Read-your-writes must see writes made before the router is first asked anything.
+        routers.watch_primary_writes()
 
         try:  # Celery is optional: with it, background jobs become Celery tasks
             import celery  # noqa: F401

@@ -318,6 +318,90 @@ def check_sqlite_transactions(**kwargs: Any) -> list[checks.CheckMessage]:
     return warnings
 
 
+POOLER_HINT = (
+    "Behind a pooler in transaction mode, consecutive transactions of one client run on "
+    "different server connections; see the PgBouncer section of docs/scaling.md."
+)
+
+
+def check_pooling(**kwargs: Any) -> list[checks.CheckMessage]:
+    """With TTMEMORY["POOLED"]: options of DATABASES that break under transaction pooling."""
+    if app_settings.problem("POOLED") is not None or not app_settings.POOLED:
+        return []
+    return pooling_problems(settings.DATABASES)
+
+
+def pooling_problems(databases: dict[str, dict[str, Any]]) -> list[checks.CheckMessage]:
+    """Prepared statements (W061) and server-side cursors (W062) on a pooled PostgreSQL.
+
+    A named prepared statement lives on one server connection and the client's next
+    transaction may run on another ("prepared statement does not exist", or "already exists"
+    for a client handed one that has it); Django's server-side cursors (``.iterator()`` outside
+    a transaction) outlive the transaction that declared them. Server-side binding alone is
+    fine: psycopg then sends unnamed statements, parsed and run in one exchange.
+    """
+    warnings: list[checks.CheckMessage] = []
+    for alias, database in databases.items():
+        if database.get("ENGINE") != "django.db.backends.postgresql":
+            continue
+        if (database.get("TEST") or {}).get("MIRROR"):
+            continue  # the mirrored alias's own settings are what connect
+        threshold = (database.get("OPTIONS") or {}).get("prepare_threshold")
+        if threshold is not None:
+            warnings.append(
+                checks.Warning(
+                    f"Database {alias!r} prepares statements (OPTIONS prepare_threshold = "
+                    f"{threshold!r}) but TTMEMORY['POOLED'] says a transaction pooler is in "
+                    "front of it: a prepared statement is missing on the next server connection.",
+                    hint="Remove 'prepare_threshold' from OPTIONS (Django's default, None, "
+                    "prepares nothing). " + POOLER_HINT,
+                    id="ttmemory.W061",
+                )
+            )
+        if not database.get("DISABLE_SERVER_SIDE_CURSORS"):
+            warnings.append(
+                checks.Warning(
+                    f"Database {alias!r} uses server-side cursors for QuerySet.iterator() but "
+                    "TTMEMORY['POOLED'] says a transaction pooler is in front of it.",
+                    hint=f"Set DATABASES[{alias!r}]['DISABLE_SERVER_SIDE_CURSORS'] = True. "
+                    + POOLER_HINT,
+                    id="ttmemory.W062",
+                )
+            )
+    return warnings
+
+
+def check_replicas(**kwargs: Any) -> list[checks.CheckMessage]:
+    """PRIMARY_DATABASE and READ_REPLICAS name databases (E047); replicas without the router
+    read nothing (W063)."""
+    found: list[checks.CheckMessage] = []
+    for name in ("PRIMARY_DATABASE", "READ_REPLICAS"):
+        if app_settings.problem(name) is not None:
+            return []  # check_options reports it
+    aliases = [app_settings.PRIMARY_DATABASE, *app_settings.READ_REPLICAS]
+    unknown = [alias for alias in aliases if alias not in settings.DATABASES]
+    if unknown:
+        found.append(
+            checks.Error(
+                f"TTMEMORY names database(s) {', '.join(map(repr, unknown))} that DATABASES "
+                "does not define.",
+                hint="PRIMARY_DATABASE and READ_REPLICAS are aliases of DATABASES.",
+                id="ttmemory.E047",
+            )
+        )
+    router = "ttmemory.routers.ReplicaRouter"
+    if app_settings.READ_REPLICAS and router not in getattr(settings, "DATABASE_ROUTERS", []):
+        found.append(
+            checks.Warning(
+                "TTMEMORY['READ_REPLICAS'] is set but no read goes to a replica without "
+                f"{router!r} in DATABASE_ROUTERS.",
+                hint=f"DATABASE_ROUTERS = [{router!r}] (docs/scaling.md, Read replicas).",
+                id="ttmemory.W063",
+            )
+        )
+    return found
+
+
 def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Facts the upgrade has not finished: stale blind index (W040), keyless vectors (W041).
 
@@ -510,6 +594,8 @@ def register() -> None:
     ):
         checks.register(check, "ttmemory")
     checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
+    for check in (check_pooling, check_replicas):
+        checks.register(check, "ttmemory")
     # Checks that query the database carry only Django's database tag: they run with
     # `check --database default` and before `migrate`, never for a tag selection alone (on
     # Django 6 a tag selection runs them against every connection).

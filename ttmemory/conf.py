@@ -397,6 +397,27 @@ def resolver(value: Any) -> str | NamespaceResolver:
     )
 
 
+def alias_list(value: Any) -> list[str]:
+    """DATABASES aliases: a list of strings (E047; that each alias exists: ttmemory.checks)."""
+    if value is None:
+        return []
+    if isinstance(value, list | tuple) and all(isinstance(a, str) and a for a in value):
+        return list(value)
+    raise InvalidSetting(
+        f"must be a list of DATABASES aliases such as ['replica'], not {value!r}",
+        check_id="ttmemory.E047",
+    )
+
+
+def alias(value: Any) -> str:
+    """One DATABASES alias (E047)."""
+    if isinstance(value, str) and value:
+        return value
+    raise InvalidSetting(
+        f"must be a DATABASES alias such as 'default', not {value!r}", check_id="ttmemory.E047"
+    )
+
+
 class Setting(Generic[T]):
     """One key of ``TTMEMORY``: its default and the rule that coerces and checks a value.
 
@@ -579,6 +600,22 @@ class AppSettings:
     # USD per million tokens by model, {"model": {"input": 0.15, "output": 0.6}}: prices the
     # ttmemory.cost metric (spend per day on the dashboard); models not listed cost nothing.
     TELEMETRY_MODEL_PRICES = Setting(None, model_prices)
+
+    # The databases are reached through a pooler in transaction mode (PgBouncer's
+    # pool_mode = transaction): `check` then warns about options that break there
+    # (ttmemory.W061, W062). ttmemory itself keeps no session state (docs/scaling.md).
+    POOLED = Setting(False, boolean)
+    # ttmemory.routers.ReplicaRouter: the alias that takes every write, and the aliases of the
+    # streaming replicas ttmemory's reads may use (empty: every read goes to the primary).
+    PRIMARY_DATABASE = Setting("default", alias)
+    READ_REPLICAS = Setting([], alias_list)
+    # Read-your-writes: a read by a caller (request, task, thread) that has written waits at
+    # most this long for a replica to replay the primary's WAL up to that write, then reads
+    # the primary instead (0: read the primary at once while the replica is behind).
+    REPLICA_WAIT_SECONDS = Setting(0.05, seconds())
+    # A replica that failed (connection refused, dropped mid-query) is skipped for this long:
+    # its reads go to the primary meanwhile.
+    REPLICA_RETRY_SECONDS = Setting(5.0, seconds(positive=True))
 
     def __init__(self) -> None:
         self._cache: dict[str, Any] | None = None
