@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.models import F
 from django.utils import timezone
 
-from ttmemory import conversation, events, jobs
+from ttmemory import conversation, events, jobs, telemetry
 from ttmemory.backends.locks import get_lock, session_lock
 from ttmemory.backends.locks.database import PostgresAdvisoryLock, advisory_key
 from ttmemory.conf import app_settings
@@ -283,7 +283,12 @@ def _append_one_postgres(
     if result is None:  # stale last_seq, a busy lock (or a deleted session: general path)
         return None
     if lock:
-        get_lock().stats.acquired += 1
+        taken = get_lock()
+        taken.stats.acquired += 1
+        # Taken inside the statement without waiting: an empty wait span and a zero wait
+        # sample keep the lock's traces and metrics true on this one-round-trip path too.
+        with telemetry.lock_wait(backend=type(taken).__name__):
+            pass
     row.pk, row.seq, session.message_count, session.token_count = result
     row.group_seq = head or row.seq
     row._state.adding = False
