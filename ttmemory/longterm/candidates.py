@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.db import connection
@@ -103,10 +104,9 @@ def _postgresql(
     sql, params = _postgresql_sql(
         namespace, terms, vector, model, limit, kinds, cached, approximate=approximate
     )
-    with recall.planner_settings() if approximate else nullcontext():
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
+    with recall.planner_settings() if approximate else nullcontext(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
     keyword: dict[int, float] = {}
     vectors: dict[int, float] = {}
     facts = size
@@ -131,9 +131,9 @@ def _postgresql_sql(
     cached: tuple[int, float] | None,
     *,
     approximate: bool,
-) -> tuple[str, dict[str, object]]:
+) -> tuple[str, dict[str, Any]]:
     fact, term = _tables()
-    params: dict[str, object] = {
+    params: dict[str, Any] = {
         "ns": namespace,
         "now": timezone.now(),
         "limit": int(limit),
@@ -206,7 +206,7 @@ def _portable(
     limit: int,
     kinds: list[str] | None,
 ) -> Candidates:
-    fact, term = _tables()
+    fact, _ = _tables()
     p = "%s"
     now = timezone.now()
     kind_sql, kind_params = "", []
@@ -225,7 +225,9 @@ def _portable(
             stats = (int(n or 0), float(avg or 1.0) or 1.0)
             recall.remember_stats(namespace, *stats)
         if terms:
-            keyword = _portable_keyword(cursor, namespace, terms, limit, current, kind_params, now, stats)
+            keyword = _portable_keyword(
+                cursor, namespace, terms, limit, current, kind_params, now, stats
+            )
         vectors: dict[int, float] = {}
         if vector is not None:
             cursor.execute(
@@ -289,4 +291,3 @@ def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -
     sims = matrix.reshape(len(rows), len(vector)) @ np.asarray(vector, dtype=np.float32)
     order = np.lexsort((ids, -sims))[:limit]  # best first, ties by id
     return {int(ids[i]): float(sims[i]) for i in order}
-
