@@ -16,6 +16,7 @@ translate per database); so does nothing else.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection
+from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
@@ -240,26 +242,25 @@ def _portable(
 
 
 def _portable_keyword(
-    cursor: object,
+    cursor: CursorWrapper,
     namespace: str,
     terms: Mapping[int, int],
     limit: int,
     current: str,
     kind_params: list[str],
-    now: object,
+    now: dt.datetime,
     stats: tuple[int, float],
 ) -> dict[int, float]:
     fact, term = _tables()
     p = "%s"
     hashes = list(terms)
     marks = ", ".join([p] * len(hashes))
-    execute = cursor.execute  # type: ignore[attr-defined]
-    execute(
+    cursor.execute(
         f"SELECT term, count(*) FROM {term} WHERE namespace = {p} AND term IN ({marks}) "
         "GROUP BY term",
         [namespace, *hashes],
     )
-    found = dict(cursor.fetchall())  # type: ignore[attr-defined]
+    found = dict(cursor.fetchall())
     if not found:
         return {}
     df: dict[int, int] = {}
@@ -274,13 +275,13 @@ def _portable_keyword(
         f"/ (p.tf + {k1 * (1.0 - b)!r} + {k1 * b / avg_len!r} * f.term_count)"
     )
     hits = ", ".join(str(int(h)) for h in found)
-    execute(
+    cursor.execute(
         f"SELECT p.fact_id, sum({score}) AS score FROM {term} p JOIN {fact} f ON f.id = p.fact_id "
         f"WHERE p.namespace = {p} AND p.term IN ({hits}) AND {current} "
         f"GROUP BY p.fact_id ORDER BY score DESC, p.fact_id LIMIT {int(limit)}",
         [namespace, now, *kind_params],
     )
-    return {int(i): float(s) for i, s in cursor.fetchall()}  # type: ignore[attr-defined]
+    return {int(i): float(s) for i, s in cursor.fetchall()}
 
 
 def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -> dict[int, float]:
