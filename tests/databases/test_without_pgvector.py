@@ -25,6 +25,7 @@ from django.test import TestCase
 from tests.conftest import raw_rows
 from ttmemory import memory
 from ttmemory.checks import check_pgvector
+from ttmemory.longterm.vector_index import SHIPPED_DIMENSIONS, index_name
 from ttmemory.models.vectors import vector_storage_reset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,6 +202,9 @@ def bytes_column(db: Any) -> Iterator[None]:
     if connection.vendor != "postgresql":
         pytest.skip("moving the column to pgvector needs PostgreSQL with pgvector")
     with connection.cursor() as cursor:
+        # Such a database never got the HNSW indexes (migration 0013 skips them there).
+        for dimensions in SHIPPED_DIMENSIONS:
+            cursor.execute(f"DROP INDEX {index_name(dimensions)}")
         cursor.execute("ALTER TABLE ttmemory_fact ALTER COLUMN embedding TYPE bytea USING NULL")
         cursor.execute(
             "ALTER TABLE ttmemory_messageentry ALTER COLUMN embedding TYPE bytea USING NULL"

@@ -15,7 +15,7 @@ from tests.conftest import raw_rows
 from ttmemory import memory
 from ttmemory.backends.embedders import HashEmbedder
 from ttmemory.exceptions import EmbeddingError
-from ttmemory.longterm import recall
+from ttmemory.longterm import candidates
 from ttmemory.longterm.embedding import reset_health
 from ttmemory.models import Fact
 
@@ -161,14 +161,14 @@ def test_an_interrupted_run_keeps_its_batches_and_a_rerun_finishes(
     # Mixed population: vectors are only ever compared within the configured model.
     use_embedder(settings, dimensions=32, model="hash-b")
     seen: list[dict[int, float]] = []
-    real_vector_scores = recall.vector_scores
+    real_candidates = candidates.candidates
 
-    def spy(*args: Any, **kwargs: Any) -> dict[int, float]:
-        scores = real_vector_scores(*args, **kwargs)
-        seen.append(scores)
-        return scores
+    def spy(*args: Any, **kwargs: Any) -> candidates.Candidates:
+        found = real_candidates(*args, **kwargs)
+        seen.append(found.vector)
+        return found
 
-    monkeypatch.setattr(recall, "vector_scores", spy)
+    monkeypatch.setattr(candidates, "candidates", spy)
     result = memory.fact_recall(namespace=NS, query="Ada cello Sundays peanuts", k=7)
 
     assert result.mode == "hybrid"

@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Avg, Case, Count, FloatField, Q, QuerySet, Sum, Value, When
+from django.db.models import Avg, Case, Count, F, FloatField, Q, QuerySet, Sum, Value, When
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -90,9 +90,9 @@ def keyword_scores(
     df: dict[int, int] = {}
     for term, n in found.items():
         df[terms[term]] = df.get(terms[term], 0) + n
-    idf = Case(
+    weights = Case(
         *[
-            When(term=term, then=Value(math.log(1.0 + (total - n + 0.5) / (n + 0.5))))
+            When(term=term, then=Value(idf(total, n)))
             for term, n in ((term, df[terms[term]]) for term in found)
         ],
         default=Value(0.0),
@@ -108,7 +108,7 @@ def keyword_scores(
             term__in=list(found),
         )
         .values("fact_id")
-        .annotate(score=Sum(idf * tf * Value(BM25_K1 + 1.0) / norm))
+        .annotate(score=Sum(weights * tf * Value(BM25_K1 + 1.0) / norm))
         .order_by("-score", "fact_id")
         .values_list("fact_id", "score")[:limit]
     )
@@ -116,45 +116,73 @@ def keyword_scores(
 
 
 # Namespaces this large keep their BM25 statistics for a few seconds: counting every fact on
-# every query costs more than the statistics change. Smaller ones are counted each time.
+# every query costs more than the statistics change. Smaller ones are counted each time (in
+# recall's own statement on PostgreSQL, see ``candidates``); only their size is remembered, to
+# choose exact or approximate vector search without another round trip.
 STATS_CACHE_MIN_FACTS = 2000
 STATS_CACHE_SECONDS = 30.0
 _stats: dict[str, tuple[float, int, float]] = {}
 
 
+def idf(total: int, n: int) -> float:
+    """BM25's inverse document frequency of a word in ``n`` of ``total`` facts."""
+    return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+
+
+def cached_stats(namespace: str) -> tuple[int, float] | None:
+    """N and avgdl of a large namespace counted less than ``STATS_CACHE_SECONDS`` ago."""
+    cached = _stats.get(namespace)
+    if cached is None or cached[0] <= time.monotonic() or cached[1] < STATS_CACHE_MIN_FACTS:
+        return None
+    return cached[1], cached[2]
+
+
+def size_hint(namespace: str) -> int | None:
+    """How many facts ``namespace`` had when last counted (within ``STATS_CACHE_SECONDS``)."""
+    cached = _stats.get(namespace)
+    if cached is None or cached[0] <= time.monotonic():
+        return None
+    return cached[1]
+
+
+def remember_stats(namespace: str, total: int, avg_len: float) -> None:
+    """Keep a namespace's counted statistics (used as BM25's only when it is large)."""
+    if len(_stats) > 10_000:
+        _stats.clear()
+    _stats[namespace] = (time.monotonic() + STATS_CACHE_SECONDS, total, avg_len or 1.0)
+
+
 def namespace_stats(namespace: str) -> tuple[int, float]:
     """Facts in ``namespace`` and their mean indexed length (BM25's N and avgdl)."""
-    cached = _stats.get(namespace)
-    if cached is not None and cached[0] > time.monotonic():
-        return cached[1], cached[2]
+    cached = cached_stats(namespace)
+    if cached is not None:
+        return cached
     stats = Fact.objects.filter(namespace=namespace).aggregate(n=Count("pk"), avg=Avg("term_count"))
     total = int(stats["n"] or 0)
     avg_len = float(stats["avg"] or 1.0) or 1.0
-    if total >= STATS_CACHE_MIN_FACTS:
-        if len(_stats) > 10_000:
-            _stats.clear()
-        _stats[namespace] = (time.monotonic() + STATS_CACHE_SECONDS, total, avg_len)
-    else:
-        _stats.pop(namespace, None)
+    remember_stats(namespace, total, avg_len)
     return total, avg_len
 
 
 def vector_scores(
     facts: QuerySet[Fact], vector: list[float], model: str, limit: int, *, approximate: bool
 ) -> dict[int, float]:
-    """Cosine similarity of the best ``limit`` facts embedded by ``model``."""
+    """Cosine similarity of the best ``limit`` facts embedded by ``model``.
+
+    pgvector's ``CosineDistance`` in SQL on PostgreSQL (``approximate``: on the expression the
+    HNSW index of this dimension is built on, under ``planner_settings``); numpy elsewhere.
+    """
     facts = facts.filter(embedding_model=model, embedding_dim=len(vector))
     if vector_storage(connection) == PGVECTOR:
-        literal = "[" + ",".join(repr(float(v)) for v in vector) + "]"
+        from pgvector.django import CosineDistance, VectorField
+
         dim = len(vector)
-        if not approximate:
-            distance = RawSQL("embedding <=> %s::vector", [literal])
-            rows = facts.annotate(distance=distance).order_by("distance")
-            return {pk: 1.0 - float(d) for pk, d in rows.values_list("pk", "distance")[:limit]}
-        # The expression the HNSW index of this dimension is built on.
-        distance = RawSQL(f"(embedding::vector({dim})) <=> %s::vector({dim})", [literal])
-        rows = facts.annotate(distance=distance).order_by("distance")
-        with _planner_settings():
+        query = Cast(Value(vector_literal(vector)), VectorField(dimensions=dim))
+        column = Cast("embedding", VectorField(dimensions=dim)) if approximate else F("embedding")
+        # The index returns rows in distance order; exact search breaks ties by id.
+        order = ("distance",) if approximate else ("distance", "pk")
+        rows = facts.annotate(distance=CosineDistance(column, query)).order_by(*order)
+        with planner_settings() if approximate else nullcontext():
             found = list(rows.values_list("pk", "distance")[:limit])
         return {pk: 1.0 - float(d) for pk, d in found}
     # The packed float32 bytes as stored, straight into numpy (no per-float Python objects).
@@ -170,21 +198,29 @@ def vector_scores(
     return {int(ids[i]): float(sims[i]) for i in top}
 
 
+def vector_literal(vector: Iterable[float]) -> str:
+    """pgvector's text form of ``vector``."""
+    return "[" + ",".join(repr(float(v)) for v in vector) + "]"
+
+
+#: HNSW search settings of approximate recall (pgvector 0.8): iterative scans keep the filtered
+#: (one namespace) search going until it has ``limit`` rows; ef_search 100 reached recall@10
+#: >= 0.95 of exact in docs/benchmarks.md.
+PLANNER_SETTINGS = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = 100"
+
+
 @contextmanager
-def _planner_settings() -> Iterator[None]:
+def planner_settings() -> Iterator[None]:
     """HNSW search settings for the body's queries only, never left on a pooled connection.
 
-    ``SET LOCAL`` in a transaction of its own, or a savepoint inside a caller's transaction,
-    rolled back afterwards (the body only reads), which undoes the ``SET LOCAL`` too.
+    ``SET LOCAL`` (never ``SET``: a session setting would stay on the server connection that
+    PgBouncer hands the next client) in a transaction of its own, or a nested atomic block
+    inside a caller's transaction, rolled back afterwards (the body only reads), which undoes
+    the ``SET LOCAL`` too. Both settings go in one round trip.
     """
-
-    def apply() -> None:
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            cursor.execute("SET LOCAL hnsw.ef_search = 100")
-
     with transaction.atomic():  # a transaction, or a savepoint inside the caller's
-        apply()
+        with connection.cursor() as cursor:
+            cursor.execute(PLANNER_SETTINGS)
         try:
             yield
         finally:

@@ -1,44 +1,62 @@
-"""The HNSW index of fact embeddings on PostgreSQL: one partial expression index per dimension.
+"""The HNSW indexes of fact embeddings on PostgreSQL: one partial expression index per dimension.
 
-The embedding column has no fixed dimension (switching embedders needs no migration), so the
-index is built on ``embedding::vector(N)`` for the rows of dimension N; recall's approximate
-path queries that same expression so the planner can use it.
+The embedding column has no fixed dimension (switching embedders needs no migration), so each
+index is pgvector's ``HnswIndex`` on ``embedding::vector(N)`` with the cosine operator class,
+for the rows of dimension N (``WHERE embedding_dim = N``); recall's approximate path queries
+that same expression so the planner can use it. Migration 0013 creates the indexes of
+``SHIPPED_DIMENSIONS``; ``ttmemory_reembed`` creates the one of any other dimension it embeds
+into (``ensure_hnsw_index``).
 """
 
 from __future__ import annotations
 
 from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
 
-from ttmemory.models import Fact
-from ttmemory.models.vectors import PGVECTOR, vector_storage
+from ttmemory.models.vectors import (
+    EF_CONSTRUCTION,
+    PGVECTOR,
+    SHIPPED_DIMENSIONS,
+    M,
+    hnsw_index,
+    index_name,
+    vector_storage,
+)
+
+__all__ = [
+    "SHIPPED_DIMENSIONS",
+    "ensure_hnsw_index",
+    "hnsw_index",
+    "hnsw_index_exists",
+    "index_name",
+]
 
 
-def index_name(dimensions: int) -> str:
-    return f"ttm_fact_hnsw_{dimensions}"
+def hnsw_index_exists(dimensions: int, *, using: BaseDatabaseWrapper | None = None) -> bool:
+    """The HNSW index of ``dimensions`` exists (PostgreSQL)."""
+    with (using or connection).cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [index_name(dimensions)])
+        return cursor.fetchone() is not None
 
 
-def ensure_hnsw_index(dimensions: int, *, m: int = 16, ef_construction: int = 64) -> bool:
+def ensure_hnsw_index(
+    dimensions: int, *, m: int = M, ef_construction: int = EF_CONSTRUCTION
+) -> bool:
     """Create the HNSW index for ``dimensions`` if missing; True if it was created.
 
     A no-op on databases other than PostgreSQL with pgvector (vector search runs in numpy there).
     """
     if vector_storage(connection) != PGVECTOR:
         return False
-    if not isinstance(dimensions, int) or not 1 <= dimensions <= 2000:
-        raise ValueError("HNSW indexes support 1 to 2000 dimensions")
-    name = index_name(dimensions)
-    table = connection.ops.quote_name(Fact._meta.db_table)
-    with connection.cursor() as cursor:
-        if connection.in_atomic_block:
-            # Deferred foreign-key checks pending in this transaction block CREATE INDEX.
+    index = hnsw_index(dimensions, m=m, ef_construction=ef_construction)
+    from ttmemory.models import Fact
+
+    if connection.in_atomic_block:
+        # Deferred foreign-key checks pending in this transaction block CREATE INDEX.
+        with connection.cursor() as cursor:
             cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [name])
-        if cursor.fetchone():
-            return False
-        cursor.execute(
-            f"CREATE INDEX {name} ON {table} USING hnsw "
-            f"((embedding::vector({dimensions})) vector_cosine_ops) "
-            f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
-            f"WHERE embedding_dim = {dimensions}"
-        )
+    if hnsw_index_exists(dimensions):
+        return False
+    with connection.schema_editor(atomic=False) as editor:
+        editor.add_index(Fact, index)
     return True

@@ -119,7 +119,11 @@ class Fact(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["namespace", "kind"], name="ttm_fact_ns_kind_idx"),
+            # term_count too: recall's BM25 statistics (count, mean length) of a namespace are
+            # then an index-only scan, not a read of every fact row with its vector.
+            models.Index(
+                fields=["namespace", "kind", "term_count"], name="ttm_fact_ns_kind_len_idx"
+            ),
             models.Index(fields=["source_session"], name="ttm_fact_source_idx"),
             models.Index(fields=["expires_at"], name="ttm_fact_expiry_idx"),
         ]

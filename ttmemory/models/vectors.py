@@ -20,6 +20,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.operations.base import Operation
 from django.db.migrations.state import ProjectState
+from django.db.models import Q
+from django.db.models.functions import Cast
 
 logger = logging.getLogger(__name__)
 
@@ -150,3 +152,94 @@ class VectorExtensionIfAvailable(Operation):
 
     def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
         return (self.__class__.__name__, [], {})
+
+
+# ---------------------------------------------------------------------------------------------
+# HNSW indexes: pgvector's HnswIndex, one partial expression index per dimension
+
+#: Dimensions indexed by migration 0013: the default HashEmbedder and all-MiniLM-L6-v2 (384),
+#: OpenAI's text-embedding-3-small (1536). Others: ``ttmemory_reembed`` creates theirs.
+SHIPPED_DIMENSIONS = (384, 1536)
+M = 16
+EF_CONSTRUCTION = 64
+
+
+def index_name(dimensions: int) -> str:
+    return f"ttm_fact_hnsw_{dimensions}"
+
+
+def hnsw_index(dimensions: int, *, m: int = M, ef_construction: int = EF_CONSTRUCTION) -> Any:
+    """pgvector's ``HnswIndex`` of the facts of ``dimensions``: cosine distance, partial.
+
+    The column has no fixed dimension, so the index is on ``embedding::vector(N)`` for the rows
+    with ``embedding_dim = N``; approximate recall orders by that same expression.
+    """
+    if not isinstance(dimensions, int) or not 1 <= dimensions <= 2000:
+        raise ValueError("HNSW indexes support 1 to 2000 dimensions")
+    from django.contrib.postgres.indexes import OpClass
+    from django.db.models import OrderBy
+    from django.db.models.functions import Collate
+    from django.db.models.indexes import IndexExpression
+    from pgvector.django import HnswIndex, VectorField  # the postgres extra
+
+    # What django.contrib.postgres's AppConfig.ready() registers (the app need not be
+    # installed): an OpClass then follows its parenthesised expression instead of being
+    # wrapped into it.
+    IndexExpression.register_wrappers(OrderBy, OpClass, Collate)
+    return HnswIndex(
+        # opclasses= applies to plain columns only; an expression takes Django's OpClass.
+        OpClass(Cast("embedding", VectorField(dimensions=dimensions)), name="vector_cosine_ops"),
+        name=index_name(dimensions),
+        m=int(m),
+        ef_construction=int(ef_construction),
+        condition=Q(embedding_dim=dimensions),
+    )
+
+
+class HnswIndexesIfAvailable(Operation):
+    """pgvector's ``HnswIndex`` for each of ``dimensions`` where fact vectors are pgvector's.
+
+    Nothing on SQLite or on PostgreSQL storing float32 bytes (vectors ranked in numpy there);
+    changes no model state, so every database's migration graph is the same. Reversing it
+    drops the indexes.
+    """
+
+    reversible = True
+
+    def __init__(self, dimensions: list[int] | tuple[int, ...]) -> None:
+        self.dimensions = tuple(dimensions)
+
+    def state_forwards(self, app_label: str, state: ProjectState) -> None:
+        pass
+
+    def database_forwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        connection = schema_editor.connection
+        if vector_storage(connection) != PGVECTOR:
+            return
+        model = to_state.apps.get_model(app_label, "Fact")
+        for dimensions in self.dimensions:
+            schema_editor.add_index(model, hnsw_index(dimensions))
+
+    def database_backwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        if vector_storage(schema_editor.connection) != PGVECTOR:
+            return
+        for dimensions in self.dimensions:
+            schema_editor.execute(f"DROP INDEX IF EXISTS {index_name(dimensions)}")
+
+    def describe(self) -> str:
+        return f"Creates the HNSW indexes of fact vectors of {self.dimensions} dimensions"
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        return (self.__class__.__name__, [], {"dimensions": list(self.dimensions)})

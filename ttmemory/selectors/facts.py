@@ -12,7 +12,7 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs import recall_counts
 from ttmemory.jobs.ledger_calls import record_later
-from ttmemory.longterm import blind, recall
+from ttmemory.longterm import blind, candidates, recall
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, MemorySession, Profile
 from ttmemory.results import RecallResult
@@ -58,22 +58,28 @@ def fact_recall(
     k = clean_count(k, field="k", minimum=1)
     kinds = [clean_kind(kind, field="kinds") for kind in kinds] if kinds else None
     metadata = clean_metadata(metadata) if metadata else None
-    facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
     pool = max(50, k * 10)
-    stats = recall.namespace_stats(namespace)
     terms = blind.query_hashes(query, namespace=namespace)
-    keyword = recall.keyword_scores(
-        namespace, query, pool, kinds=kinds, metadata=metadata, stats=stats, terms=terms
-    )
     embedded = embed_for([query], namespace=namespace, purpose="embed_query")
     record_later(embedded.call)  # written by a background job: a read writes nothing
     vectors, reason = embedded.vectors, embedded.reason
-    vector: dict[int, float] = {}
-    if vectors is not None:
-        approximate = stats[0] > app_settings.RECALL_EXACT_LIMIT
-        vector = recall.vector_scores(
-            facts, vectors[0], get_embedder().model, pool, approximate=approximate
+    model = get_embedder().model if vectors is not None else ""
+    if metadata is None:
+        # Both candidate lists in one statement on PostgreSQL (longterm/candidates.py).
+        found = candidates.candidates(
+            namespace,
+            terms=terms,
+            vector=vectors[0] if vectors is not None else None,
+            model=model,
+            limit=pool,
+            kinds=kinds,
         )
+        keyword, vector = found.keyword, found.vector
+    else:  # JSON lookups: the ORM's per-database translation
+        keyword, vector = _scores_with_metadata(
+            namespace, terms, vectors[0] if vectors is not None else None, model, pool,
+            kinds=kinds, metadata=metadata,
+        )  # fmt: skip
     if vectors is None:
         mode, scores = "keyword", keyword
     elif not keyword and not terms:
@@ -85,10 +91,33 @@ def fact_recall(
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
     relevant = [(fact_id, s) for fact_id, s in scores.items() if s > floor]
     best = sorted(relevant, key=lambda item: (-item[1], item[0]))[:k]
-    by_id = Fact.objects.in_bulk([fact_id for fact_id, _ in best])
+    # Only the k hits are loaded (their text decrypted on first use), without their vectors.
+    by_id = Fact.objects.defer("embedding").in_bulk([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
     recall_counts.count_recalled(fact.pk for fact, _ in hits)
     return RecallResult(hits=hits, mode=mode, fallback_reason=reason)
+
+
+def _scores_with_metadata(
+    namespace: str,
+    terms: dict[int, int],
+    vector: list[float] | None,
+    model: str,
+    pool: int,
+    *,
+    kinds: list[str] | None,
+    metadata: dict[str, Any],
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Both candidate lists through the ORM (a metadata filter is Django's to translate)."""
+    stats = recall.namespace_stats(namespace)
+    keyword = recall.keyword_scores(
+        namespace, "", pool, kinds=kinds, metadata=metadata, stats=stats, terms=terms
+    )
+    if vector is None:
+        return keyword, {}
+    facts = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
+    approximate = stats[0] > app_settings.RECALL_EXACT_LIMIT
+    return keyword, recall.vector_scores(facts, vector, model, pool, approximate=approximate)
 
 
 def fact_list(

@@ -1,0 +1,119 @@
+"""Recall's one-statement candidate lists rank exactly as the ORM's keyword and vector queries.
+
+The fast path (``longterm/candidates.py``) must not change what recall returns: same BM25
+scores, same cosine similarities, same filters (kinds, superseded, expired), on every database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from ttmemory import memory
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.longterm import blind, candidates, recall
+from ttmemory.longterm.vector_index import SHIPPED_DIMENSIONS, index_name
+from ttmemory.models import Fact
+
+NS = "user-candidates"
+TEXTS = [
+    "Ada is allergic to peanuts and carries an epipen",
+    "Ada prefers window seats on long flights",
+    "Ada's cat Pixel is allergic to fish",
+    "Ada lives in Lisbon near the river",
+    "Ada plays the cello on Sundays with friends",
+    "Ada's brother Tom lives in Porto",
+    "Peanut butter is Tom's favourite snack",
+    "Ada flies to Tokyo in March for work",
+]
+QUESTIONS = [
+    "what is Ada allergic to and what does she carry",
+    "where does her brother live these days",
+    "which seat does she like on long flights",
+    "does the cat have any allergies at all",
+    "zebra quantum",
+]
+
+
+@pytest.fixture
+def facts(db: Any) -> None:
+    for i, text in enumerate(TEXTS):
+        memory.fact_remember(namespace=NS, text=text, kind="note" if i % 3 == 0 else "fact")
+    memory.fact_remember(namespace="someone-else", text="Ada is allergic to peanuts")
+    expired = memory.fact_remember(namespace=NS, text="Ada is allergic to penicillin")
+    Fact.objects.filter(pk=expired.pk).update(expires_at=timezone.now() - dt.timedelta(days=1))
+    old = memory.fact_remember(namespace=NS, text="Ada lives in Porto with Tom")
+    Fact.objects.filter(pk=old.pk).update(valid_to=timezone.now())
+
+
+@pytest.mark.parametrize("kinds", [None, ["fact"], ["note", "fact"]])
+def test_both_lists_equal_the_orm_queries(facts: None, kinds: list[str] | None) -> None:
+    embedder = get_embedder()
+    for question in QUESTIONS:
+        terms = blind.query_hashes(question, namespace=NS)
+        vector = embedder.embed([question])[0]
+
+        found = candidates.candidates(
+            NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=kinds
+        )
+
+        keyword = recall.keyword_scores(NS, question, 5, kinds=kinds, terms=terms)
+        facts = recall.filtered_facts(NS, kinds=kinds, metadata=None)
+        by_vector = recall.vector_scores(facts, vector, embedder.model, 5, approximate=False)
+        assert list(found.keyword) == list(keyword), question
+        assert list(found.keyword.values()) == pytest.approx(list(keyword.values()), rel=1e-9)
+        # Equal similarities may be cut at the limit in another order (the HashEmbedder ties).
+        for pk in set(found.vector) & set(by_vector):
+            assert found.vector[pk] == pytest.approx(by_vector[pk], abs=1e-6)
+        assert sorted(found.vector.values()) == pytest.approx(sorted(by_vector.values()), abs=1e-6)
+        ended = Fact.objects.filter(namespace=NS).exclude(pk__in=facts.values("pk"))
+        assert not set(found.keyword) & set(ended.values_list("pk", flat=True))
+        assert found.facts == Fact.objects.filter(namespace=NS).count()
+
+
+def test_without_a_vector_only_keywords_come_back(facts: None) -> None:
+    terms = blind.query_hashes("peanuts", namespace=NS)
+
+    found = candidates.candidates(NS, terms=terms, vector=None, model="", limit=5, kinds=None)
+
+    assert found.vector == {}
+    texts = {f.text for f in Fact.objects.filter(pk__in=found.keyword)}
+    assert texts == {  # stemmed: "peanut" is "peanuts"; not the other namespace's, not expired
+        "Ada is allergic to peanuts and carries an epipen",
+        "Peanut butter is Tom's favourite snack",
+    }
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement needs PostgreSQL")
+def test_on_postgresql_recall_is_one_statement_and_one_read_of_the_hits(facts: None) -> None:
+    memory.fact_recall(namespace=NS, query="peanuts", k=3)  # the namespace's size is known now
+
+    with CaptureQueriesContext(connection) as queries:
+        result = memory.fact_recall(namespace=NS, query="what is Ada allergic to", k=3)
+
+    assert result.mode == "hybrid" and result.hits
+    assert len(queries.captured_queries) == 2, [q["sql"][:80] for q in queries.captured_queries]
+    hits = queries.captured_queries[1]["sql"]
+    assert '"embedding"' not in hits.split("FROM")[0]  # the hits are read without their vectors
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW indexes are pgvector's")
+def test_the_migrations_create_pgvectors_hnsw_index_per_shipped_dimension(db: Any) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'ttmemory_fact' "
+            "AND indexname LIKE 'ttm_fact_hnsw_%%'"
+        )
+        found = dict(cursor.fetchall())
+
+    for dimensions in SHIPPED_DIMENSIONS:
+        definition = found[index_name(dimensions)]
+        assert "USING hnsw" in definition
+        assert f"(embedding)::vector({dimensions})) vector_cosine_ops" in definition
+        assert f"WHERE (embedding_dim = {dimensions})" in definition
+        assert "m='16'" in definition and "ef_construction='64'" in definition
