@@ -11,7 +11,7 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs import recall_counts
-from ttmemory.longterm import blind, recall
+from ttmemory.longterm import blind, fusion, recall
 from ttmemory.longterm.embedding import embed_texts
 from ttmemory.models import Fact, MemorySession, Profile
 from ttmemory.results import RecallResult
@@ -39,11 +39,18 @@ def fact_recall(
     kinds: Iterable[str] | None = None,
     metadata: dict[str, Any] | None = None,
     min_score: float | None = None,
+    context: bool = True,
 ) -> RecallResult:
     """The ``k`` current facts of ``namespace`` best matching ``query``, best first.
 
     Hits scoring at or below ``min_score`` (default ``RECALL_MIN_SCORE``, 0: hits that matched
     nothing) are left out, so a query about nothing stored returns no hits.
+
+    With ``context`` (the default), a fact also scores part of the scores of the facts
+    remembered just before and after it (``RECALL_CONTEXT_WINDOW`` / ``RECALL_CONTEXT_WEIGHT``,
+    ``ttmemory.longterm.fusion``): a turn that answers "which one?" is found by the question
+    it answers. Pass ``context=False`` where the order of remembering means nothing
+    (documents stored by key). Hits below ``RECALL_MIN_RELATIVE`` x the best are left out.
 
     Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
     in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
@@ -72,17 +79,27 @@ def fact_recall(
             facts, vectors[0], get_embedder().model, pool, approximate=approximate
         )
     if vectors is None:
-        mode, scores = "keyword", keyword
+        mode = "keyword"
     elif not keyword and not terms:
-        mode, scores = "vector", vector
+        mode, keyword = "vector", {}
     else:
         mode = "hybrid"
-        weight = recall.vector_weight()
-        scores = recall.blend(keyword, vector, vector_weight=weight)
+    weight = recall.vector_weight() if mode == "hybrid" else 0.0
+    scores = fusion.fuse(keyword, vector, vector_weight=weight)
+    window, neighbour_weight = fusion.context_settings()
+    if context and scores and window and neighbour_weight:
+        # Neighbour context (longterm/fusion.py): eligible facts remembered around the best.
+        runs = fusion.fact_runs(
+            namespace,
+            fusion.seeds(scores, k=k),
+            reach=2 * window,
+            kinds=kinds,
+            metadata=metadata,
+        )
+        scores = fusion.expand(scores, runs, window=window, weight=neighbour_weight)
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
-    relevant = [(fact_id, s) for fact_id, s in scores.items() if s > floor]
-    best = sorted(relevant, key=lambda item: (-item[1], item[0]))[:k]
-    by_id = Fact.objects.in_bulk([fact_id for fact_id, _ in best])
+    best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
+    by_id = facts.in_bulk([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
     recall_counts.count_recalled(fact.pk for fact, _ in hits)
     return RecallResult(hits=hits, mode=mode, fallback_reason=reason)
