@@ -28,7 +28,7 @@ from bench.recall import PrimedEmbedder, configured, environment
 from ttmemory import selectors, services
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import blind, episodes, recall
+from ttmemory.longterm import blind, episodes, fusion, recall
 from ttmemory.longterm.embedding import embed_texts
 from ttmemory.models import Fact, FactTerm, MemorySession, MessageEntry, MessageTerm
 from ttmemory.services.episodes import messages_reembed
@@ -38,6 +38,10 @@ KS = (5, 10, 50)
 POOL = 100
 FOLDS = 5
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+# Facts: weight of a neighbouring fact's score (0: no neighbour context), window each side.
+NEIGHBOUR_WEIGHTS = (0.0, 0.25, 0.5)
+RELATIVE_CUTS = (0.0, 0.3, 0.5, 0.7)
+CONTEXT_WINDOW = 2
 # Neighbour terms in a message's keyword score: (window each side, weight of a neighbour's term).
 WINDOW_VARIANTS = [(0, 0.0), *[(w, nw) for w in (1, 2, 3) for nw in (0.25, 0.5, 1.0)]]
 Progress = Callable[[str], None]
@@ -110,6 +114,8 @@ def fuse(
     vector: Mapping[Key, float],
     weight: float,
     ideal: float,
+    order: Sequence[Key] | None = None,
+    neighbour_weight: float = 0.0,
 ) -> dict[Key, float]:
     """Weighted sum of the two lists after ``family``'s normalisation (weight on vectors).
 
@@ -135,10 +141,31 @@ def fuse(
         raise ValueError(family)
     low_kw = min(kw.values(), default=0.0) if family in ("zscore",) else 0.0
     low_vec = min(vec.values(), default=0.0) if family in ("zscore",) else 0.0
-    return {
+    fused = {
         key: weight * vec.get(key, low_vec) + (1.0 - weight) * kw.get(key, low_kw)
         for key in set(kw) | set(vec)
     }
+    if order and neighbour_weight:
+        fused = _with_neighbours(fused, order, neighbour_weight)
+    return fused
+
+
+def _with_neighbours(
+    scores: Mapping[Key, float], order: Sequence[Key], weight: float
+) -> dict[Key, float]:
+    """The shipped neighbour context (``fusion.expand``, ``RECALL_CONTEXT_WINDOW`` each side)
+    around the best candidates (``fusion.seeds`` for k=50), positions from ``order``."""
+    window = CONTEXT_WINDOW
+    position = {key: i for i, key in enumerate(order)}
+    runs = {}
+    for seed in fusion.seeds(scores, k=50):
+        i = position.get(seed)
+        if i is not None:
+            runs[seed] = list(order[max(0, i - 2 * window) : i + 2 * window + 1])
+    if min(scores.values(), default=0.0) < 0:  # z-scores: neighbours count from the lowest
+        low = min(scores.values())
+        scores = {key: s - low for key, s in scores.items()}
+    return fusion.expand(scores, runs, window=window, weight=weight)
 
 
 FAMILIES = ("minmax", "max", "zscore", "rrf", "coverage")
@@ -163,6 +190,7 @@ class Asked:
     ideal: float
     shipped_ms: float
     windows: dict[str, list[Key]] | None = None  # messages: keyword rankings per window variant
+    order: list[Key] | None = None  # facts: the namespace's fact ids in the order remembered
 
 
 def _ideal(namespace: str, query: str, *, store: str) -> float:
@@ -230,6 +258,9 @@ def ask(
     asked: list[Asked] = []
     for conv in data.conversations:
         facts_ns, messages_ns = f"{prefix}f-{conv.user}", f"{prefix}m-{conv.user}"
+        order = list(
+            Fact.objects.filter(namespace=facts_ns).order_by("pk").values_list("pk", flat=True)
+        )
         for question in conv.questions:
             vectors, _ = embed_texts([question.text])
             assert vectors is not None
@@ -254,6 +285,7 @@ def ask(
                     [(fact.pk, score) for fact, score in shipped.hits],
                     _ideal(facts_ns, question.text, store="facts"),
                     elapsed,
+                    order=order,
                 )
             )
             # Messages
@@ -296,32 +328,42 @@ def ask(
 # Cross-validated fusion
 
 
-def _r10_table(items: Sequence[Asked]) -> dict[tuple[str, float], list[float]]:
-    """Recall@10 of every answerable question under every family and weight."""
+def _grid(items: Sequence[Asked]) -> list[tuple[float, float]]:
+    """(vector weight, neighbour weight) pairs to try: neighbours only where facts have an order."""
+    neighbours = NEIGHBOUR_WEIGHTS if any(a.order for a in items) else (0.0,)
+    return [(w, nw) for w in WEIGHTS for nw in neighbours]
+
+
+def _r10_table(items: Sequence[Asked]) -> dict[tuple[str, float, float], list[float]]:
+    """Recall@10 of every answerable question under every family and weight pair."""
     return {
-        (family, weight): [
-            metrics(ranked(fuse(family, a.keyword, a.vector, weight, a.ideal)), a.evidence)["r10"]
+        (family, weight, nw): [
+            metrics(
+                ranked(fuse(family, a.keyword, a.vector, weight, a.ideal, a.order, nw)),
+                a.evidence,
+            )["r10"]
             for a in items
         ]
         for family in FAMILIES
-        for weight in WEIGHTS
+        for weight, nw in _grid(items)
     }
 
 
 def choose_fusion(tune: Sequence[Asked]) -> dict[str, Any]:
-    """Per family, the weight best on the tune half, and its cross-validated recall@10.
+    """Per family, the weights best on the tune half, and their cross-validated recall@10.
 
-    The tune conversations are split in ``FOLDS`` folds; for each, the weight is picked on the
-    others and scored on it. The family with the best cross-validated score wins; its weight
-    is then the best on the whole tune half.
+    The tune conversations are split in ``FOLDS`` folds; for each, the weights are picked on
+    the others and scored on it. The family with the best cross-validated score wins; its
+    weights are then the best on the whole tune half (ties: the smaller weights).
     """
     items = [a for a in tune if a.evidence]
     r10 = _r10_table(items)
+    grid = _grid(items)
     users = sorted({a.question.user for a in items})
     folds = [set(users[i::FOLDS]) for i in range(FOLDS)]
 
-    def mean(family: str, weight: float, keep: Callable[[Asked], bool]) -> float:
-        values = [v for a, v in zip(items, r10[(family, weight)], strict=True) if keep(a)]
+    def mean(family: str, pair: tuple[float, float], keep: Callable[[Asked], bool]) -> float:
+        values = [v for a, v in zip(items, r10[(family, *pair)], strict=True) if keep(a)]
         return statistics.fmean(values) if values else 0.0
 
     table: dict[str, dict[str, float]] = {}
@@ -337,12 +379,21 @@ def choose_fusion(tune: Sequence[Asked]) -> dict[str, Any]:
             def inside(a: Asked, fold: set[str] = fold) -> bool:
                 return a.question.user in fold
 
-            best = max(WEIGHTS, key=lambda w: (mean(family, w, outside), -w))
+            best = max(grid, key=lambda p: (mean(family, p, outside), -p[0], -p[1]))
             cv.append(mean(family, best, inside))
-        weight = max(WEIGHTS, key=lambda w: (mean(family, w, lambda a: True), -w))
-        table[family] = {"cv_r10": statistics.fmean(cv) if cv else 0.0, "weight": weight}
+        weight, nw = max(grid, key=lambda p: (mean(family, p, lambda a: True), -p[0], -p[1]))
+        table[family] = {
+            "cv_r10": statistics.fmean(cv) if cv else 0.0,
+            "weight": weight,
+            "neighbour_weight": nw,
+        }
     winner = max(FAMILIES, key=lambda f: table[f]["cv_r10"])
-    return {"families": table, "winner": winner, "weight": table[winner]["weight"]}
+    return {
+        "families": table,
+        "winner": winner,
+        "weight": table[winner]["weight"],
+        "neighbour_weight": table[winner]["neighbour_weight"],
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -359,8 +410,8 @@ def _per_category(items: Sequence[Asked], rank: Callable[[Asked], list[Key]]) ->
 
 
 def _empty_rate(items: Sequence[Asked], rank: Callable[[Asked], list[Key]]) -> dict[str, float]:
-    """Share of unanswerable questions given nothing, and of answerable ones that lose all
-    their evidence from the first 10 (the price)."""
+    """Share of unanswerable questions given nothing, of answerable ones that lose all their
+    evidence from the first 10 (the price), recall@10 and hits kept of the first 10."""
     unanswerable = [a for a in items if not a.evidence]
     answerable = [a for a in items if a.evidence]
     return {
@@ -372,6 +423,10 @@ def _empty_rate(items: Sequence[Asked], rank: Callable[[Asked], list[Key]]) -> d
         )
         if answerable
         else 0.0,
+        "r10": statistics.fmean(metrics(rank(a), a.evidence)["r10"] for a in answerable)
+        if answerable
+        else 0.0,
+        "kept": statistics.fmean(len(rank(a)[:10]) for a in items) if items else 0.0,
     }
 
 
@@ -409,10 +464,12 @@ def evaluate(
         tune = [a for a in mine if a.split == "tune"]
         held = [a for a in mine if a.split == "held-out"]
         choice = choose_fusion(tune)
-        family, weight = choice["winner"], choice["weight"]
+        family, weight, nw = choice["winner"], choice["weight"], choice["neighbour_weight"]
 
-        def tuned(a: Asked, family: str = family, weight: float = weight) -> list[Key]:
-            return ranked(fuse(family, a.keyword, a.vector, weight, a.ideal))
+        def tuned(
+            a: Asked, family: str = family, weight: float = weight, nw: float = nw
+        ) -> list[Key]:
+            return ranked(fuse(family, a.keyword, a.vector, weight, a.ideal, a.order, nw))
 
         retrievers: dict[str, Callable[[Asked], list[Key]]] = {
             "BM25 only": lambda a: ranked(a.keyword_own),
@@ -420,32 +477,25 @@ def evaluate(
             f"shipped {'fact_recall' if store == 'facts' else 'message_search'}": lambda a: [
                 key for key, _ in a.shipped
             ],
-            f"tuned fusion ({family}, w={weight})": tuned,
+            f"tuned fusion ({family}, w={weight}"
+            + (f", neighbours {nw}" if store == "facts" else "")
+            + ")": tuned,
         }
         if store == "messages":
             retrievers["BM25 + neighbour terms (window 2)"] = lambda a: ranked(a.keyword)
         table = {name: _per_category(held, rank) for name, rank in retrievers.items()}
-        # min_score: hits kept when at least `floor` (absolute: the coverage fusion, whose
-        # scores are not stretched per query, at its tuned weight) and at least `ratio` x the
-        # best hit (relative).
+        # min_score relative to the best hit (RECALL_MIN_RELATIVE), on the shipped scores:
+        # measured on both halves; the default is chosen on tune.
         floors: dict[str, Any] = {}
-        cov_weight = choice["families"]["coverage"]["weight"]
-        for floor in (0.0, 0.2, 0.3, 0.4, 0.5):
-            for ratio in (0.0, 0.5):
+        for ratio in RELATIVE_CUTS:
 
-                def cut(
-                    a: Asked, floor: float = floor, ratio: float = ratio, weight: float = cov_weight
-                ) -> list[Key]:
-                    scores = fuse("coverage", a.keyword, a.vector, weight, a.ideal)
-                    best = max(scores.values(), default=0.0)
-                    return ranked(
-                        {k: s for k, s in scores.items() if s > floor and s >= ratio * best}
-                    )
+            def cut(a: Asked, ratio: float = ratio) -> list[Key]:
+                best = max((s for _, s in a.shipped), default=0.0)
+                return [key for key, s in a.shipped if s >= ratio * best]
 
-                floors[f"coverage w={cov_weight}: > {floor} and >= {ratio} x best"] = _empty_rate(
-                    held, cut
-                )
-        floors["shipped"] = _empty_rate(held, lambda a: [key for key, _ in a.shipped])
+            floors[f"shipped, hits >= {ratio} x best"] = {
+                half: _empty_rate(part, cut) for half, part in (("tune", tune), ("held-out", held))
+            }
         window_table: dict[str, dict[str, float]] = {}
         if store == "messages":
             for name in mine[0].windows or {}:
@@ -509,7 +559,9 @@ def render(results: Sequence[Mapping[str, Any]]) -> str:
                 "",
                 "Fusion chosen on the tune half (cross-validated recall@10, weight on vectors): "
                 + ", ".join(
-                    f"{family} {row['cv_r10']:.3f} (w={row['weight']})"
+                    f"{family} {row['cv_r10']:.3f} (w={row['weight']}"
+                    + (f", neighbours {row['neighbour_weight']}" if store == "facts" else "")
+                    + ")"
                     for family, row in fusion["families"].items()
                 )
                 + f"; winner **{fusion['winner']}**. Shipped search p50 "
@@ -531,12 +583,15 @@ def render(results: Sequence[Mapping[str, Any]]) -> str:
                     "",
                 ]
             lines += [
-                "| min_score rule | unanswerable questions given no memory | answerable "
-                "questions losing all evidence from the top 10 |",
-                "|---|---|---|",
+                "| min_score rule (RECALL_MIN_RELATIVE) | half | unanswerable given no memory "
+                "| answerable losing all evidence from the top 10 | recall@10 | hits kept of 10 |",
+                "|---|---|---:|---:|---:|---:|",
             ]
-            for rule, rates in data["min_score"].items():
-                empty, lost = rates["unanswerable_empty"], rates["answerable_lost"]
-                lines.append(f"| {rule} | {empty:.2f} | {lost:.2f} |")
+            for rule, halves in data["min_score"].items():
+                for half, r in halves.items():
+                    lines.append(
+                        f"| {rule} | {half} | {r['unanswerable_empty']:.2f} | "
+                        f"{r['answerable_lost']:.2f} | {r['r10']:.3f} | {r['kept']:.1f} |"
+                    )
             lines.append("")
     return "\n".join(lines)

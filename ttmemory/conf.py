@@ -130,6 +130,16 @@ def optional_fraction(value: Any) -> float | None:
     return float(number)
 
 
+def fraction(value: Any) -> float:
+    """A number from 0 to 1 (E026)."""
+    number = _number(value)
+    if number is None or not 0 <= number <= 1:
+        raise InvalidSetting(
+            f"must be a fraction from 0 to 1, not {value!r}", check_id="ttmemory.E026"
+        )
+    return float(number)
+
+
 def score(value: Any) -> float:
     """A recall score threshold: a number >= 0 (E029)."""
     number = _number(value)
@@ -494,12 +504,23 @@ class AppSettings:
     # Changing it makes every fact's keyword index stale (ttmemory.W040): run ttmemory_reindex.
     STEMMER_LANGUAGE = Setting("english", stemmer_language)
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    # None: the embedder's own (0.8 for sentence embedders, 0.3 for the lexical HashEmbedder),
-    # tuned on the evaluation set in docs/benchmarks.md.
+    # None: the embedder's own (0.8 for sentence embedders and WordLlama, 0.1 for the lexical
+    # HashEmbedder), cross-validated on the conversational set's tune half (docs/benchmarks.md).
     RECALL_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Recall drops hits scoring at or below this (0: drop only hits that matched nothing, which
     # prompt_build would otherwise put into the prompt).
     RECALL_MIN_SCORE = Setting(0.0, score)
+    # Recall drops hits scoring below this fraction of the best hit's score (0: keep all), so
+    # a prompt is not padded with memories far weaker than the best (docs/benchmarks.md).
+    RECALL_MIN_RELATIVE = Setting(0.0, fraction)
+    # Neighbour context: a fact also scores RECALL_CONTEXT_WEIGHT x the scores of the
+    # RECALL_CONTEXT_WINDOW facts remembered just before and after it in its namespace (the
+    # turn that answers "which one?" is found by the question it answers). 0: off.
+    RECALL_CONTEXT_WINDOW = Setting(
+        2, integer(minimum=0, maximum=10, why=" (neighbours each side)")
+    )
+    # None: the embedder's own (0.5 for HashEmbedder and WordLlama, 0.25 for sentence embedders).
+    RECALL_CONTEXT_WEIGHT = Setting(None, optional_fraction)
     # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
     # often per process, off the hot path (0: write on every recall).
     RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))

@@ -126,6 +126,8 @@ class Fact(models.Model):
             ),
             models.Index(fields=["source_session"], name="ttm_fact_source_idx"),
             models.Index(fields=["expires_at"], name="ttm_fact_expiry_idx"),
+            # Recall's neighbour context: the facts remembered just before and after a hit.
+            models.Index(fields=["namespace", "id"], name="ttm_fact_ns_id_idx"),
         ]
 
     def __str__(self) -> str:

@@ -12,7 +12,7 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs import recall_counts
 from ttmemory.jobs.ledger_calls import record_later
-from ttmemory.longterm import blind, candidates, recall
+from ttmemory.longterm import blind, candidates, fusion, recall
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, MemorySession, Profile
 from ttmemory.results import RecallResult
@@ -40,11 +40,18 @@ def fact_recall(
     kinds: Iterable[str] | None = None,
     metadata: dict[str, Any] | None = None,
     min_score: float | None = None,
+    context: bool = True,
 ) -> RecallResult:
     """The ``k`` current facts of ``namespace`` best matching ``query``, best first.
 
     Hits scoring at or below ``min_score`` (default ``RECALL_MIN_SCORE``, 0: hits that matched
     nothing) are left out, so a query about nothing stored returns no hits.
+
+    With ``context`` (the default), a fact also scores part of the scores of the facts
+    remembered just before and after it (``RECALL_CONTEXT_WINDOW`` / ``RECALL_CONTEXT_WEIGHT``,
+    ``ttmemory.longterm.fusion``): a turn that answers "which one?" is found by the question
+    it answers. Pass ``context=False`` where the order of remembering means nothing
+    (documents stored by key). Hits below ``RECALL_MIN_RELATIVE`` x the best are left out.
 
     Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
     in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
@@ -81,16 +88,26 @@ def fact_recall(
             kinds=kinds, metadata=metadata,
         )  # fmt: skip
     if vectors is None:
-        mode, scores = "keyword", keyword
+        mode = "keyword"
     elif not keyword and not terms:
-        mode, scores = "vector", vector
+        mode, keyword = "vector", {}
     else:
         mode = "hybrid"
-        weight = recall.vector_weight()
-        scores = recall.blend(keyword, vector, vector_weight=weight)
+    weight = recall.vector_weight() if mode == "hybrid" else 0.0
+    scores = fusion.fuse(keyword, vector, vector_weight=weight)
+    window, neighbour_weight = fusion.context_settings()
+    if context and scores and window and neighbour_weight:
+        # Neighbour context (longterm/fusion.py): eligible facts remembered around the best.
+        runs = fusion.fact_runs(
+            namespace,
+            fusion.seeds(scores, k=k),
+            reach=2 * window,
+            kinds=kinds,
+            metadata=metadata,
+        )
+        scores = fusion.expand(scores, runs, window=window, weight=neighbour_weight)
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
-    relevant = [(fact_id, s) for fact_id, s in scores.items() if s > floor]
-    best = sorted(relevant, key=lambda item: (-item[1], item[0]))[:k]
+    best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
     # Only the k hits are loaded (their text decrypted on first use), without their vectors.
     by_id = Fact.objects.defer("embedding").in_bulk([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]

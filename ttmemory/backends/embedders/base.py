@@ -18,8 +18,12 @@ class Embedder(ABC):
     model: str
     dimensions: int
     #: Weight of vector scores in hybrid recall when RECALL_VECTOR_WEIGHT is unset: 0.8 was
-    #: best for a sentence embedder on the evaluation set (docs/benchmarks.md).
+    #: best for a sentence embedder (all-MiniLM-L6-v2) by cross-validation on the
+    #: conversational set's tune half (docs/benchmarks.md).
     recall_vector_weight: float = 0.8
+    #: Weight of a neighbouring fact's score in recall when RECALL_CONTEXT_WEIGHT is unset
+    #: (``ttmemory.longterm.fusion``), chosen the same way.
+    recall_context_weight: float = 0.25
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
     message_search_vector_weight: float | None = None

@@ -33,8 +33,10 @@ class HashEmbedder(Embedder):
     fact and recall never compares vectors made with two keys.
     """
 
-    #: Lexical vectors mostly repeat BM25: keywords lead (0.1-0.4 was best on the evaluation set).
-    recall_vector_weight = 0.3
+    #: Lexical vectors mostly repeat BM25: keywords lead. 0.1, with neighbours at 0.5, by
+    #: cross-validation on the conversational set's tune half (docs/benchmarks.md).
+    recall_vector_weight = 0.1
+    recall_context_weight = 0.5
     #: Past messages: keywords with neighbour terms alone scored best, every fusion chose
     #: weight 0 by cross-validation on the conversational set (docs/benchmarks.md).
     message_search_vector_weight = 0.0

@@ -206,7 +206,13 @@ class TTMemoryStore(BaseStore):
         if op.query:
             pool = min(max(50, (offset + limit) * RECALL_POOL_FACTOR), RECALL_POOL_MAX)
             recalled = fact_recall(
-                namespace=namespace, query=op.query, k=pool, kinds=[STORE_FACT_KIND]
+                # Items are documents put by key: the order they were put in means nothing,
+                # so no neighbour context (fusion.py).
+                namespace=namespace,
+                query=op.query,
+                k=pool,
+                kinds=[STORE_FACT_KIND],
+                context=False,
             )
             scores = {fact.pk: score for fact, score in recalled.hits}
         rows = graph_items(
