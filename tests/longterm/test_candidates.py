@@ -94,12 +94,19 @@ def test_on_postgresql_recall_is_one_statement_and_one_read_of_the_hits(facts: N
     memory.fact_recall(namespace=NS, query="peanuts", k=3)  # the namespace's size is known now
 
     with CaptureQueriesContext(connection) as queries:
-        result = memory.fact_recall(namespace=NS, query="what is Ada allergic to", k=3)
+        result = memory.fact_recall(
+            namespace=NS, query="what is Ada allergic to", k=3, context=False
+        )
 
     assert result.mode == "hybrid" and result.hits
     assert len(queries.captured_queries) == 2, [q["sql"][:80] for q in queries.captured_queries]
     hits = queries.captured_queries[1]["sql"]
     assert '"embedding"' not in hits.split("FROM")[0]  # the hits are read without their vectors
+
+    # Neighbour context (on by default) adds exactly one statement: the facts around the best.
+    with CaptureQueriesContext(connection) as queries:
+        memory.fact_recall(namespace=NS, query="what is Ada allergic to", k=3)
+    assert len(queries.captured_queries) == 3, [q["sql"][:80] for q in queries.captured_queries]
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW indexes are pgvector's")
