@@ -77,6 +77,9 @@ def use_redis(settings: Any) -> Iterator[ConfigureLock]:
     def configure(url: str, **options: Any) -> RedisLock:
         settings.TTMEMORY = {
             **settings.TTMEMORY,
+            # The episodic index job takes the session lock too (after the first append and
+            # every MESSAGE_INDEX_EVERY); these tests count the appends' own acquisitions.
+            "MESSAGE_SEARCH_INDEX": False,
             "LOCK": {
                 "BACKEND": "ttmemory.backends.locks.RedisLock",
                 "OPTIONS": {"url": url, **options},
