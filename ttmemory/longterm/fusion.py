@@ -110,16 +110,16 @@ def fact_runs(
     eligible = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)
     # Each side's SQL is compiled once, with a stand-in seed, and reused for every seed (the
     # ORM's compiler was most of recall's time when it ran per seed).
-    sides = []
+    sides: list[tuple[str, list[Any], int]] = []
     for side in (
         eligible.filter(pk__lt=_STAND_IN).order_by("-pk"),
         eligible.filter(pk__gt=_STAND_IN).order_by("pk"),
     ):
-        sql, sub_params = side.values_list("pk")[:reach].query.sql_with_params()
-        at = [i for i, value in enumerate(sub_params) if value == _STAND_IN]
-        if len(at) != 1:  # pragma: no cover - the ORM always passes a pk bound as a parameter
+        compiled, compiled_params = side.values_list("pk")[:reach].query.sql_with_params()
+        where = [i for i, value in enumerate(compiled_params) if value == _STAND_IN]
+        if len(where) != 1:  # pragma: no cover - the ORM passes a pk bound as a parameter
             raise AssertionError("the neighbour query's seed parameter was not found")
-        sides.append((sql, list(sub_params), at[0]))
+        sides.append((compiled, list(compiled_params), where[0]))
     parts: list[str] = []
     params: list[Any] = []
     for seed in wanted:
