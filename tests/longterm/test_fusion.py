@@ -101,4 +101,4 @@ def test_bad_settings_are_refused(settings: Any, value: Any) -> None:
     from django.core.checks import run_checks
 
     settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_RELATIVE": value}
-    assert any(message.id == "ttmemory.E026" for message in run_checks())
+    assert any(message.id == "ttmemory.E026" for message in run_checks(tags=["ttmemory"]))

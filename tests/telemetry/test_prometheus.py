@@ -205,8 +205,14 @@ def test_gunicorn_with_two_workers_sums_both_workers_metrics(tmp_path: Path) -> 
         }
         sent = 0
         # Requests from several threads at once keep both sync workers busy; repeat until the
-        # directory shows both workers wrote samples (each file name carries its pid).
-        for round_ in range(10):
+        # directory shows both workers wrote samples (each file name carries its pid). The
+        # second worker may still be importing Django when the first answers, so the rounds
+        # go on for up to a minute rather than a fixed count.
+        pids: set[str] = set()
+        round_ = 0
+        rounds_until = time.monotonic() + 60
+        while time.monotonic() < rounds_until:
+            round_ += 1
             url = f"{base}/api/memory/sessions/"
             bodies = [json.dumps({"key": f"r{round_}-t{n}"}).encode() for n in range(4)]
             threads = [threading.Thread(target=get, args=(url, headers, body)) for body in bodies]
