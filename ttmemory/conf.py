@@ -535,6 +535,14 @@ class AppSettings:
     # appended messages (1: after every append). Messages not yet indexed cost message_search
     # their decryption and term hashing on each search, at most about N per active session.
     MESSAGE_INDEX_EVERY = Setting(32, integer(minimum=1))
+    # message_search scores at most this many messages not yet indexed per search (the newest
+    # sessions' newest; each costs its decryption and term hashing, about 80 us here). When
+    # more wait (the job is behind: no worker, a backlog), the older ones are found once the
+    # message_index job has indexed them, and the search queues that job.
+    MESSAGE_SEARCH_PENDING_LIMIT = Setting(1000, integer(minimum=0))
+    # A query term found in more messages than this (a word used everywhere: low weight) adds
+    # to the score of its newest N messages only; its weight still counts every message.
+    MESSAGE_SEARCH_TERM_LIMIT = Setting(2000, integer(minimum=1))
     # message_search: weight of the vector score in the blend (0..1). None: the embedder's own
     # (0 for HashEmbedder: keyword only, and messages are not embedded; else its recall weight).
     MESSAGE_SEARCH_VECTOR_WEIGHT = Setting(None, optional_fraction)

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from bench import BENCHMARKS_MD, convset
+from bench import BENCHMARKS_MD, ROOT, convset
 from bench.management.commands import ttmemory_bench
 
 START = "<!-- ttmemory_bench:conversations:start -->"
 END = "<!-- ttmemory_bench:conversations:end -->"
+LATENCY_START = "<!-- ttmemory_bench:episodic-latency:start -->"
+LATENCY_END = "<!-- ttmemory_bench:episodic-latency:end -->"
 SENTENCE = "ttmemory.backends.embedders.sentence_transformers.SentenceTransformerEmbedder"
 EMBEDDERS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "hash": ("HashEmbedder (default, no model)", None),
@@ -45,6 +51,18 @@ class Command(BaseCommand):
         parser.add_argument("--json", default="", help="also write the raw results here")
         parser.add_argument("--no-write", action="store_true", help="print only")
         parser.add_argument(
+            "--latency",
+            action="store_true",
+            help="instead of recall: message_search latency at the external benchmark's shape "
+            "(10 conversations in one namespace), index current and lagging, beside raw SQL",
+        )
+        parser.add_argument("--databases", default="postgresql,sqlite", help="latency: where")
+        parser.add_argument("--runs", type=int, default=300, help="latency: timed searches")
+        parser.add_argument(
+            "--curve", default="1000,10000,100000", help="latency: sizes of the growing session"
+        )
+        parser.add_argument("--current", action="store_true", help="internal: this database")
+        parser.add_argument(
             "--merge-json",
             default="",
             help="comma-separated --json files of earlier runs (e.g. minilm from .venv-embed) "
@@ -52,6 +70,9 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["latency"]:
+            self._latency(options)
+            return
         from bench import conversations
 
         call_command("migrate", verbosity=0)
@@ -95,4 +116,58 @@ class Command(BaseCommand):
         self.stdout.write(markdown)
         if not options["no_write"]:
             ttmemory_bench.write_section(Path(options["output"]), markdown, start=START, end=END)
+            self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
+
+    def _latency(self, options: dict[str, Any]) -> None:
+        from bench import episodic_latency
+
+        users = options["users"] if options["users"] != 20 else 10
+        sessions = options["sessions"] if options["sessions"] != 12 else 26
+        sizes = [int(n) for n in options["curve"].split(",") if n.strip()]
+        if options["current"]:
+            call_command("migrate", verbosity=0)
+            result = episodic_latency.run(
+                users=users,
+                sessions=sessions,
+                runs=options["runs"],
+                sizes=sizes,
+                progress=lambda m: self.stderr.write(f"  {m}"),
+            )
+            Path(options["json"]).write_text(json.dumps(result, indent=1, default=str))
+            return
+        results = []
+        loads = [f"{os.getloadavg()[0]:.1f}"]
+        for vendor in [v.strip() for v in options["databases"].split(",") if v.strip()]:
+            if vendor not in {"postgresql", "sqlite"}:
+                raise CommandError(f"unknown database {vendor!r}; use postgresql or sqlite")
+            self.stdout.write(f"== message_search latency on {vendor}")
+            env = dict(os.environ)
+            with tempfile.TemporaryDirectory() as tmp:
+                if vendor == "sqlite":
+                    env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+                elif env.get("DATABASE_URL", "").startswith("sqlite"):
+                    env.pop("DATABASE_URL")  # PostgreSQL: the embedded server
+                out = Path(tmp) / "result.json"
+                command = [sys.executable, "bench/manage.py", "ttmemory_bench_conversations"]
+                command += ["--latency", "--current", "--json", str(out)]
+                command += ["--users", str(users), "--sessions", str(sessions)]
+                command += ["--runs", str(options["runs"]), "--curve", options["curve"]]
+                done = subprocess.run(command, env=env, cwd=ROOT, check=False)
+                if done.returncode != 0:
+                    raise CommandError(f"latency on {vendor} failed (exit {done.returncode})")
+                results.append(json.loads(out.read_text()))
+            loads.append(f"{os.getloadavg()[0]:.1f}")
+        command = "python bench/manage.py ttmemory_bench_conversations --latency"
+        if options["curve"] != "1000,10000,100000":
+            command += f" --curve {options['curve']}"
+        markdown = (
+            f"{LATENCY_START}\n"
+            + episodic_latency.render(results, command=command, load=" / ".join(loads))
+            + f"\n{LATENCY_END}"
+        )
+        self.stdout.write(markdown)
+        if not options["no_write"]:
+            ttmemory_bench.write_section(
+                Path(options["output"]), markdown, start=LATENCY_START, end=LATENCY_END
+            )
             self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
