@@ -170,7 +170,7 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     marks = ", ".join(["%s"] * len(terms))
     only = "" if ids is None else f" AND session_id IN ({', '.join(['%s'] * len(ids))})"
     only_session = "" if ids is None else only.replace("session_id", "id")
-    some = [] if ids is None else ids
+    some: list[int] = [] if ids is None else ids
     sql = (
         "WITH p AS (SELECT session_id, seq, term, tf FROM (SELECT session_id, seq, term, tf, "
         "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r "
@@ -187,7 +187,7 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
         f"FROM p JOIN {entry_table} e ON e.session_id = p.session_id "
         "AND e.seq BETWEEN p.seq - %s AND p.seq + %s"
     )
-    params = [
+    params: list[int | str] = [
         namespace,
         *terms,
         *some,

@@ -148,11 +148,11 @@ class Command(BaseCommand):
                 elif env.get("DATABASE_URL", "").startswith("sqlite"):
                     env.pop("DATABASE_URL")  # PostgreSQL: the embedded server
                 out = Path(tmp) / "result.json"
-                command = [sys.executable, "bench/manage.py", "ttmemory_bench_conversations"]
-                command += ["--latency", "--current", "--json", str(out)]
-                command += ["--users", str(users), "--sessions", str(sessions)]
-                command += ["--runs", str(options["runs"]), "--curve", options["curve"]]
-                done = subprocess.run(command, env=env, cwd=ROOT, check=False)
+                argv = [sys.executable, "bench/manage.py", "ttmemory_bench_conversations"]
+                argv += ["--latency", "--current", "--json", str(out)]
+                argv += ["--users", str(users), "--sessions", str(sessions)]
+                argv += ["--runs", str(options["runs"]), "--curve", options["curve"]]
+                done = subprocess.run(argv, env=env, cwd=ROOT, check=False)
                 if done.returncode != 0:
                     raise CommandError(f"latency on {vendor} failed (exit {done.returncode})")
                 results.append(json.loads(out.read_text()))
