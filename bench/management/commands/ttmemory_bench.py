@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from bench import session_memory
+from bench import command, session_memory
 from bench.command import BenchCommand
-from bench.command import write_section as write_section  # its former home, still importable
 
 START = "<!-- ttmemory_bench:session-memory:start -->"
 END = "<!-- ttmemory_bench:session-memory:end -->"
@@ -93,3 +93,8 @@ def render(results: list[dict[str, Any]]) -> str:
         lines.append("")
     lines.append(END)
     return "\n".join(lines)
+
+
+def write_section(path: Path, section: str, *, start: str = START, end: str = END) -> None:
+    """``bench.command.write_section``, aimed at this benchmark's markers unless told."""
+    command.write_section(path, section, start=start, end=end)

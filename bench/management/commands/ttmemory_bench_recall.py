@@ -16,6 +16,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from bench import ROOT
 from bench.command import BenchCommand
+from bench.management.commands import ttmemory_bench
 
 START = "<!-- ttmemory_bench:recall:start -->"
 END = "<!-- ttmemory_bench:recall:end -->"
@@ -172,6 +173,11 @@ class Command(BenchCommand):
         else:
             raise CommandError("--part is required with --current")
         self.emit(result, options, indent=1)
+
+
+def write_section(path: Path, section: str) -> None:
+    """ttmemory_bench's section writer, aimed at this benchmark's markers."""
+    ttmemory_bench.write_section(path, section, start=START, end=END)
 
 
 def _f(value: float, digits: int = 3) -> str:
