@@ -59,6 +59,11 @@ class BenchCommand(BaseCommand):
         if options["migrate"]:
             call_command("migrate", verbosity=0)
 
+    @staticmethod
+    def require_runs(options: dict[str, Any]) -> None:
+        if options["runs"] < 3:
+            raise CommandError("--runs must be at least 3")
+
     # Report commands.
 
     def add_report_arguments(
@@ -130,6 +135,23 @@ class BenchCommand(BaseCommand):
             self.stdout.write(f"== {vendor}")
             results.append(self.measure_in_subprocess(*args, vendor=vendor))
         return results
+
+    def report(
+        self,
+        options: dict[str, Any],
+        *,
+        measure: Callable[[], Any],
+        argv: list[str],
+        render: Render,
+    ) -> None:
+        """A report's whole run. With ``--current``: ``measure()`` here (migrated first if
+        asked) and emit it. Else: ``argv --migrate`` in a process per database, the results
+        rendered and published."""
+        if options["current"]:
+            self.migrate_if_asked(options)
+            self.emit(measure(), options)
+            return
+        self.publish(render(self.measure_per_database(options, *argv, "--migrate")), options)
 
     def emit(self, payload: Any, options: dict[str, Any], *, indent: int = 2) -> None:
         """A ``--current`` run's result: into the ``--json`` file if given, else printed."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from bench import command, session_memory
 from bench.command import BenchCommand
@@ -32,27 +32,15 @@ class Command(BenchCommand):
         self.add_report_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self.require_runs(options)
         runs = options["runs"]
-        if runs < 3:
-            raise CommandError("--runs must be at least 3")
-        if options["current"]:
-            self._measure_here(runs, options)
-            return
-        # The benchmark writes ttmemory rows (in a namespace of its own, removed after).
-        results = self.measure_per_database(options, "--runs", str(runs), "--migrate")
-        self.publish(render(results), options)
 
-    def _measure_here(self, runs: int, options: dict[str, Any]) -> None:
-        self.migrate_if_asked(options)
-        rows = session_memory.run(runs=runs, progress=self.progress)
-        payload = {
-            "environment": session_memory.environment(),
-            "rows": [
-                {"operation": r.operation, "ours_us": r.ours_us, "raw_us": r.raw_us, "runs": r.runs}
-                for r in rows
-            ],
-        }
-        self.emit(payload, options)
+        def measure() -> dict[str, Any]:
+            # The benchmark writes ttmemory rows (in a namespace of its own, removed after).
+            rows = session_memory.run(runs=runs, progress=self.progress)
+            return {"environment": session_memory.environment(), "rows": [vars(r) for r in rows]}
+
+        self.report(options, measure=measure, argv=["--runs", str(runs)], render=render)
 
 
 def render(results: list[dict[str, Any]]) -> str:

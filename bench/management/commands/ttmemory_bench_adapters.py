@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from bench import adapters
 from bench.command import BenchCommand
@@ -29,18 +29,16 @@ class Command(BenchCommand):
         self.add_report_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        runs = options["runs"]
-        if runs < 3:
-            raise CommandError("--runs must be at least 3")
-        if options["current"]:
-            self.migrate_if_asked(options)
-            rows = adapters.run(runs=runs, facts=options["facts"], progress=self.progress)
+        self.require_runs(options)
+        runs, facts = options["runs"], options["facts"]
+
+        def measure() -> dict[str, Any]:
+            rows = adapters.run(runs=runs, facts=facts, progress=self.progress)
             load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-            payload = {"environment": environment(), "load": load, "rows": [vars(r) for r in rows]}
-            self.emit(payload, options)
-            return
-        argv = ["--runs", str(runs), "--facts", str(options["facts"]), "--migrate"]
-        self.publish(render(self.measure_per_database(options, *argv)), options)
+            return {"environment": environment(), "load": load, "rows": [vars(r) for r in rows]}
+
+        argv = ["--runs", str(runs), "--facts", str(facts)]
+        self.report(options, measure=measure, argv=argv, render=render)
 
 
 def render(results: list[dict[str, Any]]) -> str:

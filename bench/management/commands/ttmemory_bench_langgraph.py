@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from bench import graph_adapters, session_memory
 from bench.command import BenchCommand
@@ -35,28 +35,15 @@ class Command(BenchCommand):
         self.add_report_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        runs = options["runs"]
-        if runs < 3:
-            raise CommandError("--runs must be at least 3")
-        if options["current"]:
-            self.migrate_if_asked(options)
-            rows = graph_adapters.run(runs=runs, items=options["items"], progress=self.progress)
-            payload = {
-                "environment": session_memory.environment(),
-                "rows": [
-                    {
-                        "operation": r.operation,
-                        "ours_us": r.ours_us,
-                        "raw_us": r.raw_us,
-                        "runs": r.runs,
-                    }
-                    for r in rows
-                ],
-            }
-            self.emit(payload, options)
-            return
-        argv = ["--runs", str(runs), "--items", str(options["items"]), "--migrate"]
-        self.publish(render(self.measure_per_database(options, *argv)), options)
+        self.require_runs(options)
+        runs, items = options["runs"], options["items"]
+
+        def measure() -> dict[str, Any]:
+            rows = graph_adapters.run(runs=runs, items=items, progress=self.progress)
+            return {"environment": session_memory.environment(), "rows": [vars(r) for r in rows]}
+
+        argv = ["--runs", str(runs), "--items", str(items)]
+        self.report(options, measure=measure, argv=argv, render=render)
 
 
 def render(results: list[dict[str, Any]]) -> str:

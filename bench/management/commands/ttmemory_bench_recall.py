@@ -71,8 +71,7 @@ class Command(BenchCommand):
         parser.add_argument("--embedder", choices=["default", "sentence"], default="default")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["runs"] < 3:
-            raise CommandError("--runs must be at least 3")
+        self.require_runs(options)
         if options["current"]:
             self._run_part(options)
             return
