@@ -25,6 +25,7 @@ chat turns that all contain the three query words, searched for those words.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import uuid
@@ -238,9 +239,11 @@ def run(
     *, users: int, sessions: int, runs: int, sizes: Sequence[int], progress: Progress = _quiet
 ) -> dict[str, Any]:
     """Both parts with the shipped settings (DEBUG off)."""
+    before = os.getloadavg()[0]
     with override_settings(DEBUG=False):
         result = conversations(users=users, sessions=sessions, runs=runs, progress=progress)
         result["growing"] = growing(sizes=sizes, runs=max(5, runs // 15), progress=progress)
+    result["load"] = f"{before:.1f}-{os.getloadavg()[0]:.1f}"
     return result
 
 

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from bench import BENCHMARKS_MD, ROOT, convset
-from bench.management.commands import ttmemory_bench
+from bench import convset
+from bench.command import BenchCommand, write_section
 
 START = "<!-- ttmemory_bench:conversations:start -->"
 END = "<!-- ttmemory_bench:conversations:end -->"
 LATENCY_START = "<!-- ttmemory_bench:episodic-latency:start -->"
 LATENCY_END = "<!-- ttmemory_bench:episodic-latency:end -->"
+CURVE = "1000,10000,100000"
 SENTENCE = "ttmemory.backends.embedders.sentence_transformers.SentenceTransformerEmbedder"
 EMBEDDERS: dict[str, tuple[str, dict[str, Any] | None]] = {
     "hash": ("HashEmbedder (default, no model)", None),
@@ -34,7 +32,8 @@ EMBEDDERS: dict[str, tuple[str, dict[str, Any] | None]] = {
 }
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Recall@5/10/50, MRR and nDCG@10 per question category on the conversational "
         "evaluation set (bench/convset.py): BM25, vectors, fact_recall, message_search and "
@@ -47,9 +46,8 @@ class Command(BaseCommand):
         parser.add_argument("--users", type=int, default=20, help="conversations")
         parser.add_argument("--sessions", type=int, default=12, help="sessions each")
         parser.add_argument("--embedders", default="hash", help="comma-separated: hash, wordllama")
-        parser.add_argument("--output", default=str(BENCHMARKS_MD), help="file to update")
+        self.add_report_arguments(parser, databases=False, current=False, migrate=False)
         parser.add_argument("--json", default="", help="also write the raw results here")
-        parser.add_argument("--no-write", action="store_true", help="print only")
         parser.add_argument(
             "--latency",
             action="store_true",
@@ -58,10 +56,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--databases", default="postgresql,sqlite", help="latency: where")
         parser.add_argument("--runs", type=int, default=300, help="latency: timed searches")
-        parser.add_argument(
-            "--curve", default="1000,10000,100000", help="latency: sizes of the growing session"
-        )
+        parser.add_argument("--curve", default=CURVE, help="latency: sizes of the growing session")
         parser.add_argument("--current", action="store_true", help="internal: this database")
+        parser.add_argument(
+            "--from-json",
+            nargs="*",
+            default=None,
+            help="latency: render these results of --current --json runs (one per database)",
+        )
+        parser.add_argument(
+            "--load", default="", help="latency, --from-json: the load averages seen meanwhile"
+        )
         parser.add_argument(
             "--merge-json",
             default="",
@@ -91,7 +96,7 @@ class Command(BaseCommand):
                     data,
                     embedder=config,
                     embedder_name=title,
-                    progress=lambda m: self.stderr.write(f"  {m}"),
+                    progress=self.progress,
                 )
             )
         for path in [p for p in options["merge_json"].split(",") if p]:
@@ -113,53 +118,56 @@ class Command(BaseCommand):
             + conversations.render(results)
             + f"\n{END}"
         )
-        self.stdout.write(markdown)
-        if not options["no_write"]:
-            ttmemory_bench.write_section(Path(options["output"]), markdown, start=START, end=END)
-            self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
+        self.publish(markdown, options)
 
     def _latency(self, options: dict[str, Any]) -> None:
         from bench import episodic_latency
 
+        self.require_runs(options)
         users = options["users"] if options["users"] != 20 else 10
         sessions = options["sessions"] if options["sessions"] != 12 else 26
-        sizes = [int(n) for n in options["curve"].split(",") if n.strip()]
         if options["current"]:
             call_command("migrate", verbosity=0)
             result = episodic_latency.run(
                 users=users,
                 sessions=sessions,
                 runs=options["runs"],
-                sizes=sizes,
-                progress=lambda m: self.stderr.write(f"  {m}"),
+                sizes=[int(n) for n in options["curve"].split(",") if n.strip()],
+                progress=self.progress,
             )
             Path(options["json"]).write_text(json.dumps(result, indent=1, default=str))
             return
-        results = []
+        results = [json.loads(Path(p).read_text()) for p in options["from_json"] or []]
         loads = [f"{os.getloadavg()[0]:.1f}"]
-        for vendor in [v.strip() for v in options["databases"].split(",") if v.strip()]:
-            if vendor not in {"postgresql", "sqlite"}:
-                raise CommandError(f"unknown database {vendor!r}; use postgresql or sqlite")
+        for vendor in self.databases(options) if options["from_json"] is None else []:
             self.stdout.write(f"== message_search latency on {vendor}")
-            env = dict(os.environ)
-            with tempfile.TemporaryDirectory() as tmp:
-                if vendor == "sqlite":
-                    env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-                elif env.get("DATABASE_URL", "").startswith("sqlite"):
-                    env.pop("DATABASE_URL")  # PostgreSQL: the embedded server
-                out = Path(tmp) / "result.json"
-                argv = [sys.executable, "bench/manage.py", "ttmemory_bench_conversations"]
-                argv += ["--latency", "--current", "--json", str(out)]
-                argv += ["--users", str(users), "--sessions", str(sessions)]
-                argv += ["--runs", str(options["runs"]), "--curve", options["curve"]]
-                done = subprocess.run(argv, env=env, cwd=ROOT, check=False)
-                if done.returncode != 0:
-                    raise CommandError(f"latency on {vendor} failed (exit {done.returncode})")
-                results.append(json.loads(out.read_text()))
+            results.append(
+                self.measure_in_subprocess(
+                    "--latency",
+                    "--users",
+                    str(users),
+                    "--sessions",
+                    str(sessions),
+                    "--runs",
+                    str(options["runs"]),
+                    "--curve",
+                    options["curve"],
+                    vendor=vendor,
+                    what=f"message_search latency on {vendor}",
+                )
+            )
             loads.append(f"{os.getloadavg()[0]:.1f}")
         command = "python bench/manage.py ttmemory_bench_conversations --latency"
-        if options["curve"] != "1000,10000,100000":
+        if options["curve"] != CURVE:
             command += f" --curve {options['curve']}"
+        if options["runs"] != 300:
+            command += f" --runs {options['runs']}"
+        if options["from_json"] is not None:
+            command += (
+                "` (or, one process per database: `... --latency --current --json FILE` with "
+                "`DATABASE_URL` set, then `... --latency --from-json FILE...`"
+            )
+            loads = [options["load"] or " / ".join(str(r.get("load", "?")) for r in results)]
         markdown = (
             f"{LATENCY_START}\n"
             + episodic_latency.render(results, command=command, load=" / ".join(loads))
@@ -167,7 +175,5 @@ class Command(BaseCommand):
         )
         self.stdout.write(markdown)
         if not options["no_write"]:
-            ttmemory_bench.write_section(
-                Path(options["output"]), markdown, start=LATENCY_START, end=LATENCY_END
-            )
+            write_section(Path(options["output"]), markdown, start=LATENCY_START, end=LATENCY_END)
             self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
