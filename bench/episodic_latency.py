@@ -39,7 +39,7 @@ from django.test.utils import override_settings
 
 from bench import convset
 from bench.recall import connection_params, environment, timed_pair
-from bench.write_path import sample_message
+from bench.session_memory import sample_message
 from ttmemory import jobs, selectors, services
 from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
