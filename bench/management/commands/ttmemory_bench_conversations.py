@@ -165,7 +165,7 @@ class Command(BenchCommand):
         if options["from_json"] is not None:
             command += (
                 "` (or, one process per database: `... --latency --current --json FILE` with "
-                "`DATABASE_URL` set, then `... --latency --from-json FILE...`"
+                "`DATABASE_URL` set, then `... --latency --from-json FILE..."
             )
             loads = [options["load"] or " / ".join(str(r.get("load", "?")) for r in results)]
         markdown = (
