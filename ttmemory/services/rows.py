@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection
@@ -97,6 +99,33 @@ _ARRAY_TYPES = {
 }
 
 
+@contextmanager
+def binding_cursor() -> Iterator[tuple[Any, str]]:
+    """A Django cursor whose parameters travel apart from the SQL, and its placeholder.
+
+    On psycopg 3 the parameters are bound by the server (``%b``: binary, no text escaping),
+    whatever ``server_side_binding`` says: with Django's default client-side binding, psycopg
+    escapes every value into the SQL text in Python, which cost more than the server's work on
+    a batch append (profiled: 4.2 ms of text escaping for the 10 arrays of 100 messages, 0.5 ms
+    binary). An unnamed statement, so PgBouncer's transaction pooling is fine, and nothing is
+    prepared unless ``prepare_threshold`` says so. Elsewhere (psycopg 2, SQLite) the
+    connection's own cursor and ``%s``.
+    """
+    connection.ensure_connection()
+    raw = connection.connection
+    module = type(raw).__module__
+    if connection.vendor != "postgresql" or not module.startswith("psycopg."):
+        with connection.cursor() as cursor:
+            yield cursor, "%s"
+        return
+    import psycopg  # psycopg 3 is the connection's own driver here
+
+    # Wrapped as Django wraps its own cursors: database errors become Django's, and
+    # execute_wrapper / query logging see the statement.
+    with connection._prepare_cursor(psycopg.Cursor(raw)) as cursor:
+        yield cursor, "%b"
+
+
 def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
     """One ``INSERT ... SELECT FROM unnest(<one array per column>)`` for any number of rows.
 
@@ -104,6 +133,24 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
     cost psycopg more to split and bind than the server to run (profiled: about a third of an
     append of 100). Only the encrypted message goes through its field (AES-GCM bound to the
     row's namespace, session and seq); the other columns are plain values.
+    """
+    with binding_cursor() as (cursor, mark):
+        select, source, arrays = unnest_source(rows, fields, mark)
+        cursor.execute(f"{insert} SELECT {select} FROM {source} RETURNING id, seq", arrays)
+        ids = dict((seq, pk) for pk, seq in cursor.fetchall())
+    for row in rows:
+        row.pk = ids[row.seq]
+        row._state.adding = False
+        row._state.db = connection.alias
+
+
+def unnest_source(
+    rows: list[Message], fields: list[Any], mark: str
+) -> tuple[str, str, list[list[Any]]]:
+    """``(select list, FROM item, parameters)`` reading ``rows`` from one array per column.
+
+    The FROM item is ``unnest(...) AS u(c0, c1, ...)``; the message is sealed here for its
+    row (the rows' seqs must be set).
     """
     data = Message._meta.get_field("data")
     sealed = [data.get_db_prep_save(data.pre_save(row, True), connection) for row in rows]
@@ -119,18 +166,9 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
     select = ", ".join(
         f"u.c{i}::jsonb" if n == "tool_call_ids" else f"u.c{i}" for i, n in enumerate(names)
     )
-    unnest = ", ".join(f"%s::{_ARRAY_TYPES[n]}" for n in names)
+    unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"{insert} SELECT {select} FROM unnest({unnest}) AS u({aliases}) RETURNING id, seq",
-            arrays,
-        )
-        ids = dict((seq, pk) for pk, seq in cursor.fetchall())
-    for row in rows:
-        row.pk = ids[row.seq]
-        row._state.adding = False
-        row._state.db = connection.alias
+    return select, f"unnest({unnest}) AS u({aliases})", arrays
 
 
 def bump_counters(
