@@ -113,8 +113,7 @@ def binding_cursor() -> Iterator[tuple[Any, str]]:
     """
     connection.ensure_connection()
     raw = connection.connection
-    module = type(raw).__module__
-    if connection.vendor != "postgresql" or not module.startswith("psycopg."):
+    if connection.vendor != "postgresql" or type(raw).__module__.partition(".")[0] != "psycopg":
         with connection.cursor() as cursor:
             yield cursor, "%s"
         return
