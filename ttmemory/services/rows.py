@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from django.db import connection
 from django.utils import timezone
 
 from ttmemory.models import MemorySession, Message
+from ttmemory.models.binding import binding_cursor
 from ttmemory.services.episodes import index_behind_locked
 
 # Rows per statement when a statement names many seqs (SQLite limits bound parameters).
@@ -97,32 +96,6 @@ _ARRAY_TYPES = {
     "group_seq": "bigint[]",
     "created_at": "timestamptz[]",
 }
-
-
-@contextmanager
-def binding_cursor() -> Iterator[tuple[Any, str]]:
-    """A Django cursor whose parameters travel apart from the SQL, and its placeholder.
-
-    On psycopg 3 the parameters are bound by the server (``%b``: binary, no text escaping),
-    whatever ``server_side_binding`` says: with Django's default client-side binding, psycopg
-    escapes every value into the SQL text in Python, which cost more than the server's work on
-    a batch append (profiled: 4.2 ms of text escaping for the 10 arrays of 100 messages, 0.5 ms
-    binary). An unnamed statement, so PgBouncer's transaction pooling is fine, and nothing is
-    prepared unless ``prepare_threshold`` says so. Elsewhere (psycopg 2, SQLite) the
-    connection's own cursor and ``%s``.
-    """
-    connection.ensure_connection()
-    raw = connection.connection
-    if connection.vendor != "postgresql" or type(raw).__module__.partition(".")[0] != "psycopg":
-        with connection.cursor() as cursor:
-            yield cursor, "%s"
-        return
-    import psycopg  # psycopg 3 is the connection's own driver here
-
-    # Wrapped as Django wraps its own cursors: database errors become Django's, and
-    # execute_wrapper / query logging see the statement.
-    with connection._prepare_cursor(psycopg.Cursor(raw)) as cursor:
-        yield cursor, "%b"
 
 
 def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:

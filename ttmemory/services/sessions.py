@@ -20,13 +20,13 @@ from ttmemory.backends.locks.database import PostgresAdvisoryLock, advisory_key
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
+from ttmemory.models.binding import binding_cursor
 from ttmemory.results import TrimResult
 from ttmemory.selectors.sessions import pack_items
 from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     SEQ_CHUNK,
-    binding_cursor,
     bump_counters,
     insert_fields,
     insert_messages,
