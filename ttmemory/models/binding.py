@@ -25,15 +25,16 @@ def binding_cursor(*, binary_results: bool = False) -> Iterator[tuple[Any, str]]
     connection.ensure_connection()
     raw = connection.connection
     if connection.vendor != "postgresql" or type(raw).__module__.partition(".")[0] != "psycopg":
-        with connection.cursor() as cursor:
-            yield cursor, "%s"
+        with connection.cursor() as own:
+            yield own, "%s"
         return
     import psycopg  # psycopg 3 is the connection's own driver here
 
-    cursor = psycopg.Cursor(raw)
+    cursor: Any = psycopg.Cursor(raw)
     if binary_results:
         cursor.format = psycopg.pq.Format.BINARY
     # Wrapped as Django wraps its own cursors: database errors become Django's, and
     # execute_wrapper / query logging see the statement.
-    with connection._prepare_cursor(cursor) as wrapped:
+    wrap: Any = connection._prepare_cursor  # type: ignore[attr-defined]
+    with wrap(cursor) as wrapped:
         yield wrapped, "%b"

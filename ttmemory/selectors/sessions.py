@@ -62,11 +62,8 @@ def _recent_postgres(session: MemorySession, limit: int | None) -> list[dict[str
     """
     quote = connection.ops.quote_name
     field = Message._meta.get_field("data")
-    opened = row_opener(field, (1, 2, 3))  # type: ignore[arg-type]
-    columns = ", ".join(
-        quote(Message._meta.get_field(name).column)
-        for name in ("data", "namespace", "session", "seq")
-    )
+    opened = row_opener(field, (1, 2, 3))
+    columns = ", ".join(quote(name) for name in ("data", "namespace", "session_id", "seq"))
     with binding_cursor(binary_results=True) as (cursor, mark):
         cursor.execute(
             f"SELECT {columns} FROM {quote(Message._meta.db_table)} "
