@@ -497,7 +497,7 @@ def _raw_rows(queryset: Any, iterable: BaseIterable, plan: _OpenPlan) -> Iterato
     return rows
 
 
-def _opener(field: _EncryptedField, binding: tuple[int, ...]) -> Callable[[Any, Any], Any]:
+def row_opener(field: _EncryptedField, binding: tuple[int, ...]) -> Callable[[Any, Any], Any]:
     """A function of (stored bytes, raw row) to the opened value of ``field`` (None stays
     None); the row's binding columns are at the positions ``binding``."""
     keyring = get_keyring()
@@ -530,7 +530,9 @@ class _OpenedValuesListIterable(BaseIterable):
         plan: _OpenPlan = queryset._open_plan  # type: ignore[attr-defined]
         rows = _raw_rows(queryset, self, plan)
         width, shape = plan.width, plan.shape
-        openers = [(position, _opener(field, binding)) for position, field, binding in plan.opens]
+        openers = [
+            (position, row_opener(field, binding)) for position, field, binding in plan.opens
+        ]
         if shape == "flat":  # message_recent: one bound column and its binding, nothing else
             opened = openers[0][1]
             for row in rows:

@@ -6,12 +6,15 @@ import functools
 import logging
 from typing import Any
 
+from django.db import DEFAULT_DB_ALIAS, connection, router
 from django.db.models import Q
 
 from ttmemory import conversation
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import ContextBudgetError
+from ttmemory.fields import row_opener
 from ttmemory.models import MemorySession, Message
+from ttmemory.models.binding import binding_cursor
 from ttmemory.results import ContextWindow
 from ttmemory.validation import clean_count, clean_identifier
 
@@ -35,10 +38,41 @@ def session_list(*, namespace: str) -> list[MemorySession]:
 
 def message_recent(*, session: MemorySession, limit: int | None = None) -> list[dict[str, Any]]:
     """The newest ``limit`` live messages (all when None), oldest first, decrypted."""
+    if limit is not None:
+        limit = clean_count(limit, field="limit", minimum=1)
+    # A read routed elsewhere (a replica, with its fallback to the primary) stays on the ORM.
+    if connection.vendor == "postgresql" and (
+        router.db_for_read(Message, instance=session) == DEFAULT_DB_ALIAS
+    ):
+        return _recent_postgres(session, limit)
     queryset = Message.objects.live().filter(session=session).order_by("-seq")
     if limit is not None:
-        queryset = queryset[: clean_count(limit, field="limit", minimum=1)]
+        queryset = queryset[:limit]
     messages: list[dict[str, Any]] = list(queryset.values_list("data", flat=True))
+    messages.reverse()
+    return messages
+
+
+def _recent_postgres(session: MemorySession, limit: int | None) -> list[dict[str, Any]]:
+    """``message_recent`` in one statement with binary results: the messages arrive as their
+    stored bytes (no hex text to decode) with their binding columns, and are opened here.
+
+    The ORM's values_list took about a third longer on the newest 1,000 (its compiler,
+    converters and the bytea's hex decoding), the gap to a bare SELECT of JSON.
+    """
+    quote = connection.ops.quote_name
+    field = Message._meta.get_field("data")
+    opened = row_opener(field, (1, 2, 3))
+    columns = ", ".join(quote(name) for name in ("data", "namespace", "session_id", "seq"))
+    with binding_cursor(binary_results=True) as (cursor, mark):
+        cursor.execute(
+            f"SELECT {columns} FROM {quote(Message._meta.db_table)} "
+            f"WHERE {quote('session_id')} = {mark} AND {quote('archived_at')} IS NULL "
+            f"ORDER BY {quote('seq')} DESC" + (f" LIMIT {mark}" if limit is not None else ""),
+            [session.pk] if limit is None else [session.pk, limit],
+        )
+        rows = cursor.fetchall()
+    messages: list[dict[str, Any]] = [opened(row[0], row) for row in rows]
     messages.reverse()
     return messages
 
