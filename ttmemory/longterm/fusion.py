@@ -18,8 +18,9 @@
    prompt is not padded with memories far weaker than the best one. A relative rule never
    empties a result by itself; ``RECALL_MIN_SCORE`` (absolute) does that.
 
-The SQL that finds neighbours is here (one statement, small index scans on
-``ttm_fact_ns_id_idx``); the candidate SQL stays in ``recall.py``.
+On PostgreSQL with pgvector the neighbour runs come with the candidates, in their one statement
+(``candidates.Context``); ``fact_runs`` fetches them elsewhere, or for a seed that statement did
+not pick (one statement, small index scans on ``ttm_fact_ns_id_idx``).
 """
 
 from __future__ import annotations
