@@ -139,11 +139,13 @@ def _hits_by_id(ids: list[int]) -> dict[int, Fact]:
         return {}
     meta = Fact._meta
     quote = connection.ops.quote_name
-    columns = ", ".join(quote(f.column) for f in meta.concrete_fields if f.name != "embedding")
+    columns = ", ".join(quote(str(f.column)) for f in meta.concrete_fields if f.name != "embedding")
+    pk = quote(str(meta.pk.column))
+    params: list[Any]
     if connection.vendor == "postgresql":
-        where, params = f"{quote(meta.pk.column)} = ANY(%s::bigint[])", [ids]
+        where, params = f"{pk} = ANY(%s::bigint[])", [ids]
     else:
-        where, params = f"{quote(meta.pk.column)} IN ({', '.join(['%s'] * len(ids))})", ids
+        where, params = f"{pk} IN ({', '.join(['%s'] * len(ids))})", list(ids)
     sql = f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {where}"
     return {fact.pk: fact for fact in Fact.objects.raw(sql, params)}
 
