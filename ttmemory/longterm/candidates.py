@@ -7,9 +7,10 @@ statement text is the same for every query of a k and psycopg prepares it) and, 
 context, the runs of eligible facts around the best blended candidates (``Context``). SQLite
 and PostgreSQL without pgvector: one keyword statement with the statistics folded in, one read
 of the packed vectors scored in numpy. Both return what ``recall.keyword_scores`` and
-``recall.vector_scores`` return (same formula, same order, same ties), without building ORM queries: on the 2-core
-benchmark machine the ORM version of the same three queries spent about 2-4 ms per recall
-compiling SQL, more than the database took to answer them (docs/benchmarks.md, "Recall latency").
+``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
+queries: on the 2-core benchmark machine the ORM version of the same three queries spent about
+2-4 ms per recall compiling SQL, more than the database took to answer them (docs/benchmarks.md,
+"Recall latency").
 
 A metadata filter goes through the ORM functions instead (its JSON lookups are Django's to
 translate per database); so does nothing else.
