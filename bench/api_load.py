@@ -309,11 +309,15 @@ def prepare() -> dict[str, Any]:
     token = Token.objects.create(user=user)
     namespace = f"user-{user.pk}"
     say(f"namespace {namespace}: {APPEND_SESSIONS} sessions to append to, {HISTORY:,} to read")
-    appends = [
-        services.session_open(namespace=namespace, key=f"append-{n}").pk
-        for n in range(APPEND_SESSIONS)
-    ]
     history = [sample_message(i) for i in range(HISTORY)]
+    appends = []
+    for n in range(APPEND_SESSIONS):
+        session = services.session_open(namespace=namespace, key=f"append-{n}")
+        # Conversations under way: 1 to 32 messages each, so the episodic index job (which
+        # runs inline without a broker) comes at its steady rate, once per MESSAGE_INDEX_EVERY
+        # appends of a session, not on every session's first message during the measurement.
+        services.message_add_many(session=session, messages=history[: n % 32 + 1])
+        appends.append(session.pk)
     read = services.session_open(namespace=namespace, key="history")
     for start in range(0, HISTORY, 100):
         services.message_add_many(session=read, messages=history[start : start + 100])
@@ -558,7 +562,9 @@ def render(results: list[Result], phases: list[Phase], args: Any, versions: dict
         f"loopback, {args.duration} s per row in {args.rounds} interleaved rounds (each row "
         "the median of its rounds: the machine is shared), a DRF token on every request; "
         "appends go "
-        f"round-robin over {APPEND_SESSIONS} sessions of the caller's namespace.",
+        f"round-robin over {APPEND_SESSIONS} sessions of the caller's namespace, each already "
+        "holding 1 to 32 messages (the episodic index job, inline without a broker, then comes "
+        "at its steady rate instead of on every session's first message).",
         "",
         "Baselines, served by the same gunicorn in the same run: `GET namespace/` is DRF with "
         "token authentication and namespace resolution and no memory work; the raw SQL rows "
