@@ -94,7 +94,7 @@ def test_a_change_this_process_is_not_told_about_applies_within_the_bound(
     settings.TTMEMORY = {**settings.TTMEMORY, "API_AUTH_CACHE_SECONDS": 1}
     key, client = key_client()
     alice = User.objects.create_user("alice")
-    token, token_user = token_client(alice)
+    _, token_user = token_client(alice)
     assert namespace_status(client) == namespace_status(token_user) == 200
     # As another process would revoke them: no signal reaches this one.
     ApiKey.objects.filter(pk=key.pk).update(revoked_at=key.created_at)
@@ -108,7 +108,7 @@ def test_with_the_cache_off_every_request_reads_the_credential(db: Any, settings
     settings.TTMEMORY = {**settings.TTMEMORY, "API_AUTH_CACHE_SECONDS": 0}
     key, client = key_client()
     alice = User.objects.create_user("alice")
-    token, token_user = token_client(alice)
+    _, token_user = token_client(alice)
     assert namespace_status(client) == namespace_status(token_user) == 200
     ApiKey.objects.filter(pk=key.pk).update(revoked_at=key.created_at)
     User.objects.filter(pk=alice.pk).update(is_active=False)
