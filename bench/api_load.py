@@ -217,7 +217,9 @@ def main() -> None:
     phases = make_phases(fixture)
     try:
         wait_until_up(f"{base}/api/memory/namespace/", fixture["auth"], server, log)
+        load_before = os.getloadavg()[0]
         results = measure(base, phases, levels, args, fixture["auth"], script, tmp)
+        load_after = os.getloadavg()[0]
         check_appends(fixture)
     finally:
         server.terminate()
@@ -228,6 +230,7 @@ def main() -> None:
         "source": "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded server",
         "gunicorn": gunicorn_version(),
         "wrk": wrk_version(),
+        "load": f"{load_before:.1f} before, {load_after:.1f} after",
     }
     markdown = render(results, phases, args, versions)
     print(markdown)
@@ -552,7 +555,8 @@ def render(results: list[Result], phases: list[Phase], args: Any, versions: dict
         "",
         f"Command: `.venv/bin/python bench/api_load.py --duration {args.duration} --rounds "
         f"{args.rounds} --connections {args.connections} --workers {args.workers}` (measured "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Machine: {os.cpu_count()} "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; 1-minute load average "
+        f"{versions['load']}). Machine: {os.cpu_count()} "
         f"cores ({cpu_model()}), {memory_gib()}, Python {platform.python_version()}; server, "
         f"database and load generator share it. Server: gunicorn {versions['gunicorn']}, "
         f"{args.workers} sync workers, the demo project with DEBUG off, no write throttle and "
