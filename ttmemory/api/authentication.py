@@ -83,9 +83,10 @@ class CachedTokenAuthentication(TokenAuthentication):
         cached = token_cache.get(key)
         if cached is not None:
             alias, token_values, user_values = cached
-            user_model = self.get_model()._meta.get_field("user").related_model
+            token_model: Any = self.get_model()
+            user_model: Any = token_model._meta.get_field("user").related_model
             user = user_model.from_db(alias, _attnames(user_model), copy_field_values(user_values))
-            token = self.get_model().from_db(alias, _attnames(self.get_model()), token_values)
+            token = token_model.from_db(alias, _attnames(token_model), token_values)
             token.user = user
             return user, token
         user, token = super().authenticate_credentials(key)

@@ -74,10 +74,10 @@ class CompiledQuery:
         params = []
         used = set()
         for param in raw_params:
-            name = marks.get(param) if isinstance(param, int | str) else None
-            if name is not None:
-                used.add(name)
-                params.append((True, name))
+            mine = marks.get(param) if isinstance(param, int | str) else None
+            if mine is not None:
+                used.add(mine)
+                params.append((True, mine))
             else:
                 params.append((False, param))
         if used != set(values):

@@ -160,9 +160,10 @@ def api_key_check(*, raw_key: str) -> ApiKey | None:
         alias, values = cached
         key = ApiKey.from_db(alias, _API_KEY_FIELDS, copy_field_values(values))
     else:
-        key = ApiKey.objects.active().filter(prefix=prefix).first()
-        if key is None or not hmac.compare_digest(key.secret_hash, _hash(secret)):
+        found = ApiKey.objects.active().filter(prefix=prefix).first()
+        if found is None or not hmac.compare_digest(found.secret_hash, _hash(secret)):
             return None
+        key = found
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
