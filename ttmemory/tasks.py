@@ -82,8 +82,8 @@ def message_embed_task(session_id: int) -> dict[str, Any]:
 
 
 @shared_task(name="ttmemory.message_index", **RETRY)
-def message_index_task(session_id: int) -> dict[str, Any]:
-    return jobs.run("message_index", session_id)
+def message_index_task(session_id: int, sweep: bool = True) -> dict[str, Any]:
+    return jobs.run("message_index", session_id, sweep)
 
 
 @shared_task(name="ttmemory.recall_touch", acks_late=True)

@@ -185,3 +185,22 @@ def test_a_term_in_more_messages_than_the_limit_counts_in_its_newest(
     # A rarer word still finds the old message, which the frequent word then adds to.
     found = search("zebra otters", k=10, window=0)
     assert found[0][1] == 1 and {seq for _, seq, _ in found} == {1, 4, 5, 6}
+
+
+def test_an_append_indexes_its_own_session_and_leaves_other_tails_to_the_search(db: Any) -> None:
+    # Session "idle" stops short of its next trigger: its tail stays unindexed. Another
+    # session's append then runs the job for that session only, so an append never pays for
+    # the namespace's other tails; a search still finds the tail (scored from the message).
+    idle = memory.session_open(namespace="user-1", key="idle")
+    busy = memory.session_open(namespace="user-1", key="busy")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add(session=idle, message=user("hello"))  # first message: indexed
+    memory.message_add(session=idle, message=user("The boat is moored at pier nine."))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=busy, messages=CHAT)
+    assert entries(busy) == list(range(1, 11))
+    assert entries(idle) == [1]  # not swept by busy's job
+    hits = memory.message_search(namespace="user-1", query="where is the boat moored", k=1)
+    assert (hits[0].session.key, hits[0].seq) == ("idle", 2)
+    assert messages_index_pending(session_id=busy.pk) == 1  # the catch-up sweep reaches it
+    assert entries(idle) == [1, 2]

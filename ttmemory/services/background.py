@@ -111,6 +111,7 @@ def job_message_embed(session_id: int) -> dict[str, Any]:
 
 
 @jobs.job("message_index")
-def job_message_index(session_id: int) -> dict[str, Any]:
-    """Index a session's (and its namespace's) messages not yet in the episodic index."""
-    return {"indexed": messages_index_pending(session_id=session_id)}
+def job_message_index(session_id: int, sweep: bool = True) -> dict[str, Any]:
+    """Index a session's messages not yet in the episodic index; with ``sweep``, also those of
+    the other sessions of its namespace that are behind (the catch-up a search queues)."""
+    return {"indexed": messages_index_pending(session_id=session_id, sweep=sweep)}

@@ -128,13 +128,18 @@ def _insert(model: type[models.Model], columns: Sequence[str], rows: list[tuple[
 
 
 def messages_index_pending(
-    *, session_id: int | None = None, namespace: str | None = None, batch_size: int | None = None
+    *,
+    session_id: int | None = None,
+    namespace: str | None = None,
+    batch_size: int | None = None,
+    sweep: bool = True,
 ) -> int:
     """Index the stored messages past each session's ``indexed_upto_seq``; return how many.
 
     The ``message_index`` job: for ``session_id``'s session and the other sessions of its
-    namespace that are behind (or of ``namespace``, or every session when both are None),
-    ``batch_size`` messages (default ``BATCH_SIZE``) per transaction, each under the session's
+    namespace that are behind (only that session when ``sweep`` is False: what an append's
+    trigger asks, so an append never pays for other sessions' tails; or of ``namespace``, or
+    every session when both are None), ``batch_size`` messages (default ``BATCH_SIZE``) per transaction, each under the session's
     lock (so a delete, trim or rollback is never raced: what it deleted is not indexed after),
     re-reading the mark inside it. Idempotent: a message that has an entry (a restored one) is
     skipped, a second run finds nothing to do. Nothing while ``MESSAGE_SEARCH_INDEX`` is off.
@@ -142,6 +147,8 @@ def messages_index_pending(
     if not app_settings.MESSAGE_SEARCH_INDEX:
         return 0
     batch = batch_size or app_settings.BATCH_SIZE
+    if session_id is not None and not sweep:
+        return _index_session(session_id, batch)
     behind = MemorySession.objects.filter(indexed_upto_seq__lt=F("last_seq"))
     if session_id is not None:
         owner = MemorySession.objects.filter(pk=session_id).values_list("namespace", flat=True)

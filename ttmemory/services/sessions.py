@@ -416,7 +416,7 @@ def _schedule_after_append(
     if app_settings.MESSAGE_SEARCH_INDEX and (
         first_seq == 1 or last_seq // index_every > (first_seq - 1) // index_every
     ):
-        jobs.schedule("message_index", session.pk)
+        jobs.schedule("message_index", session.pk, False)  # this session only: no sweep
     learn_every = app_settings.LEARN_EVERY
     if learn_every > 0 and last_seq // learn_every > (first_seq - 1) // learn_every:
         jobs.schedule("learn", session.pk, last_seq)
