@@ -47,6 +47,7 @@ RELATIVE = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
 CATS = (*convset.CATEGORIES, "all")
 RERANK_DEPTH, RERANK_WEIGHTS = 30, (0.0, 0.1, 0.25, 0.5, 1.0)
 RESERVED = (0, 1, 2, 3)
+GAINS = (0.0, -0.4, -0.2, 0.2, 0.4)
 FLOOR_BUDGETS = (0.01, 0.02, 0.05)
 
 
@@ -258,6 +259,27 @@ def reserve(main: list[int], other: list[int], slots: int, k: int = 10) -> list[
     return top + extra + [key for key in main if key not in top and key not in extra]
 
 
+def keyword_strength(item: dict[str, Any]) -> float:
+    """The best BM25 score over the most a fact could score (every query word once, average
+    length): how well the keywords alone answer, comparable across queries."""
+    index: Index = item["index"]
+    most = sum(
+        math.log(1.0 + (index.total - n + 0.5) / (n + 0.5))
+        for w in item["words"]
+        for n in (len(index.postings.get(w, [])),)
+    )
+    return max(item["kw"].values(), default=0.0) / (most or 1.0)
+
+
+def query_weighted(
+    item: dict[str, Any], shipped: tuple[str, float, int, float], gain: float
+) -> list[int]:
+    """Query-dependent weighting: the vector weight moves by ``-gain`` x (keyword strength -
+    0.5), so a query whose words a fact matches well leans on keywords (gain > 0)."""
+    w = min(1.0, max(0.0, shipped[1] - gain * (keyword_strength(item) - 0.5)))
+    return ranked(score(item, shipped[0], round(w, 3), shipped[2], shipped[3]))
+
+
 def best_cosine(item: dict[str, Any]) -> float:
     """The absolute signal RECALL_MIN_SIMILARITY gates on: the best candidate's cosine."""
     return max(item["vec"].values(), default=0.0)
@@ -328,6 +350,7 @@ def run(name: str, *, dates: bool = True) -> str:
     slots, slot_means = pick(
         tune, RESERVED, lambda a, o: reserve(a["shipped"], ranked(a["vec"]), o)
     )
+    gain, gain_means = pick(tune, GAINS, lambda a, o: query_weighted(a, shipped, o))
     rows: dict[str, Callable[[dict[str, Any]], list[int]]] = {
         "BM25 only": lambda a: ranked(a["kw"]),
         "vector only": lambda a: ranked(a["vec"]),
@@ -342,6 +365,9 @@ def run(name: str, *, dates: bool = True) -> str:
         ),
         f"shipped + coverage rerank of the best {RERANK_DEPTH} (weight {lam}, chosen on tune)": (
             lambda a: rerank(a, score(a, *shipped), lam)
+        ),
+        f"shipped, query-dependent vector weight (gain {gain}, chosen on tune)": (
+            lambda a: query_weighted(a, shipped, gain)
         ),
         f"shipped + {slots} of 10 slots kept for vector-only hits (chosen on tune)": (
             lambda a: reserve(a["shipped"], ranked(a["vec"]), slots)
@@ -391,6 +417,8 @@ def run(name: str, *, dates: bool = True) -> str:
         f"Cross-validated recall@10 of the choice on tune: {cv:.3f}. Tune recall@10, shipped "
         f"{tune_shipped:.3f}; coverage rerank by weight "
         + ", ".join(f"{o}: {v:.3f}" for o, v in lam_means.items())
+        + "; query-dependent weight by gain "
+        + ", ".join(f"{o}: {v:.3f}" for o, v in gain_means.items())
         + "; vector-only slots "
         + ", ".join(f"{o}: {v:.3f}" for o, v in slot_means.items())
         + (f"; dates in the indexed text {dated_tune:.3f}" if dates else "")
