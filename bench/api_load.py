@@ -232,7 +232,7 @@ def main() -> None:
     markdown = render(results, phases, args, versions)
     print(markdown)
     if not args.no_write:
-        from bench.management.commands.ttmemory_bench import write_section
+        from bench.command import write_section
 
         write_section(ROOT / "docs" / "benchmarks.md", markdown, start=START, end=END)
         say("wrote the api-load section of docs/benchmarks.md\n")

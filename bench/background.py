@@ -91,7 +91,7 @@ def main() -> None:
     markdown = render(overhead, inline, worker, args)
     print(markdown)
     if not args.no_write:
-        from bench.management.commands.ttmemory_bench import write_section
+        from bench.command import write_section
 
         write_section(ROOT / "docs" / "benchmarks.md", markdown, start=START, end=END)
 

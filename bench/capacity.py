@@ -105,7 +105,7 @@ def main() -> None:
     markdown = render(runs, args, started, load_before, os.getloadavg(), postmaster is not None)
     print(markdown)
     if not args.no_write:
-        from bench.management.commands.ttmemory_bench import write_section
+        from bench.command import write_section
 
         write_section(ROOT / "docs" / "scaling.md", markdown, start=START, end=END)
         api_load.say("wrote the capacity section of docs/scaling.md\n")

@@ -43,6 +43,7 @@ class Row:
 
 
 def sample_message(i: int) -> dict[str, Any]:
+    """A chat turn of about 250 characters (the size of issue 16's harness)."""
     role = "user" if i % 2 == 0 else "assistant"
     text = (
         f"Turn {i}: the customer asked about order #{1000 + i}, shipping to Lisbon on Friday, "

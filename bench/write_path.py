@@ -25,6 +25,7 @@ from typing import Any
 from django.db import close_old_connections, connection
 from django.test.utils import override_settings
 
+from bench.session_memory import sample_message
 from ttmemory import jobs, selectors, services
 from ttmemory.models import MemorySession, Message
 
@@ -55,17 +56,6 @@ class Timing:
             "mean": statistics.fmean(self.samples),
             "runs": len(self.samples),
         }
-
-
-def sample_message(i: int) -> dict[str, Any]:
-    """A chat turn of about 250 characters (the size of the issue's harness)."""
-    role = "user" if i % 2 == 0 else "assistant"
-    text = (
-        f"Turn {i}: the customer asked about order #{1000 + i}, shipping to Lisbon on Friday, "
-        "and whether the blue jacket in size M is back in stock; the agent checked the "
-        "warehouse feed and the delivery options before answering in two short sentences."
-    )
-    return {"role": role, "content": text}
 
 
 def raw_params() -> dict[str, Any]:
@@ -167,48 +157,51 @@ def paired(ours: Callable[[], Any], raw: Callable[[], Any], runs: int) -> tuple[
 
 def concurrent_ours(session: MemorySession, writers: int, adds: int) -> float:
     """Wall microseconds of ``writers`` threads (own connections) appending ``adds`` each."""
-    barrier = threading.Barrier(writers + 1)
-    errors: list[BaseException] = []
 
-    def work(w: int) -> None:
-        try:
-            close_old_connections()
-            connection.ensure_connection()
-            barrier.wait()
-            for i in range(adds):
-                services.message_add(session=session, message=sample_message(w * 1000 + i))
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
+    def connect() -> Any:
+        close_old_connections()
+        connection.ensure_connection()
+        return connection  # this thread's
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    barrier.wait()
-    start = time.perf_counter_ns()
-    for t in threads:
-        t.join()
-    wall = (time.perf_counter_ns() - start) / 1000
-    if errors:
-        raise errors[0]
-    return wall
+    def add(_: Any, message: dict[str, Any]) -> None:
+        services.message_add(session=session, message=message)
+
+    return _concurrent(writers, adds, connect=connect, add=add)
 
 
 def concurrent_raw(raw: RawSessions, key: str, writers: int, adds: int) -> float:
+    """The same on the baseline, each thread on a psycopg connection of its own."""
+
+    def add(conn: Any, message: dict[str, Any]) -> None:
+        raw.add(key, [message], conn)
+
+    return _concurrent(writers, adds, connect=raw.connect, add=add)
+
+
+def _concurrent(
+    writers: int,
+    adds: int,
+    *,
+    connect: Callable[[], Any],
+    add: Callable[[Any, dict[str, Any]], None],
+) -> float:
+    """Wall microseconds of ``writers`` threads, each on ``connect()``'s connection, calling
+    ``add(connection, message)`` ``adds`` times: from when all are connected to the last end."""
     barrier = threading.Barrier(writers + 1)
     errors: list[BaseException] = []
 
     def work(w: int) -> None:
-        conn = raw.connect()
+        conn = None
         try:
+            conn = connect()
             barrier.wait()
             for i in range(adds):
-                raw.add(key, [sample_message(w * 1000 + i)], conn)
+                add(conn, sample_message(w * 1000 + i))
         except BaseException as exc:
             errors.append(exc)
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
 
     threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
     for t in threads:
@@ -261,44 +254,32 @@ def _run(
         for _ in range(10):  # warm up both paths (connections, prepared statements, tokenizer)
             services.message_add(session=ours_session, message=one)
             raw.add("add", [one])
-        progress("add 1")
-        ours, base = paired(
-            lambda: services.message_add(session=ours_session, message=one),
-            lambda: raw.add("add", [one]),
-            runs,
-        )
-        out["rows"]["add 1"] = (ours.as_dict(), base.as_dict())
-
         hundred = [sample_message(i) for i in range(100)]
-        progress("add 100 in one call")
-        ours, base = paired(
-            lambda: services.message_add_many(session=ours_session, messages=hundred),
-            lambda: raw.add("add", hundred),
-            max(5, runs // 8),
-        )
-        out["rows"]["add 100 in one call"] = (ours.as_dict(), base.as_dict())
 
-        # The same two appends with the message_index job queued to a worker (what a Celery
-        # deployment pays on the request) instead of run inline after commit (no broker).
-        previous = jobs.get_dispatcher()
-        jobs.set_dispatcher(lambda name, args: None)
-        try:
-            progress("add 1 / add 100, index job queued to a worker")
+        def appends(suffix: str) -> None:
+            """Time add 1 and add 100 in one call into the rows named with ``suffix``."""
+            progress(f"add 1{suffix}")
             ours, base = paired(
                 lambda: services.message_add(session=ours_session, message=one),
                 lambda: raw.add("add", [one]),
                 runs,
             )
-            out["rows"]["add 1, index job run by a worker"] = (ours.as_dict(), base.as_dict())
+            out["rows"][f"add 1{suffix}"] = (ours.as_dict(), base.as_dict())
+            progress(f"add 100 in one call{suffix}")
             ours, base = paired(
                 lambda: services.message_add_many(session=ours_session, messages=hundred),
                 lambda: raw.add("add", hundred),
                 max(5, runs // 8),
             )
-            out["rows"]["add 100 in one call, index job run by a worker"] = (
-                ours.as_dict(),
-                base.as_dict(),
-            )
+            out["rows"][f"add 100 in one call{suffix}"] = (ours.as_dict(), base.as_dict())
+
+        appends("")
+        # The same two appends with the message_index job queued to a worker (what a Celery
+        # deployment pays on the request) instead of run inline after commit (no broker).
+        previous = jobs.get_dispatcher()
+        jobs.set_dispatcher(lambda name, args: None)
+        try:
+            appends(", index job run by a worker")
         finally:
             jobs.set_dispatcher(previous)
 

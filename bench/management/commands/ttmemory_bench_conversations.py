@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from bench import BENCHMARKS_MD, convset
-from bench.management.commands import ttmemory_bench
+from bench import convset
+from bench.command import BenchCommand
 
 START = "<!-- ttmemory_bench:conversations:start -->"
 END = "<!-- ttmemory_bench:conversations:end -->"
@@ -28,7 +28,8 @@ EMBEDDERS: dict[str, tuple[str, dict[str, Any] | None]] = {
 }
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Recall@5/10/50, MRR and nDCG@10 per question category on the conversational "
         "evaluation set (bench/convset.py): BM25, vectors, fact_recall, message_search and "
@@ -41,9 +42,8 @@ class Command(BaseCommand):
         parser.add_argument("--users", type=int, default=20, help="conversations")
         parser.add_argument("--sessions", type=int, default=12, help="sessions each")
         parser.add_argument("--embedders", default="hash", help="comma-separated: hash, wordllama")
-        parser.add_argument("--output", default=str(BENCHMARKS_MD), help="file to update")
+        self.add_report_arguments(parser, databases=False, current=False, migrate=False)
         parser.add_argument("--json", default="", help="also write the raw results here")
-        parser.add_argument("--no-write", action="store_true", help="print only")
         parser.add_argument(
             "--merge-json",
             default="",
@@ -70,7 +70,7 @@ class Command(BaseCommand):
                     data,
                     embedder=config,
                     embedder_name=title,
-                    progress=lambda m: self.stderr.write(f"  {m}"),
+                    progress=self.progress,
                 )
             )
         for path in [p for p in options["merge_json"].split(",") if p]:
@@ -95,7 +95,4 @@ class Command(BaseCommand):
             + conversations.render(results)
             + f"\n{END}"
         )
-        self.stdout.write(markdown)
-        if not options["no_write"]:
-            ttmemory_bench.write_section(Path(options["output"]), markdown, start=START, end=END)
-            self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
+        self.publish(markdown, options)

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from bench import BENCHMARKS_MD, http_pool
-from bench.management.commands.ttmemory_bench import write_section
+from bench import http_pool
+from bench.command import BenchCommand
 
 START = "<!-- ttmemory_bench:http:start -->"
 END = "<!-- ttmemory_bench:http:end -->"
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Time fact_recall with OpenAIEmbedder against the fake OpenAI server on loopback, "
         "through 0.1's urllib client and the pooled httpx client, alternating in the same run. "
@@ -26,33 +24,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--recalls", type=int, default=300, help="per client")
         parser.add_argument("--facts", type=int, default=200)
-        parser.add_argument("--migrate", action="store_true", help="migrate the database first")
-        parser.add_argument("--json", default="", help="also write the result to this file")
-        parser.add_argument(
-            "--write",
-            nargs="*",
-            default=None,
-            help="render these JSON results (from --json runs) into docs/benchmarks.md",
-        )
+        self.add_result_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["write"] is not None:
-            results = [json.loads(Path(p).read_text()) for p in options["write"]]
-            section = render(results)
-            write_section(BENCHMARKS_MD, section, start=START, end=END)
-            self.stdout.write(section)
+        if self.write_results(options, render):
             return
-        if options["migrate"]:
-            call_command("migrate", verbosity=0)
+        self.migrate_if_asked(options)
         result = http_pool.run(
             recalls=options["recalls"],
             facts=options["facts"],
-            progress=lambda message: self.stderr.write(f"  {message}"),
+            progress=self.progress,
         )
-        text = json.dumps(result, indent=2)
-        if options["json"]:
-            Path(options["json"]).write_text(text)
-        self.stdout.write(text)
+        self.print_result(result, options)
 
 
 def name_of(result: dict[str, Any]) -> str:

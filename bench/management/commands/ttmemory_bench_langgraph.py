@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from bench import BENCHMARKS_MD, ROOT, graph_adapters, session_memory
-from bench.management.commands.ttmemory_bench import write_section
+from bench import graph_adapters, session_memory
+from bench.command import BenchCommand
 
 START = "<!-- ttmemory_bench:langgraph:start -->"
 END = "<!-- ttmemory_bench:langgraph:end -->"
-ARG_HIDDEN = "internal: measure the configured database only"
 NOTE = (
     "The store's put is `fact_remember` plus its own row (the encrypted value, upsert"
     "ed under a row lock); its search is `fact_recall` plus the items' lookup and dec"
@@ -29,7 +21,8 @@ NOTE = (
 )
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Time TTMemoryStore put/search against fact_remember/fact_recall and TTMemorySaver "
         "put/get_tuple against raw SQL and InMemorySaver, on PostgreSQL (DATABASE_URL or the "
@@ -39,70 +32,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--runs", type=int, default=100, help="repetitions per operation")
         parser.add_argument("--items", type=int, default=200, help="store items searched")
-        parser.add_argument("--databases", default="postgresql,sqlite")
-        parser.add_argument("--output", default=str(BENCHMARKS_MD), help="markdown file to update")
-        parser.add_argument("--no-write", action="store_true", help="print only")
-        parser.add_argument("--current", action="store_true", help=ARG_HIDDEN)
-        parser.add_argument("--json", default="", help=ARG_HIDDEN)
-        parser.add_argument("--migrate", action="store_true", help=ARG_HIDDEN)
+        self.add_report_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        runs = options["runs"]
-        if runs < 3:
-            raise CommandError("--runs must be at least 3")
-        if options["current"]:
-            if options["migrate"]:
-                call_command("migrate", verbosity=0)
-            rows = graph_adapters.run(
-                runs=runs,
-                items=options["items"],
-                progress=lambda m: self.stderr.write(f"  {m}"),
-            )
-            payload = {
-                "environment": session_memory.environment(),
-                "rows": [
-                    {
-                        "operation": r.operation,
-                        "ours_us": r.ours_us,
-                        "raw_us": r.raw_us,
-                        "runs": r.runs,
-                    }
-                    for r in rows
-                ],
-            }
-            if options["json"]:
-                Path(options["json"]).write_text(json.dumps(payload))
-            else:
-                self.stdout.write(json.dumps(payload, indent=2))
-            return
-        results = []
-        for vendor in [v.strip() for v in options["databases"].split(",") if v.strip()]:
-            if vendor not in {"postgresql", "sqlite"}:
-                raise CommandError(f"unknown database {vendor!r}; use postgresql or sqlite")
-            self.stdout.write(f"== {vendor}")
-            results.append(_measure_in_subprocess(vendor, runs, options["items"]))
-        markdown = render(results)
-        self.stdout.write(markdown)
-        if not options["no_write"]:
-            write_section(Path(options["output"]), markdown, start=START, end=END)
-            self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
+        self.require_runs(options)
+        runs, items = options["runs"], options["items"]
 
+        def measure() -> dict[str, Any]:
+            rows = graph_adapters.run(runs=runs, items=items, progress=self.progress)
+            return {"environment": session_memory.environment(), "rows": [vars(r) for r in rows]}
 
-def _measure_in_subprocess(vendor: str, runs: int, items: int) -> dict[str, Any]:
-    env = dict(os.environ)
-    with tempfile.TemporaryDirectory() as tmp:
-        if vendor == "sqlite":
-            env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-        elif env.get("DATABASE_URL", "").startswith("sqlite"):
-            env.pop("DATABASE_URL")  # PostgreSQL: the embedded server
-        out = Path(tmp) / "result.json"
-        command = [sys.executable, "-m", "django", "ttmemory_bench_langgraph", "--current"]
-        command += ["--runs", str(runs), "--items", str(items), "--json", str(out), "--migrate"]
-        done = subprocess.run(command, env=env, cwd=ROOT, check=False)
-        if done.returncode != 0:
-            raise CommandError(f"benchmark on {vendor} failed (exit {done.returncode})")
-        result: dict[str, Any] = json.loads(out.read_text())
-        return result
+        argv = ["--runs", str(runs), "--items", str(items)]
+        self.report(options, measure=measure, argv=argv, render=render)
 
 
 def render(results: list[dict[str, Any]]) -> str:

@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import connection
 
-from bench import BENCHMARKS_MD, partitioning
-from bench.management.commands.ttmemory_bench import write_section
+from bench import partitioning
+from bench.command import BenchCommand
 from ttmemory.models.partitioning import message_partitions, partition_message_table
 
 START = "<!-- ttmemory_bench:partition:start -->"
 END = "<!-- ttmemory_bench:partition:end -->"
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Grow the message table by COPY to each --sizes total and time real appends and "
         "newest-window reads at each, on a fresh PostgreSQL database (TTMEMORY_EMBEDDED_DB=<new "
@@ -32,24 +30,12 @@ class Command(BaseCommand):
             "--sizes", default="100000,1000000,2500000,5000000", help="messages, comma-separated"
         )
         parser.add_argument("--runs", type=int, default=300, help="appends and reads per size")
-        parser.add_argument("--migrate", action="store_true", help="migrate the database first")
-        parser.add_argument("--json", default="", help="also write the result to this file")
-        parser.add_argument(
-            "--write",
-            nargs="*",
-            default=None,
-            help="render these JSON results (from --json runs) into docs/benchmarks.md",
-        )
+        self.add_result_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["write"] is not None:
-            results = [json.loads(Path(p).read_text()) for p in options["write"]]
-            section = render(results)
-            write_section(BENCHMARKS_MD, section, start=START, end=END)
-            self.stdout.write(section)
+        if self.write_results(options, render):
             return
-        if options["migrate"]:
-            call_command("migrate", verbosity=0)
+        self.migrate_if_asked(options)
         current = message_partitions(connection)
         wanted = options["partitions"]
         if current is None:
@@ -63,14 +49,11 @@ class Command(BaseCommand):
             result = partitioning.run(
                 sizes=sizes,
                 runs=options["runs"],
-                progress=lambda message: self.stderr.write(f"  {message}"),
+                progress=self.progress,
             )
         except RuntimeError as exc:
             raise CommandError(str(exc)) from exc
-        text = json.dumps(result, indent=2)
-        if options["json"]:
-            Path(options["json"]).write_text(text)
-        self.stdout.write(text)
+        self.print_result(result, options)
 
 
 def render(results: list[dict[str, Any]]) -> str:

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from bench import BENCHMARKS_MD, retention
-from bench.management.commands.ttmemory_bench import write_section
+from bench import retention
+from bench.command import BenchCommand
 
 START = "<!-- ttmemory_bench:prune:start -->"
 END = "<!-- ttmemory_bench:prune:end -->"
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Time prune_expired on the configured database (DATABASE_URL, or the embedded "
         "PostgreSQL): idle sessions expiring, archived messages aging out, a run with nothing "
@@ -27,34 +25,19 @@ class Command(BaseCommand):
         parser.add_argument("--sessions", type=int, default=200)
         parser.add_argument("--messages", type=int, default=50, help="per session")
         parser.add_argument("--batch-size", type=int, default=None)
-        parser.add_argument("--migrate", action="store_true", help="migrate the database first")
-        parser.add_argument("--json", default="", help="also write the result to this file")
-        parser.add_argument(
-            "--write",
-            nargs="*",
-            default=None,
-            help="render these JSON results (from --json runs) into docs/benchmarks.md",
-        )
+        self.add_result_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["write"] is not None:
-            results = [json.loads(Path(p).read_text()) for p in options["write"]]
-            section = render(results)
-            write_section(BENCHMARKS_MD, section, start=START, end=END)
-            self.stdout.write(section)
+        if self.write_results(options, render):
             return
-        if options["migrate"]:
-            call_command("migrate", verbosity=0)
+        self.migrate_if_asked(options)
         result = retention.run(
             sessions=options["sessions"],
             messages=options["messages"],
             batch_size=options["batch_size"],
-            progress=lambda message: self.stderr.write(f"  {message}"),
+            progress=self.progress,
         )
-        text = json.dumps(result, indent=2)
-        if options["json"]:
-            Path(options["json"]).write_text(text)
-        self.stdout.write(text)
+        self.print_result(result, options)
 
 
 def render(results: list[dict[str, Any]]) -> str:

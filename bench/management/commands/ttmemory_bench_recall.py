@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from bench import BENCHMARKS_MD, ROOT
+from bench import ROOT
+from bench.command import BenchCommand
 from bench.management.commands import ttmemory_bench
 
 START = "<!-- ttmemory_bench:recall:start -->"
@@ -31,7 +29,8 @@ TARGET_LARGE_RECALL = 0.95
 ORIGIN_MS = {"hybrid": 8.4, "keyword": 6.3}
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Measure recall quality (recall@k, MRR) on the synthetic evaluation set, recall latency "
         "at 100/1,000/5,000 facts beside raw SQL on PostgreSQL and SQLite, and approximate "
@@ -44,9 +43,6 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int, default=10, help="latency: hits per recall")
         parser.add_argument(
             "--plot", default="docs/img/recall_cost_curve.png", help="cost curve PNG ('' for none)"
-        )
-        parser.add_argument(
-            "--databases", default="postgresql,sqlite", help="latency: postgresql, sqlite"
         )
         parser.add_argument("--users", type=int, default=20, help="evaluation set: users")
         parser.add_argument("--sessions", type=int, default=10, help="sessions per user")
@@ -70,17 +66,12 @@ class Command(BaseCommand):
         parser.add_argument("--large-big", type=int, default=100_000, help="the large namespace")
         parser.add_argument("--large-dimensions", type=int, default=384)
         parser.add_argument("--large-queries", type=int, default=50)
-        parser.add_argument("--output", default=str(BENCHMARKS_MD), help="file to update")
-        parser.add_argument("--no-write", action="store_true", help="print only")
-        parser.add_argument("--current", action="store_true", help=ARG_HIDDEN)
+        self.add_report_arguments(parser)
         parser.add_argument("--part", choices=["quality", "latency", "large"], help=ARG_HIDDEN)
         parser.add_argument("--embedder", choices=["default", "sentence"], default="default")
-        parser.add_argument("--json", default="", help=ARG_HIDDEN)
-        parser.add_argument("--migrate", action="store_true", help=ARG_HIDDEN)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["runs"] < 3:
-            raise CommandError("--runs must be at least 3")
+        self.require_runs(options)
         if options["current"]:
             self._run_part(options)
             return
@@ -92,9 +83,7 @@ class Command(BaseCommand):
             if sentence:
                 results["quality"].append(sentence)
         if not options["skip_latency"]:
-            for vendor in [v.strip() for v in options["databases"].split(",") if v.strip()]:
-                if vendor not in {"postgresql", "sqlite"}:
-                    raise CommandError(f"unknown database {vendor!r}; use postgresql or sqlite")
+            for vendor in self.databases(options):
                 self.stdout.write(f"== latency on {vendor}")
                 results["latency"].append(self._subprocess(vendor, "latency", options))
         if not options["skip_large"]:
@@ -103,11 +92,7 @@ class Command(BaseCommand):
         if options["plot"] and (results["latency"] or results["large"]):
             plot_curve(results, ROOT / options["plot"])
             results["plot"] = options["plot"]
-        markdown = render(results)
-        self.stdout.write(markdown)
-        if not options["no_write"]:
-            write_section(Path(options["output"]), markdown)
-            self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
+        self.publish(render(results), options)
 
     def _sentence_quality(self, options: dict[str, Any]) -> dict[str, Any] | None:
         saved = Path(options["sentence_results"])
@@ -140,36 +125,22 @@ class Command(BaseCommand):
         python: str = "",
         extra: list[str] | None = None,
     ) -> dict[str, Any]:
-        env = dict(os.environ)
-        with tempfile.TemporaryDirectory() as tmp:
-            if vendor == "sqlite":
-                env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-            elif env.get("DATABASE_URL", "").startswith("sqlite"):
-                env.pop("DATABASE_URL")  # PostgreSQL: the embedded server
-            out = Path(tmp) / "result.json"
-            command = [python or sys.executable, "-m", "django", "ttmemory_bench_recall"]
-            command += ["--current", "--part", part, "--json", str(out), "--migrate"]
-            for name in ("runs", "sizes", "k", "users", "sessions", "turns"):
-                command += [f"--{name}", str(options[name])]
-            for name in ("namespaces", "per_namespace", "big", "dimensions", "queries"):
-                command += [f"--large-{name.replace('_', '-')}", str(options[f"large_{name}"])]
-            command += extra or []
-            done = subprocess.run(command, env=env, cwd=ROOT, check=False)
-            if done.returncode != 0:
-                raise CommandError(f"{part} on {vendor} failed (exit {done.returncode})")
-            result: dict[str, Any] = json.loads(out.read_text())
-            return result
+        command = ["--part", part, "--migrate"]
+        for name in ("runs", "sizes", "k", "users", "sessions", "turns"):
+            command += [f"--{name}", str(options[name])]
+        for name in ("namespaces", "per_namespace", "big", "dimensions", "queries"):
+            command += [f"--large-{name.replace('_', '-')}", str(options[f"large_{name}"])]
+        command += extra or []
+        return self.measure_in_subprocess(
+            *command, vendor=vendor, python=python, what=f"{part} on {vendor}"
+        )
 
     def _run_part(self, options: dict[str, Any]) -> None:
         from bench import evalset
         from bench import recall as bench
 
-        if options["migrate"]:
-            call_command("migrate", verbosity=0)
-
-        def progress(message: str) -> None:
-            self.stderr.write(f"  {message}")
-
+        self.migrate_if_asked(options)
+        progress = self.progress
         part = options["part"]
         if part == "quality":
             embedder = None
@@ -200,11 +171,7 @@ class Command(BaseCommand):
                 result["dedicated_database"] = dedicated
         else:
             raise CommandError("--part is required with --current")
-        payload = json.dumps(result, indent=1)
-        if options["json"]:
-            Path(options["json"]).write_text(payload)
-        else:
-            self.stdout.write(payload)
+        self.emit(result, options, indent=1)
 
 
 def write_section(path: Path, section: str) -> None:

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from bench import BENCHMARKS_MD, ROOT
+from bench import ROOT
+from bench.command import BenchCommand
 
 START = "<!-- ttmemory_bench:write-path:start -->"
 END = "<!-- ttmemory_bench:write-path:end -->"
@@ -32,10 +30,10 @@ CONFIGS = [
     ("embedded default options, synchronous_commit off", "embedded", "off"),
     ("plain DATABASES, synchronous_commit off", "plain", "off"),
 ]
-ARG_HIDDEN = "internal: measure the configured database only"
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
+    start, end = START, END
     help = (
         "Time add 1 / add 100 / newest 1,000 / 16 concurrent writers against issue 16's raw-SQL "
         "baseline (advisory lock + max(seq)+1 insert, one psycopg connection) under four "
@@ -54,10 +52,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--configs", default="0,1,2,3", help="indexes into the configurations measured"
         )
-        parser.add_argument("--output", default=str(BENCHMARKS_MD), help="markdown file to update")
-        parser.add_argument("--no-write", action="store_true", help="print only")
-        parser.add_argument("--current", action="store_true", help=ARG_HIDDEN)
-        parser.add_argument("--json", default="", help=ARG_HIDDEN)
+        self.add_report_arguments(parser, databases=False, migrate=False)
 
     def handle(self, *args: Any, **options: Any) -> None:
         curve = [int(x) for x in options["curve"].split(",") if x.strip()]
@@ -71,7 +66,7 @@ class Command(BaseCommand):
                 runs=options["runs"],
                 rounds=options["rounds"],
                 curve=curve,
-                progress=lambda msg: self.stderr.write(f"  {msg}"),
+                progress=self.progress,
             )
             result["environment"] = environment()
             Path(options["json"]).write_text(json.dumps(result))
@@ -85,33 +80,18 @@ class Command(BaseCommand):
             result = self._subprocess(db_options, sync, options, curve if n == 0 else [])
             result["label"] = label
             results.append(result)
-        markdown = render(results)
-        self.stdout.write(markdown)
-        if not options["no_write"]:
-            from bench.management.commands.ttmemory_bench import write_section
-
-            if any(r["curve"] for r in results):
-                plot(results[0], PLOT)
-            write_section(Path(options["output"]), markdown, start=START, end=END)
-            self.stdout.write(self.style.SUCCESS(f"wrote {options['output']}"))
+        if not options["no_write"] and any(r["curve"] for r in results):
+            plot(results[0], PLOT)
+        self.publish(render(results), options)
 
     def _subprocess(
         self, db_options: str, sync: str, options: dict[str, Any], curve: list[int]
     ) -> dict[str, Any]:
-        env = dict(os.environ)
-        env["TTMEMORY_BENCH_DB_OPTIONS"] = db_options
-        env["TTMEMORY_BENCH_SYNC_COMMIT"] = sync
-        env.setdefault("TTMEMORY_EMBEDDED_DB", "bench_write")
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "result.json"
-            command = [sys.executable, "-m", "django", "ttmemory_bench_write", "--current"]
-            command += ["--runs", str(options["runs"]), "--rounds", str(options["rounds"])]
-            command += ["--curve", ",".join(str(c) for c in curve), "--json", str(out)]
-            done = subprocess.run(command, env=env, cwd=ROOT, check=False)
-            if done.returncode != 0:
-                raise CommandError(f"benchmark failed (exit {done.returncode})")
-            result: dict[str, Any] = json.loads(out.read_text())
-            return result
+        env = {"TTMEMORY_BENCH_DB_OPTIONS": db_options, "TTMEMORY_BENCH_SYNC_COMMIT": sync}
+        env["TTMEMORY_EMBEDDED_DB"] = os.environ.get("TTMEMORY_EMBEDDED_DB", "bench_write")
+        argv = ["--runs", str(options["runs"]), "--rounds", str(options["rounds"])]
+        argv += ["--curve", ",".join(str(c) for c in curve)]
+        return self.measure_in_subprocess(*argv, env=env)
 
 
 def environment() -> dict[str, Any]:
