@@ -87,7 +87,7 @@ class Command(BenchCommand):
             command += (
                 f" --merge-json {merged}` (each merged run from `python bench/manage.py "
                 "ttmemory_bench_conversations --embedders NAME --no-write --json NAME.json`; "
-                "wordllama with the `wordllama` extra installed, minilm from `.venv-embed`"
+                "wordllama with the `wordllama` extra installed, minilm from `.venv-embed"
             )
         markdown = (
             f"{START}\n## Recall on the conversational evaluation set\n\n"
