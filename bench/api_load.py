@@ -217,7 +217,9 @@ def main() -> None:
     phases = make_phases(fixture)
     try:
         wait_until_up(f"{base}/api/memory/namespace/", fixture["auth"], server, log)
+        load_before = os.getloadavg()[0]
         results = measure(base, phases, levels, args, fixture["auth"], script, tmp)
+        load_after = os.getloadavg()[0]
         check_appends(fixture)
     finally:
         server.terminate()
@@ -228,6 +230,7 @@ def main() -> None:
         "source": "DATABASE_URL" if os.environ.get("DATABASE_URL") else "embedded server",
         "gunicorn": gunicorn_version(),
         "wrk": wrk_version(),
+        "load": f"{load_before:.1f} before, {load_after:.1f} after",
     }
     markdown = render(results, phases, args, versions)
     print(markdown)
@@ -309,11 +312,15 @@ def prepare() -> dict[str, Any]:
     token = Token.objects.create(user=user)
     namespace = f"user-{user.pk}"
     say(f"namespace {namespace}: {APPEND_SESSIONS} sessions to append to, {HISTORY:,} to read")
-    appends = [
-        services.session_open(namespace=namespace, key=f"append-{n}").pk
-        for n in range(APPEND_SESSIONS)
-    ]
     history = [sample_message(i) for i in range(HISTORY)]
+    appends = []
+    for n in range(APPEND_SESSIONS):
+        session = services.session_open(namespace=namespace, key=f"append-{n}")
+        # Conversations under way: 1 to 32 messages each, so the episodic index job (which
+        # runs inline without a broker) comes at its steady rate, once per MESSAGE_INDEX_EVERY
+        # appends of a session, not on every session's first message during the measurement.
+        services.message_add_many(session=session, messages=history[: n % 32 + 1])
+        appends.append(session.pk)
     read = services.session_open(namespace=namespace, key="history")
     for start in range(0, HISTORY, 100):
         services.message_add_many(session=read, messages=history[start : start + 100])
@@ -548,7 +555,8 @@ def render(results: list[Result], phases: list[Phase], args: Any, versions: dict
         "",
         f"Command: `.venv/bin/python bench/api_load.py --duration {args.duration} --rounds "
         f"{args.rounds} --connections {args.connections} --workers {args.workers}` (measured "
-        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}). Machine: {os.cpu_count()} "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; 1-minute load average "
+        f"{versions['load']}). Machine: {os.cpu_count()} "
         f"cores ({cpu_model()}), {memory_gib()}, Python {platform.python_version()}; server, "
         f"database and load generator share it. Server: gunicorn {versions['gunicorn']}, "
         f"{args.workers} sync workers, the demo project with DEBUG off, no write throttle and "
@@ -558,7 +566,9 @@ def render(results: list[Result], phases: list[Phase], args: Any, versions: dict
         f"loopback, {args.duration} s per row in {args.rounds} interleaved rounds (each row "
         "the median of its rounds: the machine is shared), a DRF token on every request; "
         "appends go "
-        f"round-robin over {APPEND_SESSIONS} sessions of the caller's namespace.",
+        f"round-robin over {APPEND_SESSIONS} sessions of the caller's namespace, each already "
+        "holding 1 to 32 messages (the episodic index job, inline without a broker, then comes "
+        "at its steady rate instead of on every session's first message).",
         "",
         "Baselines, served by the same gunicorn in the same run: `GET namespace/` is DRF with "
         "token authentication and namespace resolution and no memory work; the raw SQL rows "

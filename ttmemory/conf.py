@@ -540,6 +540,14 @@ class AppSettings:
     # appended messages (1: after every append). Messages not yet indexed cost message_search
     # their decryption and term hashing on each search, at most about N per active session.
     MESSAGE_INDEX_EVERY = Setting(32, integer(minimum=1))
+    # message_search scores at most this many messages not yet indexed per search (the newest
+    # sessions' newest; each costs its decryption and term hashing, about 80 us here). When
+    # more wait (the job is behind: no worker, a backlog), the older ones are found once the
+    # message_index job has indexed them, and the search queues that job.
+    MESSAGE_SEARCH_PENDING_LIMIT = Setting(1000, integer(minimum=0))
+    # A query term found in more messages than this (a word used everywhere: low weight) adds
+    # to the score of its newest N messages only; its weight still counts every message.
+    MESSAGE_SEARCH_TERM_LIMIT = Setting(2000, integer(minimum=1))
     # message_search: weight of the vector score in the blend (0..1). None: the embedder's own
     # (0 for HashEmbedder: keyword only, and messages are not embedded; else its recall weight).
     MESSAGE_SEARCH_VECTOR_WEIGHT = Setting(None, optional_fraction)
@@ -599,6 +607,10 @@ class AppSettings:
     API_MAX_BATCH = Setting(500, integer(minimum=1))
     # REST API: write throttle per caller (DRF rate syntax, e.g. "600/min"); None: no throttle.
     API_WRITE_RATE = Setting("1200/min", optional_rate)
+    # REST API and MCP: seconds a checked API key or DRF token is trusted without reading it
+    # again (0: read on every request). Revoking or deleting it, or saving its user, takes
+    # effect at once in the process that does it; in other processes within this bound.
+    API_AUTH_CACHE_SECONDS = Setting(5, seconds(meaning="0: off"))
     # REST API: seconds an Idempotency-Key is remembered.
     API_IDEMPOTENCY_SECONDS = Setting(24 * 3600, seconds(positive=True))
     # Data lifecycle (docs/retention.md), applied by the periodic job ttmemory.prune_expired

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property
 from itertools import chain
 from operator import itemgetter
@@ -497,7 +497,7 @@ def _raw_rows(queryset: Any, iterable: BaseIterable, plan: _OpenPlan) -> Iterato
     return rows
 
 
-def _opener(field: _EncryptedField, binding: tuple[int, ...]) -> Callable[[Any, Any], Any]:
+def row_opener(field: _EncryptedField, binding: tuple[int, ...]) -> Callable[[Any, Any], Any]:
     """A function of (stored bytes, raw row) to the opened value of ``field`` (None stays
     None); the row's binding columns are at the positions ``binding``."""
     keyring = get_keyring()
@@ -528,20 +528,25 @@ class _OpenedValuesListIterable(BaseIterable):
     def __iter__(self) -> Iterator[Any]:
         queryset = self.queryset
         plan: _OpenPlan = queryset._open_plan  # type: ignore[attr-defined]
-        rows = _raw_rows(queryset, self, plan)
-        width, shape = plan.width, plan.shape
-        openers = [(position, _opener(field, binding)) for position, field, binding in plan.opens]
-        if shape == "flat":  # message_recent: one bound column and its binding, nothing else
-            opened = openers[0][1]
-            for row in rows:
-                yield opened(row[0], row)
-            return
-        row_class = plan.row_class
+        return open_rows(plan, _raw_rows(queryset, self, plan))
+
+
+def open_rows(plan: _OpenPlan, rows: Iterable[Any]) -> Iterator[Any]:
+    """``values_list()`` rows of ``plan`` (converted, except the bound fields' columns, which
+    hold the stored bytes) with the bound fields opened and the binding columns dropped."""
+    width, shape = plan.width, plan.shape
+    openers = [(position, row_opener(field, binding)) for position, field, binding in plan.opens]
+    if shape == "flat":  # message_recent: one bound column and its binding, nothing else
+        opened = openers[0][1]
         for row in rows:
-            out = list(row[:width])
-            for position, opened in openers:
-                out[position] = opened(out[position], row)
-            yield row_class(*out) if row_class is not None else tuple(out)
+            yield opened(row[0], row)
+        return
+    row_class = plan.row_class
+    for row in rows:
+        out = list(row[:width])
+        for position, opened in openers:
+            out[position] = opened(out[position], row)
+        yield row_class(*out) if row_class is not None else tuple(out)
 
 
 class _OpenedValuesIterable(BaseIterable):

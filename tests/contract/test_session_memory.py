@@ -137,6 +137,60 @@ def test_concurrent_writers_lose_nothing_and_never_share_a_seq(transactional_db:
     assert contents == {f"w{n}-{i}" for n in range(16) for i in range(10)}
 
 
+def test_batches_racing_single_appends_stay_whole_and_in_order(transactional_db: Any) -> None:
+    # Batches (a tool call answered in the same batch) and single messages from 8 threads:
+    # every batch lands as one run of consecutive seqs, its result grouped with its call.
+    session = memory.session_open(namespace="user-race", key="batches")
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(5):
+                if n % 2:
+                    memory.message_add(session=session, message=user(f"w{n}-{i}"))
+                    continue
+                call = f"c{n}-{i}"
+                memory.message_add_many(
+                    session=session,
+                    messages=[
+                        user(f"w{n}-{i}"),
+                        tool_call([call]),
+                        tool_result(call),
+                        assistant("ok"),
+                    ],
+                )
+        except BaseException as exc:  # collected and re-raised in the main thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    rows = list(
+        Message.objects.filter(session=session)
+        .order_by("seq")
+        .values_list("seq", "role", "group_seq", "tool_call_id")
+    )
+    total = 4 * 5 * 4 + 4 * 5
+    assert [seq for seq, *_ in rows] == list(range(1, total + 1))
+    session.refresh_from_db()
+    assert (session.message_count, session.last_seq) == (total, total)
+    history = memory.message_recent(session=session)
+    for index, message in enumerate(history):
+        if message.get("tool_calls"):
+            call_id = message["tool_calls"][0]["id"]
+            assert history[index - 1]["content"] == "w" + call_id[1:]
+            assert history[index + 1]["tool_call_id"] == call_id
+            assert history[index + 2] == assistant("ok")
+            seq, _, _, _ = rows[index]
+            assert rows[index + 1][2] == seq  # the result is in its call's group
+
+
 @pytest.mark.parametrize(
     ("message", "field"),
     [

@@ -252,6 +252,55 @@ def test_a_lock_timeout_is_clear_and_leaves_the_transaction_usable(
     assert [m["content"] for m in memory.message_recent(session=session)] == ["later"]
 
 
+@postgres_only
+@pytest.mark.parametrize("outcome", ["waits", "times out"])
+def test_a_contended_wait_in_the_callers_transaction_puts_its_lock_timeout_back(
+    transactional_db: Any, settings: Any, outcome: str
+) -> None:
+    # The wait sets lock_timeout for itself and puts the caller's back in the statement that
+    # takes the lock (or, on a timeout, by the rollback of its savepoint): either way the
+    # caller's transaction goes on with its own setting.
+    from django.db import transaction
+
+    settings.TTMEMORY = {**settings.TTMEMORY, "LOCK_TIMEOUT": 0.3 if outcome == "times out" else 30}
+    session = memory.session_open(namespace="timeout", key=f"setting-{outcome}")
+    # Warm (the tokenizer loads on first use), so the append below reaches the lock while it is
+    # held (shown to fail with the setting not put back after the wait).
+    memory.message_add(session=session, message={"role": "user", "content": "first"})
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with session_lock(session):
+            held.set()
+            release.wait(30)
+        connections.close_all()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(30)
+    timer = threading.Timer(1.0, release.set)
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '7s'")
+            if outcome == "times out":
+                with pytest.raises(LockTimeout):
+                    memory.message_add(session=session, message={"role": "user", "content": "x"})
+            else:
+                timer.start()
+                memory.message_add(session=session, message={"role": "user", "content": "x"})
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT current_setting('lock_timeout')")
+                assert cursor.fetchone() == ("7s",)
+    finally:
+        release.set()
+        timer.cancel()
+        thread.join()
+    stored = [m["content"] for m in memory.message_recent(session=session)]
+    assert stored == (["first"] if outcome == "times out" else ["first", "x"])
+
+
 def contend(lock: DatabaseLeaseLock, session_id: int, timeout: float) -> BaseException | None:
     """Try the lock from another thread (its own connection); return what it raised."""
     outcome: list[BaseException | None] = []

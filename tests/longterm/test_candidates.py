@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from ttmemory import memory
 from ttmemory.backends.embedders import get_embedder
-from ttmemory.longterm import blind, candidates, recall
+from ttmemory.longterm import blind, candidates, fusion, recall
 from ttmemory.longterm.vector_index import SHIPPED_DIMENSIONS, index_name
 from ttmemory.models import Fact
 
@@ -103,10 +103,10 @@ def test_on_postgresql_recall_is_one_statement_and_one_read_of_the_hits(facts: N
     hits = queries.captured_queries[1]["sql"]
     assert '"embedding"' not in hits.split("FROM")[0]  # the hits are read without their vectors
 
-    # Neighbour context (on by default) adds exactly one statement: the facts around the best.
+    # Neighbour context (on by default) is fetched by the same statement: still two.
     with CaptureQueriesContext(connection) as queries:
         memory.fact_recall(namespace=NS, query="what is Ada allergic to", k=3)
-    assert len(queries.captured_queries) == 3, [q["sql"][:80] for q in queries.captured_queries]
+    assert len(queries.captured_queries) == 2, [q["sql"][:80] for q in queries.captured_queries]
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW indexes are pgvector's")
@@ -124,3 +124,32 @@ def test_the_migrations_create_pgvectors_hnsw_index_per_shipped_dimension(db: An
         assert f"(embedding)::vector({dimensions})) vector_cosine_ops" in definition
         assert f"WHERE (embedding_dim = {dimensions})" in definition
         assert "m='16'" in definition and "ef_construction='64'" in definition
+
+
+@pytest.mark.parametrize("kinds", [None, ["fact"]])
+@pytest.mark.parametrize("with_vector", [True, False])
+def test_the_neighbour_runs_fetched_with_the_candidates_equal_fact_runs(
+    facts: None, kinds: list[str] | None, with_vector: bool
+) -> None:
+    embedder = get_embedder()
+    for question in QUESTIONS:
+        terms = blind.query_hashes(question, namespace=NS)
+        vector = embedder.embed([question])[0] if with_vector else None
+        context = candidates.Context(seeds=4, reach=2, vector_weight=0.3)
+
+        found = candidates.candidates(
+            NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=kinds,
+            context=context,
+        )  # fmt: skip
+
+        weight = 0.3 if found.keyword and found.vector else 0.0
+        scores = fusion.fuse(found.keyword, found.vector, vector_weight=weight)
+        best = [pk for pk, _ in sorted(scores.items(), key=lambda i: (-i[1], i[0]))[:4]]
+        expected = fusion.fact_runs(NS, best, reach=2, kinds=kinds, metadata=None)
+        # The ORM's statement (used with a metadata filter) finds the same runs.
+        assert fusion.orm_fact_runs(NS, best, reach=2, kinds=kinds, metadata=None) == expected
+        if connection.vendor != "postgresql":
+            assert found.runs is None  # fetched by fact_runs instead
+            continue
+        assert found.runs is not None
+        assert {seed: found.runs[seed] for seed in best} == expected, question

@@ -12,6 +12,7 @@ from tests.conftest import tool_call, user
 from tests.longterm.test_message_search import CHAT
 from ttmemory import memory
 from ttmemory.models import MemorySession, MessageEntry, MessageTerm
+from ttmemory.selectors import episodes as selector_episodes
 from ttmemory.services.episodes import messages_index_pending
 from ttmemory.services.sessions import message_pop
 
@@ -127,3 +128,60 @@ def test_with_the_index_off_nothing_new_is_searchable(db: Any, settings: Any) ->
     assert search("otter") == [] and entries(session) == []
     settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_INDEX": True}
     assert [seq for _, seq, _ in search("otter", window=0)] == [1]
+
+
+def test_a_search_scores_the_newest_unindexed_up_to_the_limit_and_queues_the_job(
+    db: Any, settings: Any
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_PENDING_LIMIT": 3}
+    selector_episodes._catch_up_at.clear()  # the per-process throttle of earlier tests
+    old = memory.session_open(namespace="user-1", key="old")
+    new = memory.session_open(namespace="user-1", key="new")
+    memory.message_add_many(
+        session=old, messages=[user(f"otters note {n} from the first chat") for n in range(4)]
+    )
+    memory.message_add_many(
+        session=new, messages=[user(f"otters note {n} from the second chat") for n in range(2)]
+    )
+    assert entries(old) == [] and entries(new) == []  # the jobs queued at commit never ran
+    with TestCase.captureOnCommitCallbacks() as queued:
+        found = search("otters note", k=10, window=0)
+    # The newest session's two, then the newest one of the other: three scored, three waiting.
+    assert sorted((key, seq) for key, seq, _ in found) == [("new", 1), ("new", 2), ("old", 4)]
+    assert len(queued) == 1  # the catch-up
+    with TestCase.captureOnCommitCallbacks() as again:
+        search("otters note", k=10, window=0)
+    assert again == []  # queued once per namespace for a while, not on every search
+    for callback in queued:
+        callback()
+    assert entries(old) == [1, 2, 3, 4] and entries(new) == [1, 2]
+    assert len(search("otters note", k=10, window=0)) == 6
+
+
+def test_within_the_limit_a_lagging_index_gives_the_same_results(db: Any, settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_PENDING_LIMIT": len(CHAT)}
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=CHAT)
+    with TestCase.captureOnCommitCallbacks() as queued:
+        before = search("Maria contract landlord", k=5)
+    assert queued == []  # every unindexed message was scored: nothing to catch up
+    messages_index_pending(namespace="user-1")
+    assert search("Maria contract landlord", k=5) == before
+
+
+def test_a_term_in_more_messages_than_the_limit_counts_in_its_newest(
+    db: Any, settings: Any
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_TERM_LIMIT": 3}
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(
+            session=session,
+            messages=[user("the zebra and the otters")]
+            + [user(f"otters again, note {n}") for n in range(5)],
+        )
+    assert entries(session) == [1, 2, 3, 4, 5, 6]
+    assert [seq for _, seq, _ in search("otters", k=10, window=0)] == [4, 5, 6]
+    # A rarer word still finds the old message, which the frequent word then adds to.
+    found = search("zebra otters", k=10, window=0)
+    assert found[0][1] == 1 and {seq for _, seq, _ in found} == {1, 4, 5, 6}

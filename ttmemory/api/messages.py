@@ -153,6 +153,15 @@ def render_page(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     requests, 2 shared cores): 2.1 ms on SQLite and 2.5 ms on PostgreSQL rendered here, against
     3.0 ms and 3.7 ms with ``MessageSerializer(many=True)`` over model rows (about 45% more).
     """
+    if timezone.get_current_timezone() is dt.UTC:  # the API's own case (dispatch)
+        for row in rows:
+            value = row["created_at"]
+            row["created_at"] = (
+                value.replace(tzinfo=None).isoformat() + "Z"
+                if value.tzinfo is dt.UTC
+                else _iso(value)
+            )
+        return rows
     for row in rows:
         row["created_at"] = _iso(row["created_at"])
     return rows

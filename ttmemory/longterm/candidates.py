@@ -1,14 +1,16 @@
 """Recall's candidate lists (BM25 keyword scores, cosine vector scores) in as few round trips as
 the database allows. How they are fused is ``ttmemory.longterm.recall.blend``'s business.
 
-PostgreSQL with pgvector: ONE statement returns both lists and the namespace's BM25 statistics
+PostgreSQL with pgvector: ONE statement returns both lists, the namespace's BM25 statistics
 (document frequencies, N and mean length folded in as CTEs, query terms as one array, so the
-statement text is the same for every query and psycopg prepares it). SQLite and PostgreSQL
-without pgvector: one keyword statement with the statistics folded in, one read of the packed
-vectors scored in numpy. Both return what ``recall.keyword_scores`` and ``recall.vector_scores``
-return (same formula, same order, same ties), without building ORM queries: on the 2-core
-benchmark machine the ORM version of the same three queries spent about 2-4 ms per recall
-compiling SQL, more than the database took to answer them (docs/benchmarks.md, "Recall latency").
+statement text is the same for every query of a k and psycopg prepares it) and, for neighbour
+context, the runs of eligible facts around the best blended candidates (``Context``). SQLite
+and PostgreSQL without pgvector: one keyword statement with the statistics folded in, one read
+of the packed vectors scored in numpy. Both return what ``recall.keyword_scores`` and
+``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
+queries: on the 2-core benchmark machine the ORM version of the same three queries spent about
+2-4 ms per recall compiling SQL, more than the database took to answer them (docs/benchmarks.md,
+"Recall latency").
 
 A metadata filter goes through the ORM functions instead (its JSON lookups are Django's to
 translate per database); so does nothing else.
@@ -35,11 +37,28 @@ from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 @dataclass
 class Candidates:
-    """Both ranked lists of a query (fact id -> score) and the namespace's size."""
+    """Both ranked lists of a query (fact id -> score) and the namespace's size; with
+    ``Context``, the runs of eligible facts around the best blended candidates (``runs``)."""
 
     keyword: dict[int, float]
     vector: dict[int, float]
     facts: int
+    runs: dict[int, list[int]] | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """Neighbour context fetched with the candidates (PostgreSQL with pgvector).
+
+    The statement blends both lists as ``fusion.fuse`` does (``vector_weight``) and returns,
+    for its best ``seeds`` candidates, the ``reach`` eligible facts before and after each (what
+    ``fusion.fact_runs`` returns). Callers ask for a few more seeds than they use: a seed of
+    their own ranking that the statement did not pick is fetched by ``fusion.fact_runs``.
+    """
+
+    seeds: int
+    reach: int
+    vector_weight: float
 
 
 def _tables() -> tuple[str, str]:
@@ -72,16 +91,19 @@ def candidates(
     model: str,
     limit: int,
     kinds: Iterable[str] | None,
+    context: Context | None = None,
 ) -> Candidates:
     """The best ``limit`` facts of ``namespace`` by keyword (``terms``, see
     ``blind.query_hashes``) and by ``vector`` (None: keyword only), current and of ``kinds``.
 
     Vector search is exact up to ``RECALL_EXACT_LIMIT`` facts, through the HNSW index of the
     vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere).
+    ``context``: the neighbour runs of the best candidates too, in the same statement
+    (PostgreSQL with pgvector; elsewhere ``runs`` is None and the caller fetches them).
     """
     kinds = list(kinds) if kinds else None
     if vector_storage(connection) == PGVECTOR:
-        return _postgresql(namespace, terms, vector, model, limit, kinds)
+        return _postgresql(namespace, terms, vector, model, limit, kinds, context)
     return _portable(namespace, terms, vector, model, limit, kinds)
 
 
@@ -96,6 +118,7 @@ def _postgresql(
     model: str,
     limit: int,
     kinds: list[str] | None,
+    context: Context | None,
 ) -> Candidates:
     cached = recall.cached_stats(namespace)
     size = cached[0] if cached is not None else recall.size_hint(namespace)
@@ -104,23 +127,29 @@ def _postgresql(
         size = cached[0]
     approximate = vector is not None and size > app_settings.RECALL_EXACT_LIMIT
     sql, params = _postgresql_sql(
-        namespace, terms, vector, model, limit, kinds, cached, approximate=approximate
-    )
+        namespace, terms, vector, model, limit, kinds, cached, approximate=approximate,
+        context=context,
+    )  # fmt: skip
     with recall.planner_settings() if approximate else nullcontext(), connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     keyword: dict[int, float] = {}
     vectors: dict[int, float] = {}
     facts = size
-    for which, key, score, extra in rows:
+    runs: dict[int, list[int]] | None = {} if context is not None else None
+    for which, key, score, other in rows:
         if which == 0:
             keyword[int(key)] = float(score)
         elif which == 1:
             vectors[int(key)] = 1.0 - float(score)
-        else:  # the statistics row: N and avgdl, kept for large namespaces
+        elif which == 2:  # the statistics row: N and avgdl, kept for large namespaces
             facts = int(key)
-            recall.remember_stats(namespace, facts, float(extra))
-    return Candidates(keyword, vectors, facts)
+            recall.remember_stats(namespace, facts, float(score))
+        elif runs is not None:  # 3: a seed (its own neighbour), 4: a neighbour of seed ``key``
+            runs.setdefault(int(key), []).append(int(other))
+    if runs:
+        runs = {seed: sorted(ids) for seed, ids in runs.items()}
+    return Candidates(keyword, vectors, facts, runs)
 
 
 def _postgresql_sql(
@@ -133,12 +162,12 @@ def _postgresql_sql(
     cached: tuple[int, float] | None,
     *,
     approximate: bool,
+    context: Context | None = None,
 ) -> tuple[str, dict[str, Any]]:
     fact, term = _tables()
     params: dict[str, Any] = {
         "ns": namespace,
         "now": timezone.now(),
-        "limit": int(limit),
         "hashes": list(terms),
         "words": list(terms.values()),
     }
@@ -167,11 +196,11 @@ def _postgresql_sql(
         + f") AS score FROM {term} p JOIN q ON p.term = q.term JOIN df ON df.word = q.word "
         f"JOIN {fact} f ON f.id = p.fact_id CROSS JOIN st "
         f"WHERE p.namespace = %(ns)s AND {current} "
-        "GROUP BY p.fact_id ORDER BY score DESC, p.fact_id LIMIT %(limit)s)",
+        f"GROUP BY p.fact_id ORDER BY score DESC, p.fact_id LIMIT {int(limit)})",
     ]
     select = [
-        "SELECT 0 AS which, id, score, 0.0::float8 FROM kw",
-        "SELECT 2, st.n::bigint, st.avgdl, st.avgdl FROM st" if cached is None else "",
+        "SELECT 0 AS which, id, score, 0::bigint AS other FROM kw",
+        "SELECT 2, st.n::bigint, st.avgdl, 0 FROM st" if cached is None else "",
     ]
     if vector is not None:
         dim = len(vector)
@@ -187,13 +216,61 @@ def _postgresql_sql(
         parts.append(
             f", vec AS (SELECT f.id, {distance} AS distance FROM {fact} f "
             f"WHERE f.namespace = %(ns)s AND f.embedding_model = %(model)s "
-            f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT %(limit)s)"
+            f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT {int(limit)})"
         )
-        select.append("SELECT 1, id, distance, 0.0::float8 FROM vec")
+        select.append("SELECT 1, id, distance, 0 FROM vec")
+    if context is not None and context.seeds > 0 and context.reach > 0:
+        _context_sql(parts, select, params, context, current, hybrid=vector is not None)
     union = " UNION ALL ".join(s for s in select if s)
     # Wrapped in a SELECT: a read that says so at its first word (logs, statement filters).
     sql = "SELECT * FROM (" + "\n".join(parts) + "\n" + union + ") AS candidates"
     return sql, params
+
+
+def _context_sql(
+    parts: list[str],
+    select: list[str],
+    params: dict[str, Any],
+    context: Context,
+    current: str,
+    *,
+    hybrid: bool,
+) -> None:
+    """Seeds and their neighbour runs as CTEs after ``kw`` (and ``vec``): rows 3 (seed, seed)
+    and 4 (seed, neighbour). The blend is ``recall.blend``'s: BM25 over its best (1 if 0),
+    similarity min-max (span 1 if 0), summed with the weight; one list alone ranks by its own
+    scores, as ``fusion.fuse`` does. Two index scans of ``LIMIT reach`` per seed on
+    ``ttm_fact_ns_id_idx``, as ``fusion.fact_runs``.
+    """
+    fact, _ = _tables()
+    seeds, reach = int(context.seeds), int(context.reach)
+    if hybrid:
+        params["w"] = float(context.vector_weight)
+        blended = (
+            ", vs AS (SELECT id, 1.0::float8 - distance AS sim FROM vec),"
+            " nk AS (SELECT count(*) AS n, coalesce(nullif(max(score), 0), 1.0) AS top FROM kw),"
+            " nv AS (SELECT count(*) AS n, min(sim) AS low, "
+            "coalesce(nullif(max(sim) - min(sim), 0), 1.0) AS span FROM vs),"
+            " fused AS (SELECT coalesce(kw.id, vs.id) AS id, CASE WHEN nk.n > 0 AND nv.n > 0 "
+            "THEN %(w)s::float8 * coalesce((vs.sim - nv.low) / nv.span, 0.0) "
+            "+ (1.0::float8 - %(w)s::float8) * coalesce(kw.score / nk.top, 0.0) "
+            "ELSE coalesce(kw.score, vs.sim) END AS score "
+            "FROM kw FULL JOIN vs ON vs.id = kw.id CROSS JOIN nk CROSS JOIN nv)"
+        )
+        parts.append(blended)
+        source = "fused"
+    else:
+        source = "kw"
+    parts.append(
+        f", seeds AS (SELECT id FROM {source} ORDER BY score DESC, id LIMIT {seeds}),"
+        f" runs AS (SELECT s.id AS seed, n.id FROM seeds s CROSS JOIN LATERAL (SELECT f.id "
+        f"FROM {fact} f WHERE f.namespace = %(ns)s AND f.id < s.id AND {current} "
+        f"ORDER BY f.id DESC LIMIT {reach}) n UNION ALL SELECT s.id, n.id FROM seeds s "
+        f"CROSS JOIN LATERAL (SELECT f.id FROM {fact} f WHERE f.namespace = %(ns)s "
+        f"AND f.id > s.id AND {current} ORDER BY f.id LIMIT {reach}) n)"
+    )
+    select.append("SELECT 3, id, 0.0, id FROM seeds")
+    select.append("SELECT 4, seed, 0.0, id FROM runs")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,6 +359,41 @@ def _portable_keyword(
         [namespace, now, *kind_params],
     )
     return {int(i): float(s) for i, s in cursor.fetchall()}
+
+
+def neighbour_runs(
+    namespace: str, seeds: list[int], *, reach: int, kinds: Iterable[str] | None
+) -> dict[int, list[int]]:
+    """``fusion.fact_runs`` without a metadata filter, in portable SQL built without the ORM:
+    for each seed, up to ``reach`` eligible facts before and after it and the seed, in order.
+
+    One statement, a UNION ALL of two ``LIMIT reach`` scans of ``ttm_fact_ns_id_idx`` per
+    seed; its text depends only on how many seeds and kinds there are, so it is reused.
+    """
+    if not seeds or reach <= 0:
+        return {}
+    fact, _ = _tables()
+    p = "%s"
+    kinds = list(kinds) if kinds else []
+    kind_sql = f" AND f.kind IN ({', '.join([p] * len(kinds))})" if kinds else ""
+    current = _current("f", p) + kind_sql
+    now = timezone.now()
+    parts: list[str] = []
+    params: list[Any] = []
+    for seed in seeds:
+        for op, order in (("<", "DESC"), (">", "ASC")):
+            parts.append(
+                f"SELECT {p} AS seed, sub.id FROM (SELECT f.id FROM {fact} f WHERE "
+                f"f.namespace = {p} AND f.id {op} {p} AND {current} "
+                f"ORDER BY f.id {order} LIMIT {int(reach)}) sub"
+            )
+            params += [seed, namespace, seed, now, *kinds]
+    found: dict[int, list[int]] = {seed: [seed] for seed in seeds}
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts), params)
+        for seed, fact_id in cursor.fetchall():
+            found[int(seed)].append(int(fact_id))
+    return {seed: sorted(ids) for seed, ids in found.items()}
 
 
 def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -> dict[int, float]:

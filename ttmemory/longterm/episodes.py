@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from django.db import connection
-from django.db.models import Avg, Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
 from ttmemory.backends.embedders import get_embedder
@@ -69,26 +70,35 @@ def keyword_scores(
     limit: int,
     session_ids: Iterable[int] | None = None,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
+    on_pending_cut: Callable[[int], None] | None = None,
 ) -> dict[SessionSeq, float]:
     """BM25 of ``query`` over each message's terms plus its neighbours' (``window`` each side).
 
     Scored in Python from the postings of the query's terms only (a few per message that uses
     them); a neighbour's term frequency counts ``neighbour_weight``. Document frequencies count
     messages, the length is the message's own plus its neighbours' at the same weight
-    (estimated from the namespace's mean length).
+    (estimated from the namespace's mean length). What the index holds is read in one
+    statement (``_gather``); the messages awaiting the ``message_index`` job are scored from
+    the stored messages (``pending_entries``, at most ``MESSAGE_SEARCH_PENDING_LIMIT``; when
+    more wait, ``on_pending_cut`` is called with one of their sessions).
     """
     terms = blind.query_terms(query, namespace=namespace)
     if not terms:
         return {}
-    postings = MessageTerm.objects.filter(namespace=namespace, term__in=terms)
-    entries = MessageEntry.objects.filter(namespace=namespace)
     ids = None if session_ids is None else list(session_ids)
-    if ids is not None:
-        postings = postings.filter(session_id__in=ids)
-        entries = entries.filter(session_id__in=ids)
-    rows = list(postings.values_list("session_id", "seq", "term", "tf"))
-    pending = pending_entries(namespace, ids)
+    if ids is not None and not ids:
+        return {}
+    found = _gather(namespace, terms, ids, window)
+    pending, cut = _pending(namespace, found.behind, app_settings.MESSAGE_SEARCH_PENDING_LIMIT)
+    if cut is not None and on_pending_cut is not None:
+        on_pending_cut(cut)
+    rows = found.postings
     wanted = set(terms)
+    df: dict[int, int] = dict(found.df)
+    for _, counts in pending.values():
+        for term in counts:
+            if term in wanted:
+                df[term] = df.get(term, 0) + 1
     rows.extend(
         (session_id, seq, term, tf)
         for (session_id, seq), (_, counts) in pending.items()
@@ -97,21 +107,18 @@ def keyword_scores(
     )
     if not rows:
         return {}
-    total, avg_len = _stats(entries)
+    total = found.total
+    avg_len = (found.total_terms / total if total else 1.0) or 1.0
     if pending:  # the messages awaiting the message_index job count as if indexed
         pending_terms = sum(length for length, _ in pending.values())
         avg_len = (avg_len * total + pending_terms) / (total + len(pending)) or 1.0
         total += len(pending)
-    df: dict[int, int] = defaultdict(int)
-    for _, _, term, _ in rows:
-        df[term] += 1
     idf = {t: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for t, n in df.items()}
-    # Weighted term frequency of each (message, term) in its window.
+    # Weighted term frequency of each (message, term) in its window; terms in one order for
+    # every message, so equal windows sum to equal scores (ties then go by session and seq).
     tf: dict[SessionSeq, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    own: set[SessionSeq] = set()
-    for session_id, seq, term, count in rows:
+    for session_id, seq, term, count in sorted(rows, key=lambda row: row[2]):
         tf[(session_id, seq)][term] += count
-        own.add((session_id, seq))
         for d in range(1, window + 1):
             for near in (seq - d, seq + d):
                 if near > 0:
@@ -127,13 +134,90 @@ def keyword_scores(
     # (which also drops neighbour seqs that are no indexed message: gaps, tool calls).
     rough = sorted(((bm25(c, window_avg), key) for key, c in tf.items()), reverse=True)
     candidates = [key for _, key in rough[: limit * 3]]
-    lengths = _lengths(entries, candidates)
+    lengths = found.lengths
     lengths.update((key, length) for key, (length, _) in pending.items() if key in tf)
     scores = {
         key: bm25(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
     }
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return dict(best)
+
+
+@dataclass
+class _Index:
+    """What the index holds for one query (``_gather``)."""
+
+    total: int = 0  # indexed messages (BM25's N)
+    total_terms: int = 0  # their summed lengths in terms
+    df: dict[int, int] = field(default_factory=dict)  # query term -> indexed messages using it
+    postings: list[tuple[int, int, int, int]] = field(default_factory=list)  # capped per term
+    lengths: dict[SessionSeq, int] = field(default_factory=dict)  # own terms, near a posting
+    behind: dict[int, tuple[int, int]] = field(default_factory=dict)  # session -> (mark, last)
+
+
+def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int) -> _Index:
+    """The index's statistics, the query terms' postings and the lengths of the messages in
+    their windows, and the sessions the ``message_index`` job is behind on: one statement.
+
+    A term found in more than ``MESSAGE_SEARCH_TERM_LIMIT`` messages contributes its newest
+    postings only (highest session, then seq), so a word used in every message cannot make a
+    search read them all; its document frequency (its weight) still counts every message.
+    """
+    quote = connection.ops.quote_name
+    entry_table = quote(MessageEntry._meta.db_table)
+    term_table = quote(MessageTerm._meta.db_table)
+    session_table = quote(MemorySession._meta.db_table)
+    marks = ", ".join(["%s"] * len(terms))
+    only = "" if ids is None else f" AND session_id IN ({', '.join(['%s'] * len(ids))})"
+    only_session = "" if ids is None else only.replace("session_id", "id")
+    some: list[int] = [] if ids is None else ids
+    sql = (
+        "WITH p AS (SELECT session_id, seq, term, tf FROM (SELECT session_id, seq, term, tf, "
+        "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r "
+        f"FROM {term_table} WHERE namespace = %s AND term IN ({marks}){only}) ranked "
+        "WHERE r <= %s) "
+        f"SELECT 0, COUNT(*), COALESCE(SUM(term_count), 0), 0, 0 FROM {entry_table} "
+        f"WHERE namespace = %s{only} "
+        f"UNION ALL SELECT 1, term, COUNT(*), 0, 0 FROM {term_table} "
+        f"WHERE namespace = %s AND term IN ({marks}){only} GROUP BY term "
+        f"UNION ALL SELECT 2, id, indexed_upto_seq, last_seq, 0 FROM {session_table} "
+        f"WHERE namespace = %s AND indexed_upto_seq < last_seq{only_session} "
+        "UNION ALL SELECT 3, session_id, seq, term, tf FROM p "
+        "UNION ALL SELECT DISTINCT 4, e.session_id, e.seq, e.term_count, 0 "
+        f"FROM p JOIN {entry_table} e ON e.session_id = p.session_id "
+        "AND e.seq BETWEEN p.seq - %s AND p.seq + %s"
+    )
+    params: list[int | str] = [
+        namespace,
+        *terms,
+        *some,
+        app_settings.MESSAGE_SEARCH_TERM_LIMIT,
+        namespace,
+        *some,
+        namespace,
+        *terms,
+        *some,
+        namespace,
+        *some,
+        window,
+        window,
+    ]
+    found = _Index()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    for kind, a, b, c, d in rows:
+        if kind == 3:
+            found.postings.append((int(a), int(b), int(c), int(d)))
+        elif kind == 4:
+            found.lengths[(int(a), int(b))] = int(c)
+        elif kind == 1:
+            found.df[int(a)] = int(b)
+        elif kind == 2:
+            found.behind[int(a)] = (int(b), int(c))
+        else:
+            found.total, found.total_terms = int(a), int(b)
+    return found
 
 
 def pending_entries(
@@ -143,20 +227,41 @@ def pending_entries(
     {term hash: tf})`` of each stored message with text past its session's ``indexed_upto_seq``
     and without an entry, computed as the job would (``entry_postings``). Reads only.
 
-    What makes ``message_search`` complete while the index is behind: at most about
-    ``MESSAGE_INDEX_EVERY`` messages per active session, decrypted and hashed per search.
-    Nothing while ``MESSAGE_SEARCH_INDEX`` is off (then nothing new is searchable either).
+    What makes ``message_search`` complete while the index is behind: about
+    ``MESSAGE_INDEX_EVERY`` messages per active session while the job keeps up, decrypted and
+    hashed per search. Every such message here; ``message_search`` scores the newest
+    ``MESSAGE_SEARCH_PENDING_LIMIT`` of them. Nothing while ``MESSAGE_SEARCH_INDEX`` is off
+    (then nothing new is searchable either).
     """
-    if not app_settings.MESSAGE_SEARCH_INDEX:
-        return {}
     behind = MemorySession.objects.filter(namespace=namespace, indexed_upto_seq__lt=F("last_seq"))
     if session_ids is not None:
         behind = behind.filter(pk__in=session_ids)
-    marks = dict(behind.values_list("pk", "indexed_upto_seq"))
-    if not marks:
-        return {}
+    rows = behind.values_list("pk", "indexed_upto_seq", "last_seq")
+    marks = {pk: (upto, last) for pk, upto, last in rows}
+    return _pending(namespace, marks, None)[0]
+
+
+def _pending(
+    namespace: str, behind: Mapping[int, tuple[int, int]], limit: int | None
+) -> tuple[dict[SessionSeq, tuple[int, dict[int, int]]], int | None]:
+    """``pending_entries`` of the sessions ``behind`` (session -> (indexed up to, last seq)),
+    the newest ``limit`` seqs only (newest sessions first); and a session left out in part
+    (None when nothing was)."""
+    if not app_settings.MESSAGE_SEARCH_INDEX or not behind:
+        return {}, None
     past = Q()
-    for session_id, upto in marks.items():
+    cut: int | None = None
+    remaining = limit
+    for session_id in sorted(behind, reverse=True):
+        upto, last = behind[session_id]
+        if remaining is not None:
+            if remaining <= 0:
+                cut = session_id
+                break
+            if last - upto > remaining:
+                cut = session_id
+                upto = last - remaining
+            remaining -= last - upto
         past |= Q(session_id=session_id, seq__gt=upto)
     indexed = MessageEntry.objects.filter(session_id=OuterRef("session_id"), seq=OuterRef("seq"))
     memo: dict[str, int] = {}
@@ -168,24 +273,7 @@ def pending_entries(
             continue
         counts = entry_postings(text, namespace=namespace, memo=memo)
         out[(session_id, seq)] = (sum(counts.values()), counts)
-    return out
-
-
-def _stats(entries: QuerySet[MessageEntry]) -> tuple[int, float]:
-    """Indexed messages and their mean length in terms (BM25's N and avgdl)."""
-    stats = entries.aggregate(n=Count("pk"), avg=Avg("term_count"))
-    return int(stats["n"] or 0), float(stats["avg"] or 1.0) or 1.0
-
-
-def _lengths(entries: QuerySet[MessageEntry], keys: list[SessionSeq]) -> dict[SessionSeq, int]:
-    """Own term counts of the indexed messages among ``keys``."""
-    if not keys:
-        return {}
-    wanted = set(keys)
-    rows = entries.filter(
-        session_id__in={s for s, _ in keys}, seq__in={q for _, q in keys}
-    ).values_list("session_id", "seq", "term_count")
-    return {(s, q): n for s, q, n in rows if (s, q) in wanted}
+    return out, cut
 
 
 def vector_scores(

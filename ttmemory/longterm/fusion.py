@@ -24,8 +24,9 @@
    best on the tune half (docs/benchmarks.md), and it needs no extra query. Opt-in because
    it also empties some answerable questions; calibrated per embedder.
 
-The SQL that finds neighbours is here (one statement, small index scans on
-``ttm_fact_ns_id_idx``); the candidate SQL stays in ``recall.py``.
+On PostgreSQL with pgvector the neighbour runs come with the candidates, in their one statement
+(``candidates.Context``); ``fact_runs`` fetches them elsewhere, or for a seed that statement did
+not pick (one statement, small index scans on ``ttm_fact_ns_id_idx``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from django.db import connection
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import recall
+from ttmemory.longterm import candidates, recall
 
 K = TypeVar("K", int, tuple[int, int])  # a fact id, a (session, seq) pair
 
@@ -46,6 +47,9 @@ _STAND_IN = -(2**62) - 17
 
 #: Facts whose neighbourhoods are fetched: the best this many blended candidates (at least k x 2).
 MIN_SEEDS = 20
+#: Seeds beyond ``seed_count`` whose runs recall's one statement also fetches (PostgreSQL), so
+#: that a rounding difference between its blend and ``fuse`` never costs a second round trip.
+SPARE_SEEDS = 4
 
 
 def fuse(
@@ -57,10 +61,15 @@ def fuse(
     return dict(keyword or vector)
 
 
+def seed_count(k: int) -> int:
+    """How many of the best candidates are seeds: ``max(MIN_SEEDS, 2 k)``."""
+    return max(MIN_SEEDS, 2 * k)
+
+
 def seeds(scores: Mapping[K, float], *, k: int) -> list[K]:
-    """The best candidates whose neighbourhoods count: ``max(MIN_SEEDS, 2 k)`` of them."""
+    """The best candidates whose neighbourhoods count: ``seed_count(k)`` of them."""
     ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return [key for key, _ in ranked[: max(MIN_SEEDS, 2 * k)]]
+    return [key for key, _ in ranked[: seed_count(k)]]
 
 
 def expand(
@@ -111,6 +120,22 @@ def fact_runs(
     a UNION ALL of two ``LIMIT reach`` scans of the ``(namespace, id)`` index per seed.
     """
     wanted = [int(s) for s in dict.fromkeys(seed_ids)]
+    if not wanted or reach <= 0:
+        return {}
+    if not metadata:  # no JSON lookups to translate: SQL built without the ORM's compiler
+        return candidates.neighbour_runs(namespace, wanted, reach=reach, kinds=kinds)
+    return orm_fact_runs(namespace, wanted, reach=reach, kinds=kinds, metadata=metadata)
+
+
+def orm_fact_runs(
+    namespace: str,
+    wanted: list[int],
+    *,
+    reach: int,
+    kinds: Iterable[str] | None,
+    metadata: dict[str, Any] | None,
+) -> dict[int, list[int]]:
+    """``fact_runs`` through the ORM (its per-database translation of a metadata filter)."""
     if not wanted or reach <= 0:
         return {}
     eligible = recall.filtered_facts(namespace, kinds=kinds, metadata=metadata)

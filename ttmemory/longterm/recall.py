@@ -199,8 +199,13 @@ def vector_scores(
 
 
 def vector_literal(vector: Iterable[float]) -> str:
-    """pgvector's text form of ``vector``."""
-    return "[" + ",".join(repr(float(v)) for v in vector) + "]"
+    """pgvector's text form of ``vector``, as the float32 values pgvector stores.
+
+    Nine significant digits give every float32 back exactly; one ``%`` formats them all (a
+    ``repr`` per float cost about 0.3 ms of a recall at 384 dimensions).
+    """
+    values = np.asarray(list(vector), dtype=np.float32).tolist()
+    return "[" + ",".join(["%.9g"] * len(values)) % tuple(values) + "]"
 
 
 #: HNSW search settings of approximate recall (pgvector 0.8): iterative scans keep the filtered

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterable
 from typing import Any
 
+from ttmemory import jobs
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs.ledger_calls import record_later
@@ -15,6 +18,12 @@ from ttmemory.results import MessageHit
 from ttmemory.validation import clean_count, clean_identifier
 
 MAX_WINDOW = 20
+#: A search that finds more unindexed messages than it scores queues the catch-up at most this
+#: often per namespace and process (the job indexes the whole namespace; a backlog of queued
+#: copies would only find nothing to do).
+CATCH_UP_SECONDS = 30.0
+_catch_up_lock = threading.Lock()
+_catch_up_at: dict[str, float] = {}
 
 
 def message_search(
@@ -36,6 +45,10 @@ def message_search(
     while the embedder fails, or for a message awaiting its vector). Each hit carries
     up to ``window`` messages of its session on each side as context. Hits scoring at or below
     ``min_score`` are left out. Reads only; raises MemoryValidationError for bad arguments.
+
+    Messages the ``message_index`` job has not indexed yet are scored from the stored messages,
+    up to ``MESSAGE_SEARCH_PENDING_LIMIT`` of them (the newest); when more wait, the older ones
+    are left out until that job has run, and the search queues it.
     """
     namespace = clean_identifier(namespace, field="namespace")
     if not isinstance(query, str) or not query.strip():
@@ -49,7 +62,12 @@ def message_search(
     session_ids = _session_ids(namespace, sessions)
     pool = max(50, k * 5)
     keyword = episodes.keyword_scores(
-        namespace, query, window=window, limit=pool, session_ids=session_ids
+        namespace,
+        query,
+        window=window,
+        limit=pool,
+        session_ids=session_ids,
+        on_pending_cut=lambda session_id: _catch_up(namespace, session_id),
     )
     vector: dict[tuple[int, int], float] = {}
     weight = episodes.vector_weight()
@@ -73,6 +91,20 @@ def message_search(
         ((key, s) for key, s in scores.items() if s > min_score), key=lambda i: (-i[1], i[0])
     )[:k]
     return _hits(namespace, ranked, window)
+
+
+def _catch_up(namespace: str, session_id: int) -> None:
+    """Queue the ``message_index`` job for ``namespace`` (through ``session_id``), throttled.
+
+    Like the ledger rows of a search's query embedding, the write happens in that job: with a
+    Celery worker elsewhere, inline (after this search) without one.
+    """
+    now = time.monotonic()
+    with _catch_up_lock:
+        if now - _catch_up_at.get(namespace, -CATCH_UP_SECONDS) < CATCH_UP_SECONDS:
+            return
+        _catch_up_at[namespace] = now
+    jobs.schedule("message_index", session_id)
 
 
 def _session_ids(

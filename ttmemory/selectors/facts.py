@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from django.db import connection
 from django.utils import timezone
 
 from ttmemory.backends.embedders import get_embedder
@@ -73,8 +74,12 @@ def fact_recall(
     record_later(embedded.call)  # written by a background job: a read writes nothing
     vectors, reason = embedded.vectors, embedded.reason
     model = get_embedder().model if vectors is not None else ""
+    window, neighbour_weight = fusion.context_settings()
+    with_context = context and window > 0 and neighbour_weight > 0
+    runs: dict[int, list[int]] | None = None
     if metadata is None:
-        # Both candidate lists in one statement on PostgreSQL (longterm/candidates.py).
+        # Both candidate lists, and the neighbour runs of the best, in one statement on
+        # PostgreSQL (longterm/candidates.py).
         found = candidates.candidates(
             namespace,
             terms=terms,
@@ -82,8 +87,15 @@ def fact_recall(
             model=model,
             limit=pool,
             kinds=kinds,
+            context=candidates.Context(
+                seeds=fusion.seed_count(k) + fusion.SPARE_SEEDS,
+                reach=2 * window,
+                vector_weight=recall.vector_weight() if vectors is not None else 0.0,
+            )
+            if with_context
+            else None,
         )
-        keyword, vector = found.keyword, found.vector
+        keyword, vector, runs = found.keyword, found.vector, found.runs
     else:  # JSON lookups: the ORM's per-database translation
         keyword, vector = _scores_with_metadata(
             namespace, terms, vectors[0] if vectors is not None else None, model, pool,
@@ -100,24 +112,47 @@ def fact_recall(
         return RecallResult(hits=[], mode=mode, fallback_reason=reason)
     weight = recall.vector_weight() if mode == "hybrid" else 0.0
     scores = fusion.fuse(keyword, vector, vector_weight=weight)
-    window, neighbour_weight = fusion.context_settings()
-    if context and scores and window and neighbour_weight:
+    if with_context and scores:
         # Neighbour context (longterm/fusion.py): eligible facts remembered around the best.
-        runs = fusion.fact_runs(
-            namespace,
-            fusion.seeds(scores, k=k),
-            reach=2 * window,
-            kinds=kinds,
-            metadata=metadata,
-        )
+        wanted = fusion.seeds(scores, k=k)
+        fetched = runs or {}
+        missing = [seed for seed in wanted if seed not in fetched]
+        if missing:  # not among the statement's seeds (or no statement did it): fetch them
+            fetched = {
+                **fetched,
+                **fusion.fact_runs(
+                    namespace, missing, reach=2 * window, kinds=kinds, metadata=metadata
+                ),
+            }
+        runs = {seed: fetched[seed] for seed in wanted if seed in fetched}
         scores = fusion.expand(scores, runs, window=window, weight=neighbour_weight)
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
     best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
-    # Only the k hits are loaded (their text decrypted on first use), without their vectors.
-    by_id = Fact.objects.defer("embedding").in_bulk([fact_id for fact_id, _ in best])
+    by_id = _hits_by_id([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
     recall_counts.count_recalled(fact.pk for fact, _ in hits)
     return RecallResult(hits=hits, mode=mode, fallback_reason=reason)
+
+
+def _hits_by_id(ids: list[int]) -> dict[int, Fact]:
+    """The hits by id, without their vectors (their text decrypted on first use).
+
+    A raw read, not ``in_bulk``: the same rows and fields (the vector deferred), without
+    compiling a query per recall; on PostgreSQL one statement text for any number of hits.
+    """
+    if not ids:
+        return {}
+    meta = Fact._meta
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(str(f.column)) for f in meta.concrete_fields if f.name != "embedding")
+    pk = quote(str(meta.pk.column))
+    params: list[Any]
+    if connection.vendor == "postgresql":
+        where, params = f"{pk} = ANY(%s::bigint[])", [ids]
+    else:
+        where, params = f"{pk} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+    sql = f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {where}"
+    return {fact.pk: fact for fact in Fact.objects.raw(sql, params)}
 
 
 def _scores_with_metadata(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 
 from ttmemory.conf import app_settings
 from ttmemory.models import LegalHold, MemorySession, RetentionPolicy
+from ttmemory.models.compiled import CompiledQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,17 @@ def retention_effective(*, namespace: str, policy: RetentionPolicy | None = None
 _POLICY_FIELDS = ("pk", "session_expiry", *POLICY_LIFETIMES)
 
 
+def _session_with_policy(key: object, *, namespace: str, session_id: int) -> QuerySet[Any]:
+    policies = RetentionPolicy.objects.filter(namespace=OuterRef("namespace"))
+    annotations = {f"policy_{name}": Subquery(policies.values(name)[:1]) for name in _POLICY_FIELDS}
+    return MemorySession.objects.filter(namespace=namespace, pk=session_id).annotate(**annotations)
+
+
+# Compiled once per connection: building and compiling these five subqueries was half of an
+# API append's CPU (bench/api_profile.py: about 2.2 ms of a 6.5 ms request).
+_SESSION_WITH_POLICY = CompiledQuery(MemorySession, _session_with_policy)
+
+
 def session_with_retention(
     *, namespace: str, session_id: int
 ) -> tuple[MemorySession, Retention] | None:
@@ -76,13 +89,7 @@ def session_with_retention(
 
     For answers that render ``expires_at`` on a hot path (the API's append).
     """
-    policies = RetentionPolicy.objects.filter(namespace=OuterRef("namespace"))
-    annotations = {f"policy_{name}": Subquery(policies.values(name)[:1]) for name in _POLICY_FIELDS}
-    session = (
-        MemorySession.objects.filter(namespace=namespace, pk=session_id)
-        .annotate(**annotations)
-        .first()
-    )
+    session = next(_SESSION_WITH_POLICY.objects(namespace=namespace, session_id=session_id), None)
     if session is None:
         return None
     values = {name: getattr(session, f"policy_{name}") for name in _POLICY_FIELDS}

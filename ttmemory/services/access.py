@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import hmac
 import secrets
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
+from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -57,6 +60,61 @@ def clean_grants(namespaces: Any) -> list[str]:
     ]
 
 
+class CredentialCache:
+    """Credentials checked recently, by a digest of the secret, trusted for
+    ``API_AUTH_CACHE_SECONDS`` without reading them again (0: never trusted).
+
+    Each entry names its owners (``("api_key", pk)``, ``("user", pk)``); ``forget(owner)``
+    drops every entry of an owner at once, and an answer read from the database while a
+    ``forget`` ran is not stored (the generation moved), so a revocation in this process is
+    never undone by a request that was checking the same credential. Other processes see it
+    within ``API_AUTH_CACHE_SECONDS``. Holds copies of the rows' values, never the instances a
+    request may change.
+    """
+
+    MAX_ENTRIES = 10_000
+
+    def __init__(self) -> None:
+        self._entries: dict[bytes, tuple[float, frozenset[Hashable], Any]] = {}
+        self.generation = 0
+
+    @staticmethod
+    def digest(secret: str) -> bytes:
+        return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
+
+    def get(self, secret: str) -> Any:
+        """The value stored for ``secret`` while fresh, else None."""
+        entry = self._entries.get(self.digest(secret))
+        if entry is None or entry[0] < time.monotonic():
+            return None
+        return entry[2]
+
+    def put(self, secret: str, value: Any, *, owners: Iterable[Hashable], generation: int) -> None:
+        """Store ``value`` for ``secret`` if nothing was forgotten since ``generation`` (read
+        before the database was)."""
+        ttl = app_settings.API_AUTH_CACHE_SECONDS
+        if ttl <= 0 or generation != self.generation:
+            return
+        if len(self._entries) >= self.MAX_ENTRIES:
+            self._entries.clear()
+        self._entries[self.digest(secret)] = (time.monotonic() + ttl, frozenset(owners), value)
+
+    def forget(self, owner: Hashable) -> None:
+        """Drop every entry of ``owner`` (a revoked key, a deleted token, a changed user)."""
+        self.generation += 1
+        for digest, (_, owners, _) in list(self._entries.items()):
+            if owner in owners:
+                self._entries.pop(digest, None)
+
+    def clear(self) -> None:
+        self.generation += 1
+        self._entries.clear()
+
+
+# API keys by their full key: the row's field values (``api_key_check``).
+api_key_cache = CredentialCache()
+
+
 def api_key_create(
     *,
     name: str,
@@ -86,25 +144,53 @@ def api_key_create(
 
 
 def api_key_check(*, raw_key: str) -> ApiKey | None:
-    """The active key matching ``raw_key``, or None. Records when it was last used."""
+    """The active key matching ``raw_key``, or None. Records when it was last used.
+
+    A key checked within ``API_AUTH_CACHE_SECONDS`` is not read again (``api_key_cache``);
+    ``api_key_revoke`` and saving or deleting the key forget it at once in this process.
+    """
     if not isinstance(raw_key, str) or not raw_key.startswith(KEY_PREFIX):
         return None
     prefix, sep, secret = raw_key[len(KEY_PREFIX) :].partition("_")
     if not sep or not prefix or not secret:
         return None
-    key = ApiKey.objects.active().filter(prefix=prefix).first()
-    if key is None or not hmac.compare_digest(key.secret_hash, _hash(secret)):
-        return None
+    generation = api_key_cache.generation  # before reading: see CredentialCache.put
+    cached = api_key_cache.get(raw_key)
+    if cached is not None:
+        alias, values = cached
+        key = ApiKey.from_db(alias, _API_KEY_FIELDS, copy_field_values(values))
+    else:
+        found = ApiKey.objects.active().filter(prefix=prefix).first()
+        if found is None or not hmac.compare_digest(found.secret_hash, _hash(secret)):
+            return None
+        key = found
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
+        cached = None  # stored again with the new time
+    if cached is None:
+        values = copy_field_values(tuple(getattr(key, name) for name in _API_KEY_FIELDS))
+        api_key_cache.put(
+            raw_key, (key._state.db, values), owners=[("api_key", key.pk)], generation=generation
+        )
     return key
+
+
+_API_KEY_FIELDS = tuple(field.attname for field in ApiKey._meta.concrete_fields)
+
+
+def copy_field_values(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Field values no request can change in the cache: containers copied, scalars shared."""
+    return tuple(
+        copy.deepcopy(value) if isinstance(value, list | dict | set) else value for value in values
+    )
 
 
 def api_key_revoke(*, key: ApiKey) -> None:
     """Revoke ``key``: every later request with it is unauthenticated (401)."""
     ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    api_key_cache.forget(("api_key", key.pk))
     key.refresh_from_db(fields=["revoked_at"])
 
 
@@ -175,3 +261,12 @@ def _reset_resolver(*, setting: str, **kwargs: Any) -> None:
     global _resolver_cache
     if setting == "TTMEMORY":
         _resolver_cache = None
+        api_key_cache.clear()
+
+
+@receiver(post_save, sender=ApiKey)
+@receiver(post_delete, sender=ApiKey)
+def _forget_api_key(*, instance: ApiKey, **kwargs: Any) -> None:
+    # A key edited (grants, flags, revoked) or deleted, in the admin or anywhere in this
+    # process, is read again by its next request.
+    api_key_cache.forget(("api_key", instance.pk))

@@ -13,6 +13,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ttmemory.models import MemorySession, Message
+from ttmemory.models.binding import binding_cursor
 from ttmemory.services.episodes import index_behind_locked
 
 # Rows per statement when a statement names many seqs (SQLite limits bound parameters).
@@ -105,6 +106,24 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
     append of 100). Only the encrypted message goes through its field (AES-GCM bound to the
     row's namespace, session and seq); the other columns are plain values.
     """
+    with binding_cursor() as (cursor, mark):
+        select, source, arrays = unnest_source(rows, fields, mark)
+        cursor.execute(f"{insert} SELECT {select} FROM {source} RETURNING id, seq", arrays)
+        ids = dict((seq, pk) for pk, seq in cursor.fetchall())
+    for row in rows:
+        row.pk = ids[row.seq]
+        row._state.adding = False
+        row._state.db = connection.alias
+
+
+def unnest_source(
+    rows: list[Message], fields: list[Any], mark: str
+) -> tuple[str, str, list[list[Any]]]:
+    """``(select list, FROM item, parameters)`` reading ``rows`` from one array per column.
+
+    The FROM item is ``unnest(...) AS u(c0, c1, ...)``; the message is sealed here for its
+    row (the rows' seqs must be set).
+    """
     data = Message._meta.get_field("data")
     sealed = [data.get_db_prep_save(data.pre_save(row, True), connection) for row in rows]
     arrays: list[list[Any]] = []
@@ -119,18 +138,9 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
     select = ", ".join(
         f"u.c{i}::jsonb" if n == "tool_call_ids" else f"u.c{i}" for i, n in enumerate(names)
     )
-    unnest = ", ".join(f"%s::{_ARRAY_TYPES[n]}" for n in names)
+    unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"{insert} SELECT {select} FROM unnest({unnest}) AS u({aliases}) RETURNING id, seq",
-            arrays,
-        )
-        ids = dict((seq, pk) for pk, seq in cursor.fetchall())
-    for row in rows:
-        row.pk = ids[row.seq]
-        row._state.adding = False
-        row._state.db = connection.alias
+    return select, f"unnest({unnest}) AS u({aliases})", arrays
 
 
 def bump_counters(

@@ -7,7 +7,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import timedelta
 
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
@@ -59,28 +59,58 @@ class PostgresAdvisoryLock(SessionLock):
     @contextmanager
     def locked(self, session_id: int, *, timeout: float) -> Iterator[None]:
         with transaction.atomic():
-            self.hold(session_id, timeout=timeout)
+            # The transaction is this block's own when it opened it: a timed-out wait then
+            # ends it by raising through it, and needs no savepoint of its own.
+            own = len(connection.atomic_blocks) == 1 and connection.commit_on_exit
+            self._hold(session_id, timeout=timeout, savepoint=not own)
             yield
 
     def hold(self, session_id: int, *, timeout: float) -> None:
+        self._hold(session_id, timeout=timeout, savepoint=True)
+
+    def _hold(self, session_id: int, *, timeout: float, savepoint: bool) -> None:
         _require_transaction()
         classid, objid = advisory_key(session_id)
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s, %s)", [classid, objid])
             row = cursor.fetchone()
             if not (row and row[0]):
-                self._wait(cursor, session_id, classid, objid, timeout)
+                self._wait(cursor, session_id, classid, objid, timeout, savepoint=savepoint)
         self.stats.acquired += 1
 
     def _wait(
-        self, cursor: object, session_id: int, classid: int, objid: int, timeout: float
+        self,
+        cursor: object,
+        session_id: int,
+        classid: int,
+        objid: int,
+        timeout: float,
+        *,
+        savepoint: bool,
     ) -> None:
-        # A savepoint, so a timeout leaves the caller's transaction usable (and its rollback
-        # undoes the SET LOCAL below).
+        # Two round trips: set lock_timeout for the wait (reading the one in force), then wait
+        # and put it back in the same statement, so the holder pays no round trip for it. A
+        # savepoint (unless the transaction is the caller's own lock block) keeps the caller's
+        # transaction usable after a timeout; its rollback undoes the SET LOCAL.
+        execute = cursor.execute  # type: ignore[attr-defined]
+        fetchone = cursor.fetchone  # type: ignore[attr-defined]
+        wait = f"{max(1, int(timeout * 1000))}ms"  # 0 would mean "wait forever"
         try:
-            with transaction.atomic(), _postgres_lock_timeout(timeout):
-                execute = cursor.execute  # type: ignore[attr-defined]
-                execute("SELECT pg_advisory_xact_lock(%s, %s)", [classid, objid])
+            with transaction.atomic() if savepoint else nullcontext():
+                # MATERIALIZED: each CTE runs before the SELECT that reads it, so the setting
+                # is read before it is changed and put back only once the lock is held.
+                execute(
+                    "WITH p AS MATERIALIZED (SELECT current_setting('lock_timeout') AS v) "
+                    "SELECT v, set_config('lock_timeout', %s, true) FROM p",
+                    [wait],
+                )
+                row = fetchone()
+                previous = str(row[0]) if row else "0"
+                execute(
+                    "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%s, %s)) "
+                    "SELECT set_config('lock_timeout', %s, true) FROM l",
+                    [classid, objid, previous],
+                )
         except OperationalError as exc:
             if not _lock_wait_expired(exc):
                 raise
