@@ -513,6 +513,11 @@ class AppSettings:
     # Recall drops hits scoring below this fraction of the best hit's score (0: keep all), so
     # a prompt is not padded with memories far weaker than the best (docs/benchmarks.md).
     RECALL_MIN_RELATIVE = Setting(0.0, fraction)
+    # Absolute relevance floor: recall returns no hits when no candidate's cosine similarity to
+    # the query reaches this (a question about nothing stored gets no memory). None: off. It
+    # depends on the embedder: calibrated values per embedder and what they cost answerable
+    # questions are in docs/benchmarks.md ("Fusion study"). Keyword-only recall is not gated.
+    RECALL_MIN_SIMILARITY = Setting(None, optional_fraction)
     # Neighbour context: a fact also scores RECALL_CONTEXT_WEIGHT x the scores of the
     # RECALL_CONTEXT_WINDOW facts remembered just before and after it in its namespace (the
     # turn that answers "which one?" is found by the question it answers). 0: off.

@@ -96,9 +96,39 @@ def test_expand_adds_the_neighbours_scores_within_the_window() -> None:
     assert fusion.cut(expanded, floor=0.0, relative=0.6) == [(1, 1.0), (2, 0.75)]
 
 
+@pytest.mark.parametrize("name", ["RECALL_MIN_RELATIVE", "RECALL_MIN_SIMILARITY"])
 @pytest.mark.parametrize("value", [-0.1, 1.5, "high"])
-def test_bad_settings_are_refused(settings: Any, value: Any) -> None:
+def test_bad_settings_are_refused(settings: Any, name: str, value: Any) -> None:
     from django.core.checks import run_checks
 
-    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_RELATIVE": value}
+    settings.TTMEMORY = {**settings.TTMEMORY, name: value}
     assert any(message.id == "ttmemory.E026" for message in run_checks(tags=["ttmemory"]))
+
+
+def test_min_similarity_gives_no_memory_for_a_question_about_nothing_stored(
+    db: Any, settings: Any
+) -> None:
+    remember_chat()
+    unrelated = "Which class does the violin teacher give on Thursdays?"
+    assert memory.fact_recall(namespace=NS, query=unrelated, k=5).hits  # some word matches
+
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_SIMILARITY": 0.5}
+    gated = memory.fact_recall(namespace=NS, query=unrelated, k=5)
+    assert gated.hits == [] and gated.mode == "hybrid"
+    # A question close to what was said still gets its memories, neighbours included.
+    found = memory.fact_recall(namespace=NS, query="I made a blue bowl at the pottery class", k=5)
+    assert "I made a blue bowl, a bit wonky but I love it." in texts(found)
+    assert len(found.hits) > 1
+
+    # Keyword-only recall (embedder down) has no similarity to judge by: not gated.
+    use_broken_embedder(settings)
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_SIMILARITY": 0.5}
+    fallback = memory.fact_recall(namespace=NS, query=unrelated, k=5)
+    assert fallback.mode == "keyword" and fallback.hits
+
+
+def test_relevant_needs_one_candidate_at_the_floor() -> None:
+    assert fusion.relevant({1: 0.2, 2: 0.41}, floor=0.4)
+    assert not fusion.relevant({1: 0.2, 2: 0.39}, floor=0.4)
+    assert fusion.relevant({1: 0.1}, floor=None)
+    assert fusion.relevant({}, floor=0.9)  # nothing to judge by

@@ -16,7 +16,13 @@
    candidates (the default's recall@10 from 0.50 to 0.72, BM25 alone 0.46).
 3. **Relative cut**: hits below ``RECALL_MIN_RELATIVE`` times the best hit are dropped, so a
    prompt is not padded with memories far weaker than the best one. A relative rule never
-   empties a result by itself; ``RECALL_MIN_SCORE`` (absolute) does that.
+   empties a result by itself.
+4. **Relevance floor** (``RECALL_MIN_SIMILARITY``, off by default): no hits at all when no
+   candidate's cosine similarity to the query reaches the floor. Blended scores cannot say
+   "nothing here is relevant" (they are stretched per query); the raw cosine of the best
+   candidate is the absolute signal that separated unanswerable questions from answerable ones
+   best on the tune half (docs/benchmarks.md), and it needs no extra query. Opt-in because
+   it also empties some answerable questions; calibrated per embedder.
 
 On PostgreSQL with pgvector the neighbour runs come with the candidates, in their one statement
 (``candidates.Context``); ``fact_runs`` fetches them elsewhere, or for a seed that statement did
@@ -160,6 +166,14 @@ def orm_fact_runs(
         for seed, fact_id in cursor.fetchall():
             found[int(seed)].append(int(fact_id))
     return {seed: sorted([*ids, seed]) for seed, ids in found.items()}
+
+
+def relevant(vector: Mapping[K, float], *, floor: float | None) -> bool:
+    """Whether recall may answer: no ``floor``, no vector candidates (nothing to judge by), or
+    a candidate whose cosine similarity reaches ``floor``."""
+    if floor is None or not vector:
+        return True
+    return max(vector.values()) >= floor
 
 
 def cut(scores: Mapping[K, float], *, floor: float, relative: float) -> list[tuple[K, float]]:

@@ -52,7 +52,9 @@ def fact_recall(
     remembered just before and after it (``RECALL_CONTEXT_WINDOW`` / ``RECALL_CONTEXT_WEIGHT``,
     ``ttmemory.longterm.fusion``): a turn that answers "which one?" is found by the question
     it answers. Pass ``context=False`` where the order of remembering means nothing
-    (documents stored by key). Hits below ``RECALL_MIN_RELATIVE`` x the best are left out.
+    (documents stored by key). Hits below ``RECALL_MIN_RELATIVE`` x the best are left out;
+    no hits at all when ``RECALL_MIN_SIMILARITY`` is set and no fact's cosine similarity to
+    the query reaches it (not applied in keyword-only mode).
 
     Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
     in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
@@ -105,6 +107,9 @@ def fact_recall(
         mode, keyword = "vector", {}
     else:
         mode = "hybrid"
+    if mode != "keyword" and not fusion.relevant(vector, floor=app_settings.RECALL_MIN_SIMILARITY):
+        # Nothing stored is close enough to the question: no memory (RECALL_MIN_SIMILARITY).
+        return RecallResult(hits=[], mode=mode, fallback_reason=reason)
     weight = recall.vector_weight() if mode == "hybrid" else 0.0
     scores = fusion.fuse(keyword, vector, vector_weight=weight)
     if with_context and scores:

@@ -104,13 +104,16 @@ class Command(BenchCommand):
         if options["json"]:
             Path(options["json"]).write_text(json.dumps(results, indent=1, default=str))
         command = "python bench/manage.py ttmemory_bench_conversations" + (
-            f" --embedders {options['embedders']}" if options["embedders"] != "hash" else ""
+            f" --embedders {options['embedders'] or chr(39) * 2}"
+            if options["embedders"] != "hash"
+            else ""
         )
         if options["merge_json"]:
+            merged = ",".join(Path(p).stem for p in options["merge_json"].split(",") if p)
             command += (
-                " --merge-json minilm.json` (minilm.json from `.venv-embed/bin/python "
-                "bench/manage.py ttmemory_bench_conversations --embedders minilm --no-write "
-                "--json minilm.json"
+                f" --merge-json {merged}` (each merged run from `python bench/manage.py "
+                "ttmemory_bench_conversations --embedders NAME --no-write --json NAME.json`; "
+                "wordllama with the `wordllama` extra installed, minilm from `.venv-embed"
             )
         markdown = (
             f"{START}\n## Recall on the conversational evaluation set\n\n"
