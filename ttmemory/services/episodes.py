@@ -139,10 +139,11 @@ def messages_index_pending(
     The ``message_index`` job: for ``session_id``'s session and the other sessions of its
     namespace that are behind (only that session when ``sweep`` is False: what an append's
     trigger asks, so an append never pays for other sessions' tails; or of ``namespace``, or
-    every session when both are None), ``batch_size`` messages (default ``BATCH_SIZE``) per transaction, each under the session's
-    lock (so a delete, trim or rollback is never raced: what it deleted is not indexed after),
-    re-reading the mark inside it. Idempotent: a message that has an entry (a restored one) is
-    skipped, a second run finds nothing to do. Nothing while ``MESSAGE_SEARCH_INDEX`` is off.
+    every session when both are None), ``batch_size`` messages (default ``BATCH_SIZE``) per
+    transaction, each under the session's lock (so a delete, trim or rollback is never raced:
+    what it deleted is not indexed after), re-reading the mark inside it. Idempotent: a message
+    that has an entry (a restored one) is skipped, a second run finds nothing to do. Nothing
+    while ``MESSAGE_SEARCH_INDEX`` is off.
     """
     if not app_settings.MESSAGE_SEARCH_INDEX:
         return 0
