@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -108,11 +109,22 @@ def test_bad_settings_are_refused(settings: Any, name: str, value: Any) -> None:
 def test_min_similarity_gives_no_memory_for_a_question_about_nothing_stored(
     db: Any, settings: Any
 ) -> None:
+    # HashEmbedder hashes words into buckets with a per-run random key, so a collision moves a
+    # cosine by a few hundredths. A fixed key makes the test mean one thing: with it the
+    # unrelated question's best cosine is 0.09 and the pottery question's 0.50, and the floor
+    # sits between them with room on both sides.
+    settings.TTMEMORY = {
+        **settings.TTMEMORY,
+        "EMBEDDER": {
+            "BACKEND": "ttmemory.backends.embedders.HashEmbedder",
+            "OPTIONS": {"key": base64.b64encode(b"fusion-min-similarity-test-key-1").decode()},
+        },
+    }
     remember_chat()
     unrelated = "Which class does the violin teacher give on Thursdays?"
     assert memory.fact_recall(namespace=NS, query=unrelated, k=5).hits  # some word matches
 
-    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_SIMILARITY": 0.5}
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_SIMILARITY": 0.3}
     gated = memory.fact_recall(namespace=NS, query=unrelated, k=5)
     assert gated.hits == [] and gated.mode == "hybrid"
     # A question close to what was said still gets its memories, neighbours included.
@@ -122,7 +134,7 @@ def test_min_similarity_gives_no_memory_for_a_question_about_nothing_stored(
 
     # Keyword-only recall (embedder down) has no similarity to judge by: not gated.
     use_broken_embedder(settings)
-    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_SIMILARITY": 0.5}
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_MIN_SIMILARITY": 0.3}
     fallback = memory.fact_recall(namespace=NS, query=unrelated, k=5)
     assert fallback.mode == "keyword" and fallback.hits
 
