@@ -24,9 +24,11 @@ from rest_framework.authentication import (
     TokenAuthentication,
 )
 from rest_framework.generics import get_object_or_404
+from rest_framework.negotiation import BaseContentNegotiation, DefaultContentNegotiation
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import BaseParser
 from rest_framework.permissions import BasePermission
+from rest_framework.renderers import BaseRenderer
 from rest_framework.serializers import Serializer
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
@@ -35,6 +37,7 @@ from ttmemory.api.authentication import ApiKeyAuthentication, CachedTokenAuthent
 from ttmemory.api.exceptions import PROBLEM_CONTENT_TYPE, api_exception_handler, as_problem
 from ttmemory.api.parsers import BoundedJSONParser
 from ttmemory.api.permissions import HasNamespace
+from ttmemory.api.renderers import FastContentNegotiation, fast_renderers
 from ttmemory.api.serializers import MAX_ID
 from ttmemory.api.throttling import WriteRateThrottle
 from ttmemory.exceptions import MemoryValidationError
@@ -216,6 +219,19 @@ class MemoryViewSet(viewsets.GenericViewSet[Any]):
 
     def get_parsers(self) -> list[BaseParser]:
         return [BoundedJSONParser()]
+
+    def get_renderers(self) -> list[BaseRenderer]:
+        # The project's renderers, DRF's JSONRenderer rendering with orjson where the bytes
+        # are the same (views with ``json_finite``).
+        return fast_renderers(super().get_renderers())
+
+    def get_content_negotiator(self) -> BaseContentNegotiation:
+        if self.content_negotiation_class is DefaultContentNegotiation:
+            negotiator = getattr(self, "_negotiator", None)
+            if negotiator is None:
+                negotiator = self._negotiator = FastContentNegotiation()
+            return negotiator
+        return super().get_content_negotiator()
 
     def get_throttles(self) -> list[BaseThrottle]:
         return [WriteRateThrottle()]

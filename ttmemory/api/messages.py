@@ -40,6 +40,9 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
     schema_verbs = {"create": "append"}
 
     serializer_class = s.MessageSerializer
+    # Answers hold stored messages (validated JSON: never NaN) and ttmemory's own values:
+    # rendered by orjson where its bytes are DRF's (api/renderers.py).
+    json_finite = True
     lookup_field = "seq"
     lookup_value_converter = "int"
 
