@@ -13,6 +13,7 @@ import pytest
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.test import APIRequestFactory
+from rest_framework.utils.urls import replace_query_param
 
 from tests.api.conftest import BASE, append, open_session
 from ttmemory.api.renderers import FastContentNegotiation, FastJSONRenderer
@@ -99,3 +100,17 @@ def test_a_page_answers_what_drf_would_render(client_a: Any) -> None:
     assert response.status_code == 200
     assert response.content == JSONRenderer().render(json.loads(response.content))
     assert response.json()["results"][0]["message"]["meta"] == content
+
+
+@pytest.mark.parametrize(
+    "query", ["limit=2", "limit=02", "archived=true&limit=2", "limit=2&before=9", "limit=2&x=%20"]
+)
+def test_the_next_page_link_is_drfs(client_a: Any, query: str) -> None:
+    session = open_session(client_a)
+    append(client_a, session["id"], *({"role": "user", "content": f"m{n}"} for n in range(5)))
+    url = f"{BASE}sessions/{session['id']}/messages/?{query}"
+    response = client_a.get(url)
+    assert response.status_code == 200, response.content
+    first = response.json()["results"][0]["seq"]
+    expected = replace_query_param(f"http://testserver{url}", "before", first)
+    assert response.json()["next"] == expected

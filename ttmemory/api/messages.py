@@ -90,8 +90,7 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
             raise Http404
         next_url = None
         if len(rows) == query["limit"] and rows[0]["seq"] > 1:
-            url = request.build_absolute_uri()
-            next_url = replace_query_param(url, "before", rows[0]["seq"])
+            next_url = next_page_url(request, rows[0]["seq"])
         return Response({"results": render_page(rows), "next": next_url})
 
     @extend_schema(
@@ -147,6 +146,24 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
     )
     def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().retrieve(request, *args, **kwargs)
+
+
+def next_page_url(request: Request, before: int) -> str:
+    """The request's absolute URL with ``before`` set: ``replace_query_param``'s answer, which
+    sorts the query; built directly for the usual query (``limit=N`` alone), where that is
+    ``before=<seq>&limit=N`` (parsing and re-encoding the URL was 5% of a page's CPU)."""
+    url = request.build_absolute_uri()
+    query = request.META.get("QUERY_STRING", "")
+    digits = query[6:]
+    if (
+        query.startswith("limit=")
+        and digits.isascii()
+        and digits.isdigit()
+        and url.endswith(f"?{query}")
+        and "#" not in url
+    ):
+        return f"{url[: -len(query)]}before={before}&{query}"
+    return replace_query_param(url, "before", before)
 
 
 def render_page(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
