@@ -8,6 +8,7 @@ with DRF's encoder) and its Accept-header negotiation were about a tenth of a re
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -47,7 +48,7 @@ class FastJSONRenderer(JSONRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         if (
             data is not None
@@ -55,7 +56,7 @@ class FastJSONRenderer(JSONRenderer):
             and getattr(renderer_context.get("view"), "json_finite", False)
             and self.compact
             and not self.ensure_ascii
-            and self.get_indent(accepted_media_type, renderer_context) is None
+            and self.get_indent(accepted_media_type or "", renderer_context) is None
         ):
             try:
                 rendered = orjson.dumps(data, default=_refuse, option=_PASSTHROUGH)
@@ -105,17 +106,18 @@ class FastContentNegotiation(DefaultContentNegotiation):
     type too; every other request is negotiated by the parent."""
 
     def select_renderer(
-        self, request: Any, renderers: list[BaseRenderer], format_suffix: str | None = None
+        self, request: Any, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
     ) -> tuple[BaseRenderer, str]:
         accept = request.META.get("HTTP_ACCEPT")
+        first = renderers[0] if isinstance(renderers, list) and renderers else None
         if (
             not format_suffix
-            and renderers
-            and renderers[0].media_type == "application/json"
+            and first is not None
+            and first.media_type == "application/json"
             and (accept is None or accept in ("*/*", "application/json"))
             and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
         ):
-            return renderers[0], "application/json"
+            return first, "application/json"
         chosen: tuple[BaseRenderer, str] = super().select_renderer(
             request, renderers, format_suffix
         )

@@ -114,7 +114,7 @@ def message_page_in(
     round trip on every request).
     """
     limit = clean_count(limit, field="limit", minimum=1)
-    values = {"namespace": namespace, "session_id": session_id}
+    values: dict[str, Any] = {"namespace": namespace, "session_id": session_id}
     if before_seq is not None:
         values["before_seq"] = clean_count(before_seq, field="before", minimum=1)
     if connection.vendor == "postgresql" and router.db_for_read(Message) == DEFAULT_DB_ALIAS:
