@@ -140,7 +140,7 @@ def _page_postgres(
     The messages' own ``namespace`` column (part of what their encryption is bound to, as
     ``Message.objects.for_namespace`` reads it) instead of a join to the session: the join
     checked the session once per row (50 index probes a page), and the text results' hex
-    bytea and timestamp parsing were about half of a page request's CPU
+    bytea and timestamp parsing were about a quarter of a page request's CPU
     (``bench/api_profile.py``).
     """
     quote = connection.ops.quote_name
@@ -196,7 +196,8 @@ def _session_exists(key: object, *, namespace: str, session_id: int) -> Any:
     return MemorySession.objects.filter(namespace=namespace, pk=session_id).values_list("pk")[:1]
 
 
-# The API's hot read, compiled once per connection and page shape: building and compiling the
+# The API's hot read where ``_page_postgres`` does not serve it (SQLite, reads routed to
+# another database), compiled once per connection and page shape: building and compiling the
 # page's query was a third of a page request's CPU (bench/api_profile.py).
 _PAGE_IN = CompiledQuery(Message, _page_in)
 _SESSION_EXISTS = CompiledQuery(MemorySession, _session_exists)
