@@ -22,8 +22,8 @@ def binding_cursor(
     whatever ``server_side_binding`` says: with Django's default client-side binding, psycopg
     escapes every value into the SQL text in Python, which cost more than the server's work on
     a batch append (profiled: 4.2 ms of text escaping for the 10 arrays of 100 messages, 0.5 ms
-    binary). An unnamed statement, so PgBouncer's transaction pooling is fine, and nothing is
-    prepared unless ``prepare_threshold`` says so. ``binary_results``: rows come in binary
+    binary). Without ``prepare``, an unnamed statement (PgBouncer's transaction pooling is
+    fine), prepared only if ``prepare_threshold`` says so. ``binary_results``: rows come in binary
     (bytea as bytes, no hex to decode). Elsewhere (psycopg 2, SQLite) the connection's own
     cursor, ``%s`` and text results.
 
@@ -41,9 +41,8 @@ def binding_cursor(
         return
     import psycopg  # psycopg 3 is the connection's own driver here
 
-    cursor: Any = (
-        _preparing_cursor_class()(raw) if prepare and not app_settings.POOLED else psycopg.Cursor(raw)
-    )
+    preparing = prepare and not app_settings.POOLED
+    cursor: Any = _preparing_cursor_class()(raw) if preparing else psycopg.Cursor(raw)
     if binary_results:
         cursor.format = psycopg.pq.Format.BINARY
     # Wrapped as Django wraps its own cursors: database errors become Django's, and
