@@ -56,7 +56,7 @@ def binding_cursor(
 def _preparing_cursor_class() -> Any:
     import psycopg
 
-    class PreparingCursor(psycopg.Cursor):  # type: ignore[type-arg]
+    class PreparingCursor(psycopg.Cursor):
         """Runs every statement prepared (``prepare=True``), also on a connection whose
         ``prepare_threshold`` is None (Django's default), which psycopg reads as "never": the
         threshold is lifted for this one execution, so nothing else on the connection is
