@@ -5,12 +5,15 @@
 normalised text like ``fact_remember``'s upsert, ids in the order first said), scored exactly
 as ``fact_recall`` scores them: BM25 (k1 1.2, b 0.75, the project's ``normalise_terms``)
 over the best 100, cosine over the best 100, the min-max blend, then the neighbour context of
-``ttmemory.longterm.fusion`` (the same ``expand``/``seeds`` code) and the relative cut. Its
-BM25 row equals the database run's (``ttmemory_bench_conversations``) to three decimals.
+``ttmemory.longterm.fusion`` (the same ``expand``/``seeds`` code), its feedback query (the same
+``feedback_seeds``/``feedback``; ``related`` here is ``fact_related`` in memory) and the
+relative cut. Its BM25 row equals the database run's (``ttmemory_bench_conversations``) to
+three decimals.
 
 Every choice is made on the ``tune`` half (5-fold cross-validation by conversation) and
 reported on the ``held-out`` half: fusion family (min-max, z-score, weighted RRF), vector
-weight, neighbour window and weight, and the relative cut (``RECALL_MIN_RELATIVE``).
+weight, neighbour window and weight, the feedback weight (``RECALL_FEEDBACK_WEIGHT``) and the
+relative cut (``RECALL_MIN_RELATIVE``).
 """
 
 from __future__ import annotations

@@ -20,9 +20,10 @@
    its blended score x its share of the best such match. A two-turn question ("what does the
    person Ada went to the pottery class with do for a living?") finds the class turn, which
    names the sister; the turn about the sister's job shares no word with the question but
-   that name. Measured on the held-out half with all-MiniLM-L6-v2 (weight 0.75, chosen on
-   tune): multi-hop recall@10 from 0.750 to 0.912, overall 0.906 to 0.933; it gained nothing
-   on tune for HashEmbedder and WordLlama, whose weight is 0 (off, no extra statement).
+   that name. Measured on the held-out half with all-MiniLM-L6-v2 (weight 0.75 and vector
+   weight 0.7, chosen on tune): multi-hop recall@10 from 0.750 to 0.900, overall 0.906 to
+   0.930, at some cost to the top of the list (recall@5 0.77 to 0.74); it gained nothing on
+   tune for HashEmbedder and WordLlama, whose weight is 0 (off, no extra statement).
 4. **Relative cut**: hits below ``RECALL_MIN_RELATIVE`` times the best hit are dropped, so a
    prompt is not padded with memories far weaker than the best one. A relative rule never
    empties a result by itself.
