@@ -172,7 +172,8 @@ def _rrf(scores: dict[int, float]) -> dict[int, float]:
 
 def related(item: dict[str, Any], blended: dict[int, float]) -> dict[int, float]:
     """``fusion.fact_related`` in memory: BM25 of the feedback seeds' words the query did not
-    use, over the best ``POOL`` facts, the seeds left out."""
+    use, over the best ``POOL`` facts, the seeds left out (``fusion.feedback`` keeps the
+    candidates' scores, the only ones ``fact_related`` computes)."""
     index: Index = item["index"]
     seeds = fusion.feedback_seeds(blended)
     asked = set(item["words"])

@@ -13,7 +13,8 @@ import pytest
 from tests.longterm.test_facts import use_broken_embedder
 from ttmemory import memory
 from ttmemory.backends.embedders.base import Embedder
-from ttmemory.longterm import fusion
+from ttmemory.longterm import blind, fusion, recall
+from ttmemory.models import Fact, FactTerm
 
 NS = "user-fusion"
 CHAT = [
@@ -227,3 +228,31 @@ def test_feedback_needs_a_blended_score_and_a_related_match() -> None:
     assert fusion.feedback(scores, blended, related, weight=0.0) == scores
     assert fusion.feedback(scores, blended, {}, weight=0.5) == scores
     assert fusion.feedback_seeds(blended) == [1, 2]
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_fact_related_scores_like_keyword_recall(
+    db: Any, settings: Any, monkeypatch: Any, cached: bool
+) -> None:
+    use_broken_embedder(settings)
+    monkeypatch.setattr(recall, "_stats", {})  # this test's statistics stay in this test
+    for text in TWO_TURNS:
+        memory.fact_remember(namespace=NS, text=text, kind="turn")
+    memory.fact_remember(namespace="user-fusion-other", text=TWO_TURNS[8], kind="turn")
+    ids = list(Fact.objects.filter(namespace=NS).order_by("pk").values_list("pk", flat=True))
+    seeds, query = ids[:2], blind.query_hashes(TWO_TURN_QUESTION, namespace=NS)
+    if cached:  # statistics recall's own statement counted a moment ago
+        recall.remember_stats(NS, 5000, 9.0)
+        stats = (5000, 9.0)
+    else:
+        stats = recall.namespace_stats(NS)
+        monkeypatch.setattr(recall, "_stats", {})  # none counted lately: counted here
+    words = FactTerm.objects.filter(fact_id__in=seeds).values_list("term", flat=True)
+    asked = {term: term for term in words if term not in query}
+
+    found = fusion.fact_related(NS, seeds, exclude=query, among=ids[1:])
+    expected = recall.keyword_scores(NS, "", 100, stats=stats, terms=asked)
+
+    assert set(found) == set(expected) - set(seeds) and ids[8] in found  # "sister", "Lena"
+    assert all(found[key] == pytest.approx(expected[key]) for key in found)
+    assert fusion.fact_related(NS, seeds, exclude=query, among=[]) == {}

@@ -49,7 +49,7 @@ from django.db import connection
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.longterm import candidates, recall
-from ttmemory.models import FactTerm
+from ttmemory.models import Fact, FactTerm
 
 K = TypeVar("K", int, tuple[int, int])  # a fact id, a (session, seq) pair
 
@@ -132,7 +132,7 @@ def feedback(
     weight: float,
 ) -> dict[K, float]:
     """``scores`` where each candidate of ``blended`` gains ``weight`` x its blended score x its
-    ``related`` score over the best one.
+    ``related`` score over the best candidate's.
 
     ``related`` scores the facts by the feedback seeds' own words (the seeds left out). The
     blended score gates the gain, so only facts that already match the question somewhat rise:
@@ -140,12 +140,12 @@ def feedback(
     gain nothing.
     """
     out = dict(scores)
-    best = max(related.values(), default=0.0)
+    among = {key: score for key, score in related.items() if key in blended}
+    best = max(among.values(), default=0.0)
     if weight <= 0 or best <= 0:
         return out
-    for key, score in related.items():
-        if key in blended:
-            out[key] = out.get(key, 0.0) + weight * blended[key] * score / best
+    for key, score in among.items():
+        out[key] = out.get(key, 0.0) + weight * blended[key] * score / best
     return out
 
 
@@ -158,32 +158,69 @@ def feedback_weight() -> float:
 
 
 def fact_related(
-    namespace: str,
-    seed_ids: Sequence[int],
-    *,
-    exclude: Iterable[int],
-    limit: int,
-    kinds: Iterable[str] | None,
-    metadata: dict[str, Any] | None,
+    namespace: str, seed_ids: Sequence[int], *, exclude: Iterable[int], among: Iterable[int]
 ) -> dict[int, float]:
-    """BM25 scores of the recall-eligible facts of ``namespace`` for the blind-index terms of
-    ``seed_ids`` that are not in ``exclude`` (the query's), the seeds themselves left out.
+    """BM25 scores of the facts ``among`` (recall's candidates, already filtered) for the
+    blind-index terms of ``seed_ids`` that are not in ``exclude`` (the query's); the seeds
+    left out. Scores follow ``recall.keyword_scores`` (namespace-wide N, avgdl and document
+    frequencies).
 
-    Two statements: the seeds' terms, then ``recall.keyword_scores`` with them as the query.
+    Two statements built without the ORM's compiler (compiling was most of the time): the
+    seeds' terms with their document frequencies, then the candidates' postings of those
+    terms. N and avgdl are those recall's candidate statement has just counted
+    (``recall.recent_stats``); counted here only when it did not (counting a namespace's wide
+    fact rows was most of the first statement's time on PostgreSQL).
     """
     seeds = [int(s) for s in dict.fromkeys(seed_ids)]
-    if not seeds:
+    ids = [int(i) for i in dict.fromkeys(among) if int(i) not in set(seeds)]
+    if not seeds or not ids:
         return {}
     skip = set(exclude)
-    words = FactTerm.objects.filter(namespace=namespace, fact_id__in=seeds).values_list(
-        "term", flat=True
+    quote = connection.ops.quote_name
+    terms_table, facts_table = quote(FactTerm._meta.db_table), quote(Fact._meta.db_table)
+    fact_id = quote(str(FactTerm._meta.get_field("fact").column))
+    length = quote(str(Fact._meta.get_field("term_count").column))
+    pk = quote(str(Fact._meta.pk.column))
+    stats = recall.recent_stats(namespace)
+    counted = (
+        ", 0, 0.0"
+        if stats is not None
+        else f", (SELECT COUNT(*) FROM {facts_table} WHERE namespace = %s)"
+        f", (SELECT AVG({length}) FROM {facts_table} WHERE namespace = %s)"
     )
-    terms = {int(term): int(term) for term in words if term not in skip}
-    if not terms:
-        return {}
-    found = recall.keyword_scores(namespace, "", limit, kinds=kinds, metadata=metadata, terms=terms)
-    for seed in seeds:
-        found.pop(seed, None)
+    sql = (
+        f"SELECT t.term, COUNT(*){counted} FROM {terms_table} t WHERE t.namespace = %s AND "
+        f"t.term IN (SELECT s.term FROM {terms_table} s WHERE s.namespace = %s AND "
+        f"s.{fact_id} IN ({', '.join(['%s'] * len(seeds))})) GROUP BY t.term"
+    )
+    params: list[Any] = [] if stats is not None else [namespace, namespace]
+    df: dict[int, int] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, namespace, namespace, *seeds])
+        for term, n, total, avg_len in cursor.fetchall():
+            if stats is None:
+                stats = (int(total or 0), float(avg_len or 1.0) or 1.0)
+                recall.remember_stats(namespace, *stats)
+            if int(term) not in skip:
+                df[int(term)] = int(n)
+        if not df or stats is None:
+            return {}
+        wanted = list(df)
+        cursor.execute(
+            f"SELECT t.{fact_id}, t.term, t.tf, f.{length} FROM {terms_table} t "
+            f"JOIN {facts_table} f ON f.{pk} = t.{fact_id} WHERE t.namespace = %s "
+            f"AND t.term IN ({', '.join(['%s'] * len(wanted))}) "
+            f"AND t.{fact_id} IN ({', '.join(['%s'] * len(ids))})",
+            [namespace, *wanted, *ids],
+        )
+        rows = cursor.fetchall()
+    total, avg_len = stats
+    weight = {term: recall.idf(total, n) for term, n in df.items()}
+    k1, b = recall.BM25_K1, recall.BM25_B
+    found: dict[int, float] = {}
+    for fact, term, tf, size in rows:
+        norm = tf + k1 * (1.0 - b) + k1 * b * float(size or 0) / avg_len
+        found[int(fact)] = found.get(int(fact), 0.0) + weight[int(term)] * tf * (k1 + 1.0) / norm
     return found
 
 

@@ -133,9 +133,8 @@ def fact_recall(
     if feedback_weight > 0 and blended:
         # Feedback (longterm/fusion.py): the best facts' other words, asked again.
         related = fusion.fact_related(
-            namespace, fusion.feedback_seeds(blended), exclude=terms, limit=pool, kinds=kinds,
-            metadata=metadata,
-        )  # fmt: skip
+            namespace, fusion.feedback_seeds(blended), exclude=terms, among=blended
+        )
         scores = fusion.feedback(scores, blended, related, weight=feedback_weight)
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
     best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
