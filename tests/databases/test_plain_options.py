@@ -1,5 +1,7 @@
 """A plain ``DATABASES`` entry (no ``OPTIONS``: Django prepares nothing): ttmemory prepares its
-two append statements itself, nothing else, and nothing at all with ``TTMEMORY["POOLED"]``.
+two append statements itself, nothing else, and nothing at all with ``TTMEMORY["POOLED"]`` or
+with an entry set up for a transaction pooler (``DISABLE_SERVER_SIDE_CURSORS``, or
+``"prepare_threshold": None`` in ``OPTIONS``).
 
 The test settings use the embedded default's ``prepare_threshold``; these tests reconnect with
 the options a project's own ``DATABASES`` has, which is what most deployments run.
@@ -77,6 +79,26 @@ def test_plain_databases_prepare_the_two_append_statements_and_nothing_else(
 def test_pooled_prepares_nothing(plain_options: None, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "POOLED": True}
     session = memory.session_open(namespace="pooled", key="chat")
+    history = append_and_read(session)
+
+    assert len(history) == 9
+    assert prepared_statements() == []
+
+
+@postgres_only
+@pytest.mark.parametrize(
+    "entry",
+    [{"DISABLE_SERVER_SIDE_CURSORS": True}, {"OPTIONS": {"prepare_threshold": None}}],
+    ids=["disable-server-side-cursors", "prepare-threshold-none"],
+)
+def test_an_entry_set_up_for_a_pooler_prepares_nothing(
+    plain_options: None, settings: Any, entry: dict[str, Any]
+) -> None:
+    # A project behind PgBouncer that followed Django's documentation before POOLED existed.
+    settings.TTMEMORY = {**settings.TTMEMORY, "POOLED": False}
+    connections.settings["default"].update(entry)
+    connections["default"].close()
+    session = memory.session_open(namespace="pooler-shaped", key="chat")
     history = append_and_read(session)
 
     assert len(history) == 9

@@ -28,10 +28,10 @@ def binding_cursor(
     cursor, ``%s`` and text results.
 
     ``prepare``: the statement is prepared on its connection on first use and run by name
-    afterwards, whatever ``prepare_threshold`` says, unless ``TTMEMORY["POOLED"]`` says a
-    transaction pooler is in front (a named statement lives on one server connection). For
-    the append statements: parsing and planning their CTE cost the server about 130 us of
-    its 200 us per append when not prepared (measured: server backend CPU per ``message_add``).
+    afterwards, whatever ``prepare_threshold`` says, unless a transaction pooler may be in front
+    (a named statement lives on one server connection; see ``_may_prepare``). For the append
+    statements: parsing and planning their CTE cost the server about 130 us of its 200 us per
+    append when not prepared (measured: server backend CPU per ``message_add``).
     """
     connection.ensure_connection()
     raw = connection.connection
@@ -41,7 +41,7 @@ def binding_cursor(
         return
     import psycopg  # psycopg 3 is the connection's own driver here
 
-    preparing = prepare and not app_settings.POOLED
+    preparing = prepare and _may_prepare()
     cursor: Any = _preparing_cursor_class()(raw) if preparing else psycopg.Cursor(raw)
     if binary_results:
         cursor.format = psycopg.pq.Format.BINARY
@@ -50,6 +50,24 @@ def binding_cursor(
     wrap: Any = connection._prepare_cursor  # type: ignore[attr-defined]
     with wrap(cursor) as wrapped:
         yield wrapped, "%b"
+
+
+def _may_prepare() -> bool:
+    """Whether ttmemory may prepare its own statements on the default connection.
+
+    Not when ``TTMEMORY["POOLED"]`` says a transaction pooler is in front, nor when the
+    database entry looks set up for one as Django's documentation sets it up for PgBouncer's
+    transaction mode (``DISABLE_SERVER_SIDE_CURSORS``), nor when its ``OPTIONS`` turn
+    preparing off explicitly (``"prepare_threshold": None``): a project that did either
+    before ``POOLED`` existed keeps working behind its pooler.
+    """
+    if app_settings.POOLED:
+        return False
+    database = connection.settings_dict
+    if database.get("DISABLE_SERVER_SIDE_CURSORS"):
+        return False
+    options = database.get("OPTIONS") or {}
+    return not ("prepare_threshold" in options and options["prepare_threshold"] is None)
 
 
 @functools.cache
