@@ -26,7 +26,6 @@ chat turns that all contain the three query words, searched for those words.
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 import uuid
 from collections import defaultdict
@@ -38,7 +37,7 @@ from django.db import connection
 from django.test.utils import override_settings
 
 from bench import convset
-from bench.recall import connection_params, environment, timed_pair
+from bench.recall import environment, raw_connection, timed_pair
 from bench.session_memory import sample_message
 from ttmemory import jobs, selectors, services
 from ttmemory.conf import app_settings
@@ -58,16 +57,8 @@ class RawEpisodic:
 
     def __init__(self) -> None:
         self.vendor = connection.vendor
-        if self.vendor == "postgresql":
-            import psycopg
-
-            self.conn: Any = psycopg.connect(**connection_params(), autocommit=True)
-            self.p = "%s"
-        else:
-            self.conn = sqlite3.connect(
-                connection.settings_dict["NAME"], isolation_level=None, timeout=30
-            )
-            self.p = "?"
+        self.conn: Any
+        self.conn, self.p = raw_connection()
 
     def close(self) -> None:
         self.conn.close()

@@ -508,16 +508,8 @@ class RawRecall:
 
     def __init__(self) -> None:
         self.vendor = connection.vendor
-        if self.vendor == "postgresql":
-            import psycopg
-
-            self.conn: Any = psycopg.connect(**connection_params(), autocommit=True)
-            self.p = "%s"
-        else:
-            self.conn = sqlite3.connect(
-                connection.settings_dict["NAME"], isolation_level=None, timeout=30
-            )
-            self.p = "?"
+        self.conn: Any
+        self.conn, self.p = raw_connection()
         self.current = self.CURRENT.format(p=self.p)
         # PostgreSQL without pgvector stores float32 bytes, ranked in numpy as on SQLite.
         self.pgvector = vector_storage(connection) == PGVECTOR
@@ -591,6 +583,16 @@ def connection_params() -> dict[str, Any]:
     """psycopg keyword arguments of Django's default connection."""
     params = connection.get_connection_params()
     return {k: v for k, v in params.items() if k in {"dbname", "user", "password", "host", "port"}}
+
+
+def raw_connection() -> tuple[Any, str]:
+    """A raw autocommit connection to Django's default database and its parameter mark: the
+    baselines' own connection (psycopg or sqlite3), outside the ORM."""
+    if connection.vendor == "postgresql":
+        import psycopg
+
+        return psycopg.connect(**connection_params(), autocommit=True), "%s"
+    return sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None, timeout=30), "?"
 
 
 def percentiles(samples: Sequence[float]) -> tuple[float, float]:

@@ -298,30 +298,21 @@ def _run(
         )
         out["rows"]["newest 1,000 of 2,000"] = (ours.as_dict(), base.as_dict())
 
-        progress(f"{WRITERS} writers x {ADDS_PER_WRITER} adds")
-        ours_t, base_t = Timing(), Timing()
         gap_free = True
-        for r in range(rounds):
-            session = services.session_open(namespace=namespace, key=f"conc-{r}")
-            key = f"conc-{r}"
-            sides = [("ours", ours_t), ("raw", base_t)]
-            for side, timing in sides if r % 2 == 0 else reversed(sides):
-                timing.samples.append(
-                    concurrent_ours(session, WRITERS, ADDS_PER_WRITER)
-                    if side == "ours"
-                    else concurrent_raw(raw, key, WRITERS, ADDS_PER_WRITER)
-                )
-            want = list(range(1, WRITERS * ADDS_PER_WRITER + 1))
-            got = list(
-                Message.objects.filter(session=session)
-                .order_by("seq")
-                .values_list("seq", flat=True)
+        for suffix, worker in (("", False), (", index job run by a worker", True)):
+            progress(f"{WRITERS} writers x {ADDS_PER_WRITER} adds{suffix}")
+            previous = jobs.get_dispatcher()
+            if worker:
+                jobs.set_dispatcher(lambda name, args: None)
+            try:
+                ours_t, base_t, stored = _concurrent_rounds(raw, namespace, rounds, suffix)
+            finally:
+                jobs.set_dispatcher(previous)
+            gap_free = gap_free and stored
+            out["rows"][f"{WRITERS} writers x {ADDS_PER_WRITER} adds, wall{suffix}"] = (
+                ours_t.as_dict(),
+                base_t.as_dict(),
             )
-            gap_free = gap_free and got == want and raw.seqs(key) == want
-        out["rows"][f"{WRITERS} writers x {ADDS_PER_WRITER} adds, wall"] = (
-            ours_t.as_dict(),
-            base_t.as_dict(),
-        )
         out["checks"]["concurrent appends all stored, seqs 1..160 gap-free (both sides)"] = gap_free
         if curve:
             out["curve"] = _curve(raw, namespace, curve, runs, progress)
@@ -329,6 +320,31 @@ def _run(
         raw.close()
         MemorySession.objects.filter(namespace=namespace).delete()
     return out
+
+
+def _concurrent_rounds(
+    raw: RawSessions, namespace: str, rounds: int, suffix: str
+) -> tuple[Timing, Timing, bool]:
+    """``rounds`` of 16 writers x 10 on each side (alternating which goes first); whether
+    every append of every round was stored with seqs 1..160 on both sides."""
+    ours_t, base_t = Timing(), Timing()
+    gap_free = True
+    for r in range(rounds):
+        key = f"conc-{r}{suffix}"
+        session = services.session_open(namespace=namespace, key=key)
+        sides = [("ours", ours_t), ("raw", base_t)]
+        for side, timing in sides if r % 2 == 0 else reversed(sides):
+            timing.samples.append(
+                concurrent_ours(session, WRITERS, ADDS_PER_WRITER)
+                if side == "ours"
+                else concurrent_raw(raw, key, WRITERS, ADDS_PER_WRITER)
+            )
+        want = list(range(1, WRITERS * ADDS_PER_WRITER + 1))
+        got = list(
+            Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)
+        )
+        gap_free = gap_free and got == want and raw.seqs(key) == want
+    return ours_t, base_t, gap_free
 
 
 def _curve(

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -229,25 +231,10 @@ def test_a_lock_timeout_is_clear_and_leaves_the_transaction_usable(
 ) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "LOCK_TIMEOUT": 0.3}
     session = memory.session_open(namespace="timeout", key="chat")
-    held = threading.Event()
-    release = threading.Event()
-
-    def hold() -> None:
-        with session_lock(session):
-            held.set()
-            release.wait(30)
-        connections.close_all()
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    held.wait(30)
-    try:
+    with held_elsewhere(session):
         with pytest.raises(LockTimeout, match=r"0\.3s"):
             memory.message_add(session=session, message={"role": "user", "content": "blocked"})
         assert get_lock().stats.timeouts == 1
-    finally:
-        release.set()
-        thread.join()
     memory.message_add(session=session, message={"role": "user", "content": "later"})
     assert [m["content"] for m in memory.message_recent(session=session)] == ["later"]
 
@@ -267,6 +254,33 @@ def test_a_contended_wait_in_the_callers_transaction_puts_its_lock_timeout_back(
     # Warm (the tokenizer loads on first use), so the append below reaches the lock while it is
     # held (shown to fail with the setting not put back after the wait).
     memory.message_add(session=session, message={"role": "user", "content": "first"})
+    with held_elsewhere(session) as release:
+        timer = threading.Timer(1.0, release.set)
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL lock_timeout = '7s'")
+                if outcome == "times out":
+                    with pytest.raises(LockTimeout):
+                        memory.message_add(
+                            session=session, message={"role": "user", "content": "x"}
+                        )
+                else:
+                    timer.start()
+                    memory.message_add(session=session, message={"role": "user", "content": "x"})
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT current_setting('lock_timeout')")
+                    assert cursor.fetchone() == ("7s",)
+        finally:
+            timer.cancel()
+    stored = [m["content"] for m in memory.message_recent(session=session)]
+    assert stored == (["first"] if outcome == "times out" else ["first", "x"])
+
+
+@contextmanager
+def held_elsewhere(session: MemorySession) -> Iterator[threading.Event]:
+    """Hold ``session``'s lock in another thread (its own connection) for the block; yields the
+    event that releases it (set on leaving, if the block did not)."""
     held = threading.Event()
     release = threading.Event()
 
@@ -279,26 +293,11 @@ def test_a_contended_wait_in_the_callers_transaction_puts_its_lock_timeout_back(
     thread = threading.Thread(target=hold)
     thread.start()
     held.wait(30)
-    timer = threading.Timer(1.0, release.set)
     try:
-        with transaction.atomic():
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL lock_timeout = '7s'")
-            if outcome == "times out":
-                with pytest.raises(LockTimeout):
-                    memory.message_add(session=session, message={"role": "user", "content": "x"})
-            else:
-                timer.start()
-                memory.message_add(session=session, message={"role": "user", "content": "x"})
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT current_setting('lock_timeout')")
-                assert cursor.fetchone() == ("7s",)
+        yield release
     finally:
         release.set()
-        timer.cancel()
         thread.join()
-    stored = [m["content"] for m in memory.message_recent(session=session)]
-    assert stored == (["first"] if outcome == "times out" else ["first", "x"])
 
 
 def contend(lock: DatabaseLeaseLock, session_id: int, timeout: float) -> BaseException | None:

@@ -87,6 +87,20 @@ def main() -> None:
         probe["released"] = time.monotonic_ns()
 
     lock.locked = timed_locked  # type: ignore[method-assign]
+    # A contended append on PostgreSQL waits through wait_reading (the lock and the session's
+    # last_seq in one statement) instead of locked: timed the same way.
+    real_wait_reading = getattr(lock, "wait_reading", None)
+    if real_wait_reading is not None:
+
+        def timed_wait_reading(session_id: int, **kwargs: Any) -> Any:
+            probe["asked"] = time.monotonic_ns()
+            if probe.get("announce"):
+                mark(probe.pop("announce"))
+            row = real_wait_reading(session_id, **kwargs)
+            probe["got"] = time.monotonic_ns()
+            return row
+
+        lock.wait_reading = timed_wait_reading  # type: ignore[attr-defined]
 
     def emit(**fields: Any) -> None:
         print(json.dumps(fields), flush=True)

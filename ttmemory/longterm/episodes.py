@@ -310,9 +310,12 @@ def entry_postings(
     """
     memo = {} if memo is None else memo
     postings: dict[int, int] = {}
+    hash_term = None
     for term, count in Counter(normalise_terms(text)).items():
         hashed = memo.get(term)
         if hashed is None:
-            hashed = memo[term] = blind.term_hash(term, namespace=namespace)
+            if hash_term is None:
+                hash_term = blind.term_hasher(namespace)
+            hashed = memo[term] = hash_term(term)
         postings[hashed] = min(postings.get(hashed, 0) + count, 32767)
     return postings

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
@@ -137,6 +137,11 @@ def _append(
         if stored is not None:
             _added(session, stored[0].seq, stored[-1].seq, tokens, started)
             return stored
+    if tried:
+        stored = _append_after_wait(session, prepared, tokens, now)
+        if stored is not None:
+            _added(session, stored[0].seq, stored[-1].seq, tokens, started)
+            return stored
     with session_lock(session):
         one = None
         # After a failed one-statement try the session's last_seq is almost surely stale
@@ -204,11 +209,51 @@ def _one_statement_applies(
     return type(get_lock()) is PostgresAdvisoryLock
 
 
+def _append_after_wait(
+    session: MemorySession,
+    prepared: Sequence[tuple[dict[str, Any], int]],
+    tokens: int,
+    now: dt.datetime,
+) -> list[Message] | None:
+    """A contended append: wait for the lock, then append in one statement.
+
+    After a lost one-statement try (the lock was busy, or another writer appended since this
+    process last saw the session): the statement that waits for the advisory lock also reads
+    the session's ``last_seq`` once the lock is held (``PostgresAdvisoryLock.wait_reading``),
+    so the messages are sealed for the right seqs and stored with the counters by the
+    one-statement append, and the lock is held for that statement and the COMMIT only (the
+    baseline's INSERT and COMMIT), not for a counter UPDATE, an INSERT and the COMMIT. None
+    (nothing written) if the session row is gone or the statement found ``last_seq`` moved,
+    which the lock rules out: the caller's general path then decides.
+    """
+    lock = get_lock()
+    assert isinstance(lock, PostgresAdvisoryLock)  # _one_statement_applies said so
+    table = connection.ops.quote_name(MemorySession._meta.db_table)
+    with transaction.atomic():
+        with telemetry.lock_wait(backend=type(lock).__name__):
+            row = lock.wait_reading(
+                session.pk,
+                timeout=app_settings.LOCK_TIMEOUT,
+                read=f"SELECT last_seq FROM {table} WHERE id = %s",
+                params=[session.pk],
+            )
+        if row is None:
+            return None
+        session.last_seq = row[0]
+        if len(prepared) == 1:
+            clean, token_count = prepared[0]
+            one = _append_one_postgres(session, clean, token_count, now, lock=False)
+            return None if one is None else [one]
+        return _append_many_postgres(session, prepared, tokens, now, lock=False)
+
+
 def _append_many_postgres(
     session: MemorySession,
     prepared: Sequence[tuple[dict[str, Any], int]],
     tokens: int,
     now: dt.datetime,
+    *,
+    lock: bool = True,
 ) -> list[Message] | None:
     """A batch in one statement: lock, counters and every row in one round trip.
 
@@ -232,19 +277,21 @@ def _append_many_postgres(
     fields = insert_fields()
     columns = ", ".join(quote(f.column) for f in fields)
     sessions = quote(MemorySession._meta.db_table)
-    with binding_cursor() as (cursor, mark):
+    with binding_cursor(prepare=True) as (cursor, mark):
         select, source, arrays = unnest_source(rows, fields, mark)
+        locking = f"l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
         cursor.execute(
-            f"WITH l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
+            f"WITH {locking if lock else ''}"
             f"s AS (UPDATE {sessions} SET last_seq = {mark}, "
             f"message_count = message_count + {mark}, token_count = token_count + {mark}, "
-            f"updated_at = {mark} WHERE id = {mark} AND last_seq = {mark} AND (SELECT ok FROM l) "
+            f"updated_at = {mark} WHERE id = {mark} AND last_seq = {mark}"
+            f"{' AND (SELECT ok FROM l)' if lock else ''} "
             "RETURNING message_count, token_count) "
             f"INSERT INTO {quote(Message._meta.db_table)} ({columns}) SELECT {select} "
             f"FROM s, {source} "
             "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
             [
-                *advisory_key(session.pk),
+                *(advisory_key(session.pk) if lock else ()),
                 first + count - 1,
                 count,
                 tokens,
@@ -257,7 +304,8 @@ def _append_many_postgres(
         result = cursor.fetchall()
     if len(result) != count:  # a busy lock or a stale last_seq (or a deleted session)
         return None
-    _lock_taken_in_statement()
+    if lock:
+        _lock_taken_in_statement()
     ids = {seq: pk for pk, seq, _, _ in result}
     for row in rows:
         row.pk = ids[row.seq]
@@ -385,7 +433,7 @@ def _append_one_postgres(
         f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT {select} FROM s "
         "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)"
     )
-    with binding_cursor() as (cursor, mark):
+    with binding_cursor(prepare=True) as (cursor, mark):
         cursor.execute(sql.replace("%s", mark), params)
         result = cursor.fetchone()
     if result is None:  # stale last_seq, a busy lock (or a deleted session: general path)

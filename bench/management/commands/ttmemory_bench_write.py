@@ -22,6 +22,7 @@ TARGETS = {
     "add 100 in one call, index job run by a worker": 2.0,
     "newest 1,000 of 2,000": 1.3,
     "16 writers x 10 adds, wall": 2.0,
+    "16 writers x 10 adds, wall, index job run by a worker": 2.0,
 }
 # (label, TTMEMORY_BENCH_DB_OPTIONS, TTMEMORY_BENCH_SYNC_COMMIT)
 CONFIGS = [
@@ -123,6 +124,8 @@ def environment() -> dict[str, Any]:
         "search_index": app_settings.MESSAGE_SEARCH_INDEX,
         "cpus": os.cpu_count(),
         "when": timezone.now().strftime("%Y-%m-%d %H:%M UTC"),
+        # 1-minute load average when the configuration's measurement ended (2 shared CPUs).
+        "load": os.getloadavg()[0],
     }
 
 
@@ -144,7 +147,10 @@ def render(results: list[dict[str, Any]]) -> str:
         "alternate in one process; microseconds, median (p10-p90); 16 x 10 is the wall time "
         "of 16 threads (own connections) appending 10 messages each to one session. "
         f"{env['database']}, fsync {env['fsync']}, Python {env['python']}, {env['cpus']} CPUs "
-        f"shared with other jobs, measured {env['when']}."
+        f"shared with other jobs, measured {env['when']}. Load average (1 min) at the end of "
+        "each configuration: "
+        + ", ".join(f"{r['environment'].get('load', float('nan')):.1f}" for r in results)
+        + "."
     )
     lines.append("")
     lines.append("| configuration | operation | ttmemory (us) | raw SQL (us) | ratio | target |")

@@ -6,9 +6,10 @@ import logging
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import timedelta
+from typing import Any
 
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 from django.db.transaction import TransactionManagementError
@@ -78,6 +79,35 @@ class PostgresAdvisoryLock(SessionLock):
                 self._wait(cursor, session_id, classid, objid, timeout, savepoint=savepoint)
         self.stats.acquired += 1
 
+    def wait_reading(
+        self, session_id: int, *, timeout: float, read: str, params: Sequence[object]
+    ) -> tuple[Any, ...] | None:
+        """Wait for the lock in the current transaction, then return the row ``read`` selects.
+
+        For a writer that just found the lock busy: no ``pg_try_advisory_xact_lock`` first,
+        and the row is read by the waiting statement itself once the lock is held, so the
+        holder spends no round trip on it. ``read`` is ``SELECT <columns> FROM <table> WHERE
+        <condition>`` (``%s`` placeholders, ``params``); it is run ``FOR NO KEY UPDATE``,
+        which in READ COMMITTED returns the newest committed version of the row (the
+        statement's snapshot predates the wait). None when no row matches (the lock is held
+        all the same). Times out and counts like ``locked``.
+        """
+        _require_transaction()
+        classid, objid = advisory_key(session_id)
+        own = len(connection.atomic_blocks) == 1 and connection.commit_on_exit
+        with connection.cursor() as cursor:
+            row = self._wait(
+                cursor,
+                session_id,
+                classid,
+                objid,
+                timeout,
+                savepoint=not own,
+                read=(read, params),
+            )
+        self.stats.acquired += 1
+        return row
+
     def _wait(
         self,
         cursor: object,
@@ -87,7 +117,8 @@ class PostgresAdvisoryLock(SessionLock):
         timeout: float,
         *,
         savepoint: bool,
-    ) -> None:
+        read: tuple[str, Sequence[object]] | None = None,
+    ) -> tuple[Any, ...] | None:
         # Two round trips: set lock_timeout for the wait (reading the one in force), then wait
         # and put it back in the same statement, so the holder pays no round trip for it. A
         # savepoint (unless the transaction is the caller's own lock block) keeps the caller's
@@ -106,11 +137,23 @@ class PostgresAdvisoryLock(SessionLock):
                 )
                 row = fetchone()
                 previous = str(row[0]) if row else "0"
+                if read is None:
+                    execute(
+                        "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%s, %s)) "
+                        "SELECT set_config('lock_timeout', %s, true) FROM l",
+                        [classid, objid, previous],
+                    )
+                    return None
+                # The one-time filter on r runs before the row is read: wait, restore, read.
+                sql, params = read
                 execute(
-                    "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%s, %s)) "
-                    "SELECT set_config('lock_timeout', %s, true) FROM l",
-                    [classid, objid, previous],
+                    "WITH l AS MATERIALIZED (SELECT pg_advisory_xact_lock(%s, %s)), "
+                    "r AS MATERIALIZED (SELECT set_config('lock_timeout', %s, true) FROM l) "
+                    f"{sql} AND EXISTS (SELECT 1 FROM r) FOR NO KEY UPDATE",
+                    [classid, objid, previous, *params],
                 )
+                found = fetchone()
+                return tuple(found) if found is not None else None
         except OperationalError as exc:
             if not _lock_wait_expired(exc):
                 raise

@@ -1,0 +1,105 @@
+"""A plain ``DATABASES`` entry (no ``OPTIONS``: Django prepares nothing): ttmemory prepares its
+two append statements itself, nothing else, and nothing at all with ``TTMEMORY["POOLED"]`` or
+with an entry set up for a transaction pooler (``DISABLE_SERVER_SIDE_CURSORS``, or
+``"prepare_threshold": None`` in ``OPTIONS``).
+
+The test settings use the embedded default's ``prepare_threshold``; these tests reconnect with
+the options a project's own ``DATABASES`` has, which is what most deployments run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.db import connection, connections
+
+from ttmemory import memory
+from ttmemory.models import MemorySession
+
+postgres_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="prepared statements are PostgreSQL's"
+)
+
+
+@pytest.fixture
+def plain_options(transactional_db: Any) -> Iterator[None]:
+    """The default database reconnected with no OPTIONS (psycopg's prepare_threshold None)."""
+    database = connections.settings["default"]
+    saved = dict(database)
+    connections["default"].close()
+    database["OPTIONS"] = {}
+    try:
+        yield
+    finally:
+        connections["default"].close()
+        database.clear()
+        database.update(saved)
+
+
+def prepared_statements() -> list[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements ORDER BY prepare_time")
+        return [row[0] for row in cursor.fetchall()]
+
+
+def append_and_read(session: MemorySession) -> list[dict[str, Any]]:
+    for i in range(3):
+        memory.message_add(session=session, message={"role": "user", "content": f"one {i}"})
+    for i in range(2):
+        memory.message_add_many(
+            session=session,
+            messages=[{"role": "user", "content": f"batch {i}.{j}"} for j in range(3)],
+        )
+    for _ in range(6):  # Django's own statements, often enough for any threshold
+        MemorySession.objects.get(pk=session.pk)
+    return memory.message_recent(session=session)
+
+
+@postgres_only
+def test_plain_databases_prepare_the_two_append_statements_and_nothing_else(
+    plain_options: None, settings: Any
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "POOLED": False}
+    session = memory.session_open(namespace="plain", key="chat")
+    history = append_and_read(session)
+
+    assert [m["content"] for m in history] == [
+        *(f"one {i}" for i in range(3)),
+        *(f"batch {i}.{j}" for i in range(2) for j in range(3)),
+    ]
+    prepared = prepared_statements()
+    assert len(prepared) == 2, prepared
+    assert all("INSERT INTO" in sql and "pg_try_advisory_xact_lock" in sql for sql in prepared)
+    assert connection.connection.prepare_threshold is None  # Django's setting, untouched
+
+
+@postgres_only
+def test_pooled_prepares_nothing(plain_options: None, settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "POOLED": True}
+    session = memory.session_open(namespace="pooled", key="chat")
+    history = append_and_read(session)
+
+    assert len(history) == 9
+    assert prepared_statements() == []
+
+
+@postgres_only
+@pytest.mark.parametrize(
+    "entry",
+    [{"DISABLE_SERVER_SIDE_CURSORS": True}, {"OPTIONS": {"prepare_threshold": None}}],
+    ids=["disable-server-side-cursors", "prepare-threshold-none"],
+)
+def test_an_entry_set_up_for_a_pooler_prepares_nothing(
+    plain_options: None, settings: Any, entry: dict[str, Any]
+) -> None:
+    # A project behind PgBouncer that followed Django's documentation before POOLED existed.
+    settings.TTMEMORY = {**settings.TTMEMORY, "POOLED": False}
+    connections.settings["default"].update(entry)
+    connections["default"].close()
+    session = memory.session_open(namespace="pooler-shaped", key="chat")
+    history = append_and_read(session)
+
+    assert len(history) == 9
+    assert prepared_statements() == []
