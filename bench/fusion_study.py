@@ -5,12 +5,15 @@
 normalised text like ``fact_remember``'s upsert, ids in the order first said), scored exactly
 as ``fact_recall`` scores them: BM25 (k1 1.2, b 0.75, the project's ``normalise_terms``)
 over the best 100, cosine over the best 100, the min-max blend, then the neighbour context of
-``ttmemory.longterm.fusion`` (the same ``expand``/``seeds`` code) and the relative cut. Its
-BM25 row equals the database run's (``ttmemory_bench_conversations``) to three decimals.
+``ttmemory.longterm.fusion`` (the same ``expand``/``seeds`` code), its feedback query (the same
+``feedback_seeds``/``feedback``; ``related`` here is ``fact_related`` in memory) and the
+relative cut. Its BM25 row equals the database run's (``ttmemory_bench_conversations``) to
+three decimals.
 
 Every choice is made on the ``tune`` half (5-fold cross-validation by conversation) and
 reported on the ``held-out`` half: fusion family (min-max, z-score, weighted RRF), vector
-weight, neighbour window and weight, and the relative cut (``RECALL_MIN_RELATIVE``).
+weight, neighbour window and weight, the feedback weight (``RECALL_FEEDBACK_WEIGHT``) and the
+relative cut (``RECALL_MIN_RELATIVE``).
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ CATS = (*convset.CATEGORIES, "all")
 RERANK_DEPTH, RERANK_WEIGHTS = 30, (0.0, 0.1, 0.25, 0.5, 1.0)
 RESERVED = (0, 1, 2, 3)
 GAINS = (0.0, -0.4, -0.2, 0.2, 0.4)
+FEEDBACK = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0)
+#: A feedback weight above 0 ships only when it beats 0 on tune by more than this (one question
+#: or two of the 448 answerable tune questions).
+MARGIN = 0.003
 FLOOR_BUDGETS = (0.01, 0.02, 0.05)
 
 
@@ -65,8 +72,11 @@ class Index:
                 self.postings[term].append((i, tf))
 
     def scores(self, query: str) -> dict[int, float]:
+        return self.term_scores(normalise_terms(query))
+
+    def term_scores(self, terms: Sequence[str]) -> dict[int, float]:
         out: dict[int, float] = defaultdict(float)
-        for term in dict.fromkeys(normalise_terms(query)):
+        for term in dict.fromkeys(terms):
             posting = self.postings.get(term, [])
             n = len(posting)
             idf = math.log(1.0 + (self.total - n + 0.5) / (n + 0.5))
@@ -160,8 +170,25 @@ def _rrf(scores: dict[int, float]) -> dict[int, float]:
     return {k: 1.0 / (60 + i) for i, k in enumerate(ranked(scores), 1)}
 
 
-def score(item: dict[str, Any], family: str, w: float, window: int, nw: float) -> dict[int, float]:
-    """The ranking fact_recall would produce (family "minmax" is the shipped blend)."""
+def related(item: dict[str, Any], blended: dict[int, float]) -> dict[int, float]:
+    """``fusion.fact_related`` in memory: BM25 of the feedback seeds' words the query did not
+    use, over the best ``POOL`` facts, the seeds left out (``fusion.feedback`` keeps the
+    candidates' scores, the only ones ``fact_related`` computes)."""
+    index: Index = item["index"]
+    seeds = fusion.feedback_seeds(blended)
+    asked = set(item["words"])
+    terms = [t for s in seeds for t in index.docs[s] if t not in asked]
+    found = index.term_scores(terms) if terms else {}
+    for seed in seeds:
+        found.pop(seed, None)
+    return found
+
+
+def score(
+    item: dict[str, Any], family: str, w: float, window: int, nw: float, fb: float = 0.0
+) -> dict[int, float]:
+    """The ranking fact_recall would produce (family "minmax" is the shipped blend; ``fb``
+    the feedback weight)."""
     kw, vec = item["kw"], item["vec"]
     if family == "minmax":
         fused = fusion.fuse(kw, vec, vector_weight=w)
@@ -169,6 +196,7 @@ def score(item: dict[str, Any], family: str, w: float, window: int, nw: float) -
         norm = _z if family == "z" else _rrf
         a, b = norm(kw), norm(vec)
         fused = {k: w * b.get(k, 0.0) + (1 - w) * a.get(k, 0.0) for k in set(a) | set(b)}
+    blended = fused
     if window and nw:
         n = item["n"]
         runs = {
@@ -176,6 +204,8 @@ def score(item: dict[str, Any], family: str, w: float, window: int, nw: float) -
             for s in fusion.seeds(fused, k=10)
         }
         fused = fusion.expand(fused, runs, window=window, weight=nw)
+    if fb:
+        fused = fusion.feedback(fused, blended, related(item, blended), weight=fb)
     return fused
 
 
@@ -197,11 +227,14 @@ def table(items: list[dict[str, Any]], rank: Callable[[dict[str, Any]], list[int
     return out
 
 
-def choose(tune: list[dict[str, Any]]) -> tuple[tuple[str, float, int, float], float]:
-    """The configuration best on tune, and its 5-fold cross-validated recall@10."""
+def choose(
+    tune: list[dict[str, Any]], fb: float
+) -> tuple[tuple[str, float, int, float, float], float]:
+    """The configuration best on tune (feedback weight ``fb``), and its 5-fold cross-validated
+    recall@10."""
     answerable = [a for a in tune if a["ev"]]
     configs = [
-        (family, w, window, nw)
+        (family, w, window, nw, fb)
         for family in ("minmax", "z", "rrf")
         for w in WEIGHTS
         for window, nw in CONTEXTS
@@ -211,7 +244,9 @@ def choose(tune: list[dict[str, Any]]) -> tuple[tuple[str, float, int, float], f
     users = sorted({a["user"] for a in answerable})
     folds = [set(users[i::FOLDS]) for i in range(FOLDS)]
 
-    def mean(c: tuple[str, float, int, float], keep: Callable[[dict[str, Any]], bool]) -> float:
+    def mean(
+        c: tuple[str, float, int, float, float], keep: Callable[[dict[str, Any]], bool]
+    ) -> float:
         values = [v for a, v in zip(answerable, r10[c], strict=True) if keep(a)]
         return statistics.fmean(values)
 
@@ -272,17 +307,43 @@ def keyword_strength(item: dict[str, Any]) -> float:
 
 
 def query_weighted(
-    item: dict[str, Any], shipped: tuple[str, float, int, float], gain: float
+    item: dict[str, Any], shipped: tuple[str, float, int, float, float], gain: float
 ) -> list[int]:
     """Query-dependent weighting: the vector weight moves by ``-gain`` x (keyword strength -
     0.5), so a query whose words a fact matches well leans on keywords (gain > 0)."""
     w = min(1.0, max(0.0, shipped[1] - gain * (keyword_strength(item) - 0.5)))
-    return ranked(score(item, shipped[0], round(w, 3), shipped[2], shipped[3]))
+    return ranked(score(item, shipped[0], round(w, 3), shipped[2], shipped[3], shipped[4]))
 
 
 def best_cosine(item: dict[str, Any]) -> float:
     """The absolute signal RECALL_MIN_SIMILARITY gates on: the best candidate's cosine."""
     return max(item["vec"].values(), default=0.0)
+
+
+def cross_validated(
+    tune: list[dict[str, Any]], options: Sequence[Any], rank: Callable[..., list[int]]
+) -> float:
+    """5-fold cross-validated recall@10 (by conversation) of picking among ``options``."""
+    answerable = [a for a in tune if a["ev"]]
+    r10 = {o: [metrics(rank(a, o), a["ev"])["r10"] for a in answerable] for o in options}
+    users = sorted({a["user"] for a in answerable})
+    cv = []
+    for fold in (set(users[i::FOLDS]) for i in range(FOLDS)):
+        best = max(
+            options,
+            key=lambda o: (
+                statistics.fmean(
+                    v for a, v in zip(answerable, r10[o], strict=True) if a["user"] not in fold
+                ),
+                -options.index(o),
+            ),
+        )
+        cv.append(
+            statistics.fmean(
+                v for a, v in zip(answerable, r10[best], strict=True) if a["user"] in fold
+            )
+        )
+    return statistics.fmean(cv)
 
 
 def pick(
@@ -297,9 +358,12 @@ def pick(
     return max(options, key=lambda o: (means[o], -options.index(o))), means
 
 
-def constrained(tune: list[dict[str, Any]]) -> tuple[tuple[str, float, int, float], float] | None:
-    """The min-max configuration best on tune among those at or above the better of BM25 and
-    vector-only in every category on tune (the "Done when" rule applied to the choice)."""
+def constrained(
+    tune: list[dict[str, Any]], fb: float
+) -> tuple[tuple[str, float, int, float, float], float] | None:
+    """The min-max configuration (feedback weight ``fb``) best on tune among those at or above
+    the better of BM25 and vector-only in every category on tune (the "Done when" rule applied
+    to the choice)."""
     answerable = [a for a in tune if a["ev"]]
 
     def per_category(rank: Callable[[dict[str, Any]], list[int]]) -> dict[str, float]:
@@ -315,9 +379,11 @@ def constrained(tune: list[dict[str, Any]]) -> tuple[tuple[str, float, int, floa
     found = []
     for w in WEIGHTS:
         for window, nw in CONTEXTS:
-            config = ("minmax", w, window, nw)
+            config = ("minmax", w, window, nw, fb)
 
-            def rank(a: dict[str, Any], c: tuple[str, float, int, float] = config) -> list[int]:
+            def rank(
+                a: dict[str, Any], c: tuple[str, float, int, float, float] = config
+            ) -> list[int]:
                 return ranked(score(a, *c))
 
             got = per_category(rank)
@@ -342,10 +408,17 @@ def run(name: str, *, dates: bool = True) -> str:
         model.recall_vector_weight,
         2,
         model.recall_context_weight,
+        model.recall_feedback_weight,
     )
     for a in items:
         a["shipped"] = ranked(score(a, *shipped))
-    best, cv = choose(tune)
+    best, cv = choose(tune, shipped[4])
+
+    def feedback_rank(a: dict[str, Any], fb: float) -> list[int]:
+        return ranked(score(a, *shipped[:4], fb))
+
+    fb, fb_means = pick(tune, FEEDBACK, feedback_rank)
+    fb_cv = cross_validated(tune, FEEDBACK, feedback_rank)
     lam, lam_means = pick(tune, RERANK_WEIGHTS, lambda a, o: rerank(a, score(a, *shipped), o))
     slots, slot_means = pick(
         tune, RESERVED, lambda a, o: reserve(a["shipped"], ranked(a["vec"]), o)
@@ -357,12 +430,12 @@ def run(name: str, *, dates: bool = True) -> str:
         "blend, no neighbour context (w as shipped)": lambda a: ranked(
             score(a, "minmax", shipped[1], 0, 0.0)
         ),
-        f"shipped fact_recall (w={shipped[1]}, window 2, neighbours {shipped[3]})": lambda a: a[
-            "shipped"
-        ],
-        f"chosen on tune ({best[0]}, w={best[1]}, window {best[2]}, neighbours {best[3]})": (
-            lambda a: ranked(score(a, *best))
-        ),
+        f"shipped fact_recall (w={shipped[1]}, window 2, neighbours {shipped[3]}, "
+        f"feedback {shipped[4]})": lambda a: a["shipped"],
+        "shipped without feedback (weight 0)": lambda a: feedback_rank(a, 0.0),
+        f"shipped, feedback weight {fb} (best on tune)": lambda a: feedback_rank(a, fb),
+        f"chosen on tune ({best[0]}, w={best[1]}, window {best[2]}, neighbours {best[3]}, "
+        f"feedback {best[4]})": (lambda a: ranked(score(a, *best))),
         f"shipped + coverage rerank of the best {RERANK_DEPTH} (weight {lam}, chosen on tune)": (
             lambda a: rerank(a, score(a, *shipped), lam)
         ),
@@ -373,12 +446,12 @@ def run(name: str, *, dates: bool = True) -> str:
             lambda a: reserve(a["shipped"], ranked(a["vec"]), slots)
         ),
     }
-    bounded = constrained(tune)
+    bounded = constrained(tune, shipped[4])
     if bounded is not None:
         config, _ = bounded
         rows[
             f"best on tune with every category >= max(BM25, vector only) on tune "
-            f"(w={config[1]}, window {config[2]}, neighbours {config[3]})"
+            f"(w={config[1]}, window {config[2]}, neighbours {config[3]}, feedback {config[4]})"
         ] = lambda a: ranked(score(a, *config))
     if dates:
         dated_items, _ = load(name, dates=True)
@@ -415,7 +488,11 @@ def run(name: str, *, dates: bool = True) -> str:
     lines += [
         "",
         f"Cross-validated recall@10 of the choice on tune: {cv:.3f}. Tune recall@10, shipped "
-        f"{tune_shipped:.3f}; coverage rerank by weight "
+        f"{tune_shipped:.3f}; feedback by weight "
+        + ", ".join(f"{o}: {v:.3f}" for o, v in fb_means.items())
+        + f" (cross-validated {fb_cv:.3f}; a weight above 0 ships when it beats 0 by more than "
+        f"{MARGIN})"
+        + "; coverage rerank by weight "
         + ", ".join(f"{o}: {v:.3f}" for o, v in lam_means.items())
         + "; query-dependent weight by gain "
         + ", ".join(f"{o}: {v:.3f}" for o, v in gain_means.items())

@@ -504,7 +504,7 @@ class AppSettings:
     # Changing it makes every fact's keyword index stale (ttmemory.W040): run ttmemory_reindex.
     STEMMER_LANGUAGE = Setting("english", stemmer_language)
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    # None: the embedder's own (0.8 for sentence embedders and WordLlama, 0.1 for the lexical
+    # None: the embedder's own (0.7 for sentence embedders, 0.8 WordLlama, 0.1 for the lexical
     # HashEmbedder), cross-validated on the conversational set's tune half (docs/benchmarks.md).
     RECALL_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Recall drops hits scoring at or below this (0: drop only hits that matched nothing, which
@@ -526,6 +526,12 @@ class AppSettings:
     )
     # None: the embedder's own (0.5 for HashEmbedder and WordLlama, 0.25 for sentence embedders).
     RECALL_CONTEXT_WEIGHT = Setting(None, optional_fraction)
+    # Feedback: the words of the two best blended facts that the query did not use are asked
+    # again (BM25), and a candidate gains RECALL_FEEDBACK_WEIGHT x its blended score x its share
+    # of the best such match: the turn that names what the first answer only mentions
+    # ("my sister Lena ... started a new job as a nurse"). None: the embedder's own (0.75 for
+    # sentence embedders; 0, off, for HashEmbedder and WordLlama). 0: off.
+    RECALL_FEEDBACK_WEIGHT = Setting(None, optional_fraction)
     # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
     # often per process, off the hot path (0: write on every recall).
     RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))
@@ -549,7 +555,8 @@ class AppSettings:
     # to the score of its newest N messages only; its weight still counts every message.
     MESSAGE_SEARCH_TERM_LIMIT = Setting(2000, integer(minimum=1))
     # message_search: weight of the vector score in the blend (0..1). None: the embedder's own
-    # (0 for HashEmbedder: keyword only, and messages are not embedded; else its recall weight).
+    # (0 for HashEmbedder and WordLlama: keyword only, and messages are not embedded; 0.8 for
+    # sentence embedders).
     MESSAGE_SEARCH_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Characters of each recalled memory shown by prompt_build before it is cut.
     PROMPT_MEMORY_CHARS = Setting(128, integer(minimum=1))

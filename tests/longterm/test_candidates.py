@@ -153,3 +153,47 @@ def test_the_neighbour_runs_fetched_with_the_candidates_equal_fact_runs(
             continue
         assert found.runs is not None
         assert {seed: found.runs[seed] for seed in best} == expected, question
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW search is pgvector's")
+def test_in_a_large_namespace_keywords_rank_exactly_while_the_postings_fit_the_budget(
+    facts: None, settings: Any
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
+    embedder = get_embedder()
+    for question in QUESTIONS:
+        terms = blind.query_hashes(question, namespace=NS)
+        vector = embedder.embed([question])[0]
+
+        found = candidates.candidates(
+            NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=None
+        )
+
+        keyword = recall.keyword_scores(NS, question, 5, terms=terms)
+        assert list(found.keyword) == list(keyword), question
+        assert list(found.keyword.values()) == pytest.approx(list(keyword.values()), rel=1e-9)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW search is pgvector's")
+def test_in_a_large_namespace_a_frequent_words_postings_only_score_the_candidates(
+    facts: None, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
+    monkeypatch.setattr(candidates, "POSTINGS_BUDGET", 1)  # "cello" (1 fact) fits, "ada" not
+    embedder = get_embedder()
+    cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
+    # The other facts are no vector candidates (as if embedded by another model).
+    Fact.objects.filter(namespace=NS).exclude(pk=cello.pk).update(embedding_model="another")
+    question = "does ada still play the cello"
+    terms = blind.query_hashes(question, namespace=NS)
+    vector = embedder.embed([question])[0]
+
+    found = candidates.candidates(
+        NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=None
+    )
+
+    exact = recall.keyword_scores(NS, question, 5, terms=terms)
+    assert len(exact) > 1  # uncapped, facts with only "ada" are keyword candidates too
+    # Capped: the rare word's fact alone, scored by every query word ("ada" too).
+    assert list(found.keyword) == [cello.pk] == list(exact)[:1]
+    assert found.keyword[cello.pk] == pytest.approx(exact[cello.pk], rel=1e-9)

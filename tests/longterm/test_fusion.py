@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import base64
+import math
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from tests.longterm.test_facts import use_broken_embedder
 from ttmemory import memory
-from ttmemory.longterm import fusion
+from ttmemory.backends.embedders.base import Embedder
+from ttmemory.longterm import blind, fusion, recall
+from ttmemory.models import Fact, FactTerm
 
 NS = "user-fusion"
 CHAT = [
@@ -97,7 +102,9 @@ def test_expand_adds_the_neighbours_scores_within_the_window() -> None:
     assert fusion.cut(expanded, floor=0.0, relative=0.6) == [(1, 1.0), (2, 0.75)]
 
 
-@pytest.mark.parametrize("name", ["RECALL_MIN_RELATIVE", "RECALL_MIN_SIMILARITY"])
+@pytest.mark.parametrize(
+    "name", ["RECALL_MIN_RELATIVE", "RECALL_MIN_SIMILARITY", "RECALL_FEEDBACK_WEIGHT"]
+)
 @pytest.mark.parametrize("value", [-0.1, 1.5, "high"])
 def test_bad_settings_are_refused(settings: Any, name: str, value: Any) -> None:
     from django.core.checks import run_checks
@@ -144,3 +151,108 @@ def test_relevant_needs_one_candidate_at_the_floor() -> None:
     assert not fusion.relevant({1: 0.2, 2: 0.39}, floor=0.4)
     assert fusion.relevant({1: 0.1}, floor=None)
     assert fusion.relevant({}, floor=0.9)  # nothing to judge by
+
+
+class ConceptEmbedder(Embedder):
+    """A sentence embedder in miniature: words count towards the concept they mean, so "do for
+    a living" is near "a new job as a nurse" though they share no word (as all-MiniLM-L6-v2
+    places them). It keeps the base class's weights, those of sentence embedders."""
+
+    model = "concepts-4"
+    dimensions = 4
+    CONCEPTS = (
+        {"job", "jobs", "work", "works", "living", "nurse", "architect", "hospital", "studio"},
+        {"pottery", "class", "bowl", "clay"},
+        {"soup", "lunch", "dinner", "train", "platform"},
+    )
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = []
+        for text in texts:
+            words = re.findall(r"[a-z]+", text.lower())
+            vector = [float(sum(w in concept for w in words)) for concept in self.CONCEPTS]
+            vector.append(0.2 * sum(not any(w in c for c in self.CONCEPTS) for w in words))
+            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+            vectors.append([v / norm for v in vector])
+        return vectors
+
+
+TWO_TURNS = [
+    "Yesterday I went to a pottery class with my sister Lena, first time ever.",
+    "Oh fun! Did you make anything?",
+    "I made a blue bowl, a bit wonky but I love it.",
+    "That sounds wonderful, thanks for telling me!",
+    "I had leftover soup for lunch today, nothing special.",
+    "My colleague Tom works as an architect at a design studio.",
+    "Nice, does he like it there?",
+    "The train was late again, forty minutes on the platform.",
+    "My sister Lena just started a new job as a nurse at a hospital in Leeds.",
+    "Good for her! Are the hours long?",
+]
+TWO_TURN_QUESTION = "What does the person Ada went to the pottery class with do for a living?"
+
+
+def test_the_second_turn_of_a_two_turn_answer_is_recalled(db: Any, settings: Any) -> None:
+    settings.TTMEMORY = {
+        **settings.TTMEMORY,
+        "EMBEDDER": {"BACKEND": "tests.longterm.test_fusion.ConceptEmbedder"},
+    }
+    for text in TWO_TURNS:
+        memory.fact_remember(namespace=NS, text=text, kind="turn")
+    assert fusion.feedback_weight() == 0.75  # a sentence embedder's default
+
+    found = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=4)
+
+    # The class turn names the sister; the turn about her job shares no word with the question
+    # and is found through her name (the other job turn, Tom's, stays out).
+    assert found.mode == "hybrid"
+    assert texts(found)[0] == TWO_TURNS[0]
+    assert TWO_TURNS[8] in texts(found)
+    assert TWO_TURNS[5] not in texts(found)
+
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.0}
+    without = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=4)
+    assert texts(without)[0] == TWO_TURNS[0]
+    assert TWO_TURNS[8] not in texts(without)
+
+
+def test_feedback_needs_a_blended_score_and_a_related_match() -> None:
+    blended = {1: 1.0, 2: 0.5, 3: 0.0}
+    scores = {1: 1.2, 2: 0.6, 3: 0.1, 4: 0.3}  # 4: a neighbour, not a candidate
+    related = {2: 2.0, 3: 4.0, 4: 4.0, 5: 1.0}
+
+    out = fusion.feedback(scores, blended, related, weight=0.5)
+
+    # 2 gains 0.5 x 0.5 x (2 / 4); 3 matches best but blended to 0; 4 and 5 are no candidates.
+    assert out == {1: 1.2, 2: 0.725, 3: 0.1, 4: 0.3}
+    assert fusion.feedback(scores, blended, related, weight=0.0) == scores
+    assert fusion.feedback(scores, blended, {}, weight=0.5) == scores
+    assert fusion.feedback_seeds(blended) == [1, 2]
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_fact_related_scores_like_keyword_recall(
+    db: Any, settings: Any, monkeypatch: Any, cached: bool
+) -> None:
+    use_broken_embedder(settings)
+    monkeypatch.setattr(recall, "_stats", {})  # this test's statistics stay in this test
+    for text in TWO_TURNS:
+        memory.fact_remember(namespace=NS, text=text, kind="turn")
+    memory.fact_remember(namespace="user-fusion-other", text=TWO_TURNS[8], kind="turn")
+    ids = list(Fact.objects.filter(namespace=NS).order_by("pk").values_list("pk", flat=True))
+    seeds, query = ids[:2], blind.query_hashes(TWO_TURN_QUESTION, namespace=NS)
+    if cached:  # statistics recall's own statement counted a moment ago
+        recall.remember_stats(NS, 5000, 9.0)
+        stats = (5000, 9.0)
+    else:
+        stats = recall.namespace_stats(NS)
+        monkeypatch.setattr(recall, "_stats", {})  # none counted lately: counted here
+    words = FactTerm.objects.filter(fact_id__in=seeds).values_list("term", flat=True)
+    asked = {term: term for term in words if term not in query}
+
+    found = fusion.fact_related(NS, seeds, exclude=query, among=ids[1:])
+    expected = recall.keyword_scores(NS, "", 100, stats=stats, terms=asked)
+
+    assert set(found) == set(expected) - set(seeds) and ids[8] in found  # "sister", "Lena"
+    assert all(found[key] == pytest.approx(expected[key]) for key in found)
+    assert fusion.fact_related(NS, seeds, exclude=query, among=[]) == {}

@@ -12,6 +12,12 @@ queries: on the 2-core benchmark machine the ORM version of the same three queri
 2-4 ms per recall compiling SQL, more than the database took to answer them (docs/benchmarks.md,
 "Recall latency").
 
+In a namespace large enough for approximate vector search (``RECALL_EXACT_LIMIT``), keyword
+search is bounded too: a frequent word's posting list (thousands of rows, each joined to its
+fact) is not read whole. The rarest query words are read while their postings stay within
+``POSTINGS_BUDGET``; every candidate they name and every vector candidate is then scored by BM25
+over all query words. Smaller namespaces rank exactly as ``recall.keyword_scores`` does.
+
 A metadata filter goes through the ORM functions instead (its JSON lookups are Django's to
 translate per database); so does nothing else.
 """
@@ -61,6 +67,13 @@ class Context:
     vector_weight: float
 
 
+#: Large namespaces (above ``RECALL_EXACT_LIMIT``, searched through HNSW): how many postings
+#: of the query's rarest words recall reads whole; its other words only score the candidates
+#: (``_postgresql_sql``). 500 kept 0.986 of the top 10 of uncapped BM25 in a 100,000-fact
+#: namespace of Zipf-distributed words, at a fifth of the time (docs/benchmarks.md).
+POSTINGS_BUDGET = 500
+
+
 def _tables() -> tuple[str, str]:
     quote = connection.ops.quote_name
     return quote(Fact._meta.db_table), quote(FactTerm._meta.db_table)
@@ -97,7 +110,9 @@ def candidates(
     ``blind.query_hashes``) and by ``vector`` (None: keyword only), current and of ``kinds``.
 
     Vector search is exact up to ``RECALL_EXACT_LIMIT`` facts, through the HNSW index of the
-    vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere).
+    vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere). There,
+    with a vector, keyword search reads only ``POSTINGS_BUDGET`` postings of the rarest query
+    words whole (see the module's docstring).
     ``context``: the neighbour runs of the best candidates too, in the same statement
     (PostgreSQL with pgvector; elsewhere ``runs`` is None and the caller fetches them).
     """
@@ -191,12 +206,6 @@ def _postgresql_sql(
         # Document frequency per query word (its namespace hash and its legacy hash summed).
         f"df AS (SELECT q.word, count(*)::float8 AS n FROM {term} p JOIN q ON p.term = q.term "
         "WHERE p.namespace = %(ns)s GROUP BY q.word),",
-        "kw AS (SELECT p.fact_id AS id, sum("
-        + _bm25("p.tf::float8", "f.term_count::float8", "st.n", "df.n", "st.avgdl")
-        + f") AS score FROM {term} p JOIN q ON p.term = q.term JOIN df ON df.word = q.word "
-        f"JOIN {fact} f ON f.id = p.fact_id CROSS JOIN st "
-        f"WHERE p.namespace = %(ns)s AND {current} "
-        f"GROUP BY p.fact_id ORDER BY score DESC, p.fact_id LIMIT {int(limit)})",
     ]
     select = [
         "SELECT 0 AS which, id, score, 0::bigint AS other FROM kw",
@@ -214,11 +223,39 @@ def _postgresql_sql(
             distance = "f.embedding <=> %(vec)s::vector"
             order = "distance, f.id"
         parts.append(
-            f", vec AS (SELECT f.id, {distance} AS distance FROM {fact} f "
+            f"vec AS (SELECT f.id, {distance} AS distance FROM {fact} f "
             f"WHERE f.namespace = %(ns)s AND f.embedding_model = %(model)s "
-            f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT {int(limit)})"
+            f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT {int(limit)}),"
         )
         select.append("SELECT 1, id, distance, 0 FROM vec")
+    score = _bm25("p.tf::float8", "f.term_count::float8", "st.n", "df.n", "st.avgdl")
+    if approximate:
+        # A large namespace (searched through HNSW): the posting lists of its frequent words
+        # are not read whole. Query words are read rarest first while their postings stay
+        # within POSTINGS_BUDGET; the candidates are the facts those postings name plus the
+        # vector candidates, each scored by BM25 over ALL query words (lookups on the
+        # (fact, term) index). Lost: facts matching only frequent words and far in vector
+        # space (docs/benchmarks.md, "where the time goes").
+        params["budget"] = POSTINGS_BUDGET
+        parts.append(
+            "rare AS (SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto "
+            "FROM df) r WHERE upto <= %(budget)s),"
+            f" cand AS (SELECT p.fact_id AS id FROM {term} p JOIN q ON p.term = q.term "
+            "JOIN rare ON rare.word = q.word WHERE p.namespace = %(ns)s UNION SELECT id FROM vec),"
+            f" kw AS (SELECT c.id, sum({score}) AS score FROM cand c "
+            f"JOIN {term} p ON p.fact_id = c.id AND p.term = ANY(%(hashes)s::bigint[]) "
+            "JOIN q ON p.term = q.term JOIN df ON df.word = q.word "
+            f"JOIN {fact} f ON f.id = c.id CROSS JOIN st WHERE {current} "
+            f"GROUP BY c.id ORDER BY score DESC, c.id LIMIT {int(limit)})"
+        )
+    else:
+        parts.append(
+            f"kw AS (SELECT p.fact_id AS id, sum({score}) AS score FROM {term} p "
+            f"JOIN q ON p.term = q.term JOIN df ON df.word = q.word "
+            f"JOIN {fact} f ON f.id = p.fact_id CROSS JOIN st "
+            f"WHERE p.namespace = %(ns)s AND {current} "
+            f"GROUP BY p.fact_id ORDER BY score DESC, p.fact_id LIMIT {int(limit)})"
+        )
     if context is not None and context.seeds > 0 and context.reach > 0:
         _context_sql(parts, select, params, context, current, hybrid=vector is not None)
     union = " UNION ALL ".join(s for s in select if s)

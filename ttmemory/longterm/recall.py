@@ -137,6 +137,15 @@ def cached_stats(namespace: str) -> tuple[int, float] | None:
     return cached[1], cached[2]
 
 
+def recent_stats(namespace: str) -> tuple[int, float] | None:
+    """N and avgdl of ``namespace`` counted less than ``STATS_CACHE_SECONDS`` ago, whatever its
+    size (recall's candidate statement has usually just counted them)."""
+    cached = _stats.get(namespace)
+    if cached is None or cached[0] <= time.monotonic():
+        return None
+    return cached[1], cached[2]
+
+
 def size_hint(namespace: str) -> int | None:
     """How many facts ``namespace`` had when last counted (within ``STATS_CACHE_SECONDS``)."""
     cached = _stats.get(namespace)

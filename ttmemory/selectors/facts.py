@@ -52,9 +52,12 @@ def fact_recall(
     remembered just before and after it (``RECALL_CONTEXT_WINDOW`` / ``RECALL_CONTEXT_WEIGHT``,
     ``ttmemory.longterm.fusion``): a turn that answers "which one?" is found by the question
     it answers. Pass ``context=False`` where the order of remembering means nothing
-    (documents stored by key). Hits below ``RECALL_MIN_RELATIVE`` x the best are left out;
-    no hits at all when ``RECALL_MIN_SIMILARITY`` is set and no fact's cosine similarity to
-    the query reaches it (not applied in keyword-only mode).
+    (documents stored by key). With a sentence embedder, the words of the two best facts that
+    the query did not use are asked again (``RECALL_FEEDBACK_WEIGHT``, hybrid mode only), so
+    the second turn of a two-turn answer is found by what the first names. Hits below
+    ``RECALL_MIN_RELATIVE`` x the best are left out; no hits at all when
+    ``RECALL_MIN_SIMILARITY`` is set and no fact's cosine similarity to the query reaches it
+    (not applied in keyword-only mode).
 
     Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
     in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
@@ -111,7 +114,7 @@ def fact_recall(
         # Nothing stored is close enough to the question: no memory (RECALL_MIN_SIMILARITY).
         return RecallResult(hits=[], mode=mode, fallback_reason=reason)
     weight = recall.vector_weight() if mode == "hybrid" else 0.0
-    scores = fusion.fuse(keyword, vector, vector_weight=weight)
+    scores = blended = fusion.fuse(keyword, vector, vector_weight=weight)
     if with_context and scores:
         # Neighbour context (longterm/fusion.py): eligible facts remembered around the best.
         wanted = fusion.seeds(scores, k=k)
@@ -126,6 +129,13 @@ def fact_recall(
             }
         runs = {seed: fetched[seed] for seed in wanted if seed in fetched}
         scores = fusion.expand(scores, runs, window=window, weight=neighbour_weight)
+    feedback_weight = fusion.feedback_weight() if mode == "hybrid" else 0.0
+    if feedback_weight > 0 and blended:
+        # Feedback (longterm/fusion.py): the best facts' other words, asked again.
+        related = fusion.fact_related(
+            namespace, fusion.feedback_seeds(blended), exclude=terms, among=blended
+        )
+        scores = fusion.feedback(scores, blended, related, weight=feedback_weight)
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
     best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
     by_id = _hits_by_id([fact_id for fact_id, _ in best])
