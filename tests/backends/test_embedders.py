@@ -517,9 +517,10 @@ def test_all_minilm_l6_v2_recalls_the_second_turn_of_a_two_turn_answer(
     need_minilm()
     from tests.longterm.test_fusion import TWO_TURN_QUESTION, TWO_TURNS
 
-    settings.TTMEMORY = {
+    settings.TTMEMORY = {  # the opt-in feedback configuration (docs/benchmarks.md)
         **settings.TTMEMORY,
         "EMBEDDER": {"BACKEND": "ttmemory.backends.embedders.SentenceTransformerEmbedder"},
+        "RECALL_FEEDBACK_WEIGHT": 0.75,
     }
     for text in TWO_TURNS:
         memory.fact_remember(namespace="user-minilm", text=text, kind="turn")
@@ -529,7 +530,7 @@ def test_all_minilm_l6_v2_recalls_the_second_turn_of_a_two_turn_answer(
     without = memory.fact_recall(namespace="user-minilm", query=TWO_TURN_QUESTION, k=10)
 
     # Lena's job shares no word with the question; the class turn names her. Measured here:
-    # second with feedback (0.67, the next 0.46), fifth without it (0.40).
+    # second with feedback, fourth or lower without it.
     lena = "My sister Lena just started a new job as a nurse at a hospital in Leeds."
     ranked, before = [f.text for f in found.facts], [f.text for f in without.facts]
     assert found.mode == "hybrid" and ranked[0] == TWO_TURNS[0]

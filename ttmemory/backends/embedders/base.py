@@ -17,22 +17,21 @@ class Embedder(ABC):
 
     model: str
     dimensions: int
-    #: Weight of vector scores in hybrid recall when RECALL_VECTOR_WEIGHT is unset: 0.7 was
-    #: best for a sentence embedder (all-MiniLM-L6-v2) with the feedback query below, by
-    #: cross-validation on the conversational set's tune half (docs/benchmarks.md; 0.8
-    #: without it).
-    recall_vector_weight: float = 0.7
+    #: Weight of vector scores in hybrid recall when RECALL_VECTOR_WEIGHT is unset: 0.8 was
+    #: best for a sentence embedder (all-MiniLM-L6-v2) by cross-validation on the
+    #: conversational set's tune half (docs/benchmarks.md).
+    recall_vector_weight: float = 0.8
     #: Weight of a neighbouring fact's score in recall when RECALL_CONTEXT_WEIGHT is unset
     #: (``ttmemory.longterm.fusion``), chosen the same way.
     recall_context_weight: float = 0.25
     #: Weight of the second, "feedback" keyword query in recall when RECALL_FEEDBACK_WEIGHT is
-    #: unset (``ttmemory.longterm.fusion.feedback``): 0.75 for a sentence embedder, the only
-    #: kind it helped on the tune half; 0 turns it off (no extra statement).
-    recall_feedback_weight: float = 0.75
+    #: unset (``ttmemory.longterm.fusion.feedback``): off (no extra statement). Opt in with
+    #: RECALL_FEEDBACK_WEIGHT 0.75 for a sentence embedder: best on the conversational set's
+    #: tune half (multi-hop questions), but it lowered recall@5 and MRR there and on the
+    #: synthetic set (docs/benchmarks.md, fusion study).
+    recall_feedback_weight: float = 0.0
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
-    #: 0.8 for a sentence embedder: the recall weight before the feedback query moved it to
-    #: 0.7 (``message_search`` has no feedback query; not measured again).
     message_search_vector_weight: float | None = 0.8
     #: True when a call costs money (a vendor bills tokens): such calls are recorded in the
     #: cost ledger and count against ``DAILY_TOKEN_BUDGET``; local embedders cost nothing.
