@@ -504,7 +504,7 @@ class AppSettings:
     # Changing it makes every fact's keyword index stale (ttmemory.W040): run ttmemory_reindex.
     STEMMER_LANGUAGE = Setting("english", stemmer_language)
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    # None: the embedder's own (0.7 for sentence embedders, 0.8 WordLlama, 0.1 for the lexical
+    # None: the embedder's own (0.8 for sentence embedders and WordLlama, 0.1 for the lexical
     # HashEmbedder), cross-validated on the conversational set's tune half (docs/benchmarks.md).
     RECALL_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Recall drops hits scoring at or below this (0: drop only hits that matched nothing, which
@@ -529,8 +529,9 @@ class AppSettings:
     # Feedback: the words of the two best blended facts that the query did not use are asked
     # again (BM25), and a candidate gains RECALL_FEEDBACK_WEIGHT x its blended score x its share
     # of the best such match: the turn that names what the first answer only mentions
-    # ("my sister Lena ... started a new job as a nurse"). None: the embedder's own (0.75 for
-    # sentence embedders; 0, off, for HashEmbedder and WordLlama). 0: off.
+    # ("my sister Lena ... started a new job as a nurse"). None: the embedder's own (0, off, for
+    # every shipped embedder; 0.75 helps a sentence embedder's multi-hop questions at some
+    # cost to the top of the list: docs/benchmarks.md, fusion study). 0: off.
     RECALL_FEEDBACK_WEIGHT = Setting(None, optional_fraction)
     # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
     # often per process, off the hot path (0: write on every recall).

@@ -40,6 +40,25 @@ QUESTIONS = [
 ]
 
 
+def ask(
+    question: str,
+    *,
+    kinds: list[str] | None = None,
+    with_vector: bool = True,
+    context: candidates.Context | None = None,
+) -> tuple[dict[int, int], list[float] | None, candidates.Candidates]:
+    """``question``'s blind-index terms, its vector (None unless ``with_vector``) and the
+    candidate lists for them (limit 5)."""
+    embedder = get_embedder()
+    terms = blind.query_hashes(question, namespace=NS)
+    vector = embedder.embed([question])[0] if with_vector else None
+    found = candidates.candidates(
+        NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=kinds,
+        context=context,
+    )  # fmt: skip
+    return terms, vector, found
+
+
 @pytest.fixture
 def facts(db: Any) -> None:
     for i, text in enumerate(TEXTS):
@@ -55,15 +74,11 @@ def facts(db: Any) -> None:
 def test_both_lists_equal_the_orm_queries(facts: None, kinds: list[str] | None) -> None:
     embedder = get_embedder()
     for question in QUESTIONS:
-        terms = blind.query_hashes(question, namespace=NS)
-        vector = embedder.embed([question])[0]
-
-        found = candidates.candidates(
-            NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=kinds
-        )
+        terms, vector, found = ask(question, kinds=kinds)
 
         keyword = recall.keyword_scores(NS, question, 5, kinds=kinds, terms=terms)
         facts = recall.filtered_facts(NS, kinds=kinds, metadata=None)
+        assert vector is not None
         by_vector = recall.vector_scores(facts, vector, embedder.model, 5, approximate=False)
         assert list(found.keyword) == list(keyword), question
         assert list(found.keyword.values()) == pytest.approx(list(keyword.values()), rel=1e-9)
@@ -131,16 +146,10 @@ def test_the_migrations_create_pgvectors_hnsw_index_per_shipped_dimension(db: An
 def test_the_neighbour_runs_fetched_with_the_candidates_equal_fact_runs(
     facts: None, kinds: list[str] | None, with_vector: bool
 ) -> None:
-    embedder = get_embedder()
     for question in QUESTIONS:
-        terms = blind.query_hashes(question, namespace=NS)
-        vector = embedder.embed([question])[0] if with_vector else None
         context = candidates.Context(seeds=4, reach=2, vector_weight=0.3)
 
-        found = candidates.candidates(
-            NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=kinds,
-            context=context,
-        )  # fmt: skip
+        _, _, found = ask(question, kinds=kinds, with_vector=with_vector, context=context)
 
         weight = 0.3 if found.keyword and found.vector else 0.0
         scores = fusion.fuse(found.keyword, found.vector, vector_weight=weight)
@@ -160,14 +169,8 @@ def test_in_a_large_namespace_keywords_rank_exactly_while_the_postings_fit_the_b
     facts: None, settings: Any
 ) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
-    embedder = get_embedder()
     for question in QUESTIONS:
-        terms = blind.query_hashes(question, namespace=NS)
-        vector = embedder.embed([question])[0]
-
-        found = candidates.candidates(
-            NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=None
-        )
+        terms, _, found = ask(question)
 
         keyword = recall.keyword_scores(NS, question, 5, terms=terms)
         assert list(found.keyword) == list(keyword), question
@@ -180,17 +183,11 @@ def test_in_a_large_namespace_a_frequent_words_postings_only_score_the_candidate
 ) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
     monkeypatch.setattr(candidates, "POSTINGS_BUDGET", 1)  # "cello" (1 fact) fits, "ada" not
-    embedder = get_embedder()
     cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
     # The other facts are no vector candidates (as if embedded by another model).
     Fact.objects.filter(namespace=NS).exclude(pk=cello.pk).update(embedding_model="another")
     question = "does ada still play the cello"
-    terms = blind.query_hashes(question, namespace=NS)
-    vector = embedder.embed([question])[0]
-
-    found = candidates.candidates(
-        NS, terms=terms, vector=vector, model=embedder.model, limit=5, kinds=None
-    )
+    terms, _, found = ask(question)
 
     exact = recall.keyword_scores(NS, question, 5, terms=terms)
     assert len(exact) > 1  # uncapped, facts with only "ada" are keyword candidates too

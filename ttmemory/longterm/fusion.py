@@ -20,10 +20,11 @@
    its blended score x its share of the best such match. A two-turn question ("what does the
    person Ada went to the pottery class with do for a living?") finds the class turn, which
    names the sister; the turn about the sister's job shares no word with the question but
-   that name. Measured on the held-out half with all-MiniLM-L6-v2 (weight 0.75 and vector
-   weight 0.7, chosen on tune): multi-hop recall@10 from 0.750 to 0.900, overall 0.906 to
-   0.930, at some cost to the top of the list (recall@5 0.77 to 0.74); it gained nothing on
-   tune for HashEmbedder and WordLlama, whose weight is 0 (off, no extra statement).
+   that name. Measured on the held-out half with all-MiniLM-L6-v2 (weight 0.75, chosen on
+   tune): multi-hop recall@10 from 0.750 to 0.912, overall 0.906 to 0.933, at some cost to the
+   top of the list (recall@5 0.77 to 0.75), and lower recall@5, recall@10 and MRR on the
+   synthetic set; it gained nothing on tune for HashEmbedder and WordLlama. Off by default
+   for every embedder (weight 0: no extra statement).
 4. **Relative cut**: hits below ``RECALL_MIN_RELATIVE`` times the best hit are dropped, so a
    prompt is not padded with memories far weaker than the best one. A relative rule never
    empties a result by itself.
@@ -172,7 +173,8 @@ def fact_related(
     fact rows was most of the first statement's time on PostgreSQL).
     """
     seeds = [int(s) for s in dict.fromkeys(seed_ids)]
-    ids = [int(i) for i in dict.fromkeys(among) if int(i) not in set(seeds)]
+    seed_set = set(seeds)
+    ids = [int(i) for i in dict.fromkeys(among) if int(i) not in seed_set]
     if not seeds or not ids:
         return {}
     skip = set(exclude)

@@ -131,10 +131,8 @@ def idf(total: int, n: int) -> float:
 
 def cached_stats(namespace: str) -> tuple[int, float] | None:
     """N and avgdl of a large namespace counted less than ``STATS_CACHE_SECONDS`` ago."""
-    cached = _stats.get(namespace)
-    if cached is None or cached[0] <= time.monotonic() or cached[1] < STATS_CACHE_MIN_FACTS:
-        return None
-    return cached[1], cached[2]
+    stats = recent_stats(namespace)
+    return stats if stats is not None and stats[0] >= STATS_CACHE_MIN_FACTS else None
 
 
 def recent_stats(namespace: str) -> tuple[int, float] | None:
@@ -148,10 +146,8 @@ def recent_stats(namespace: str) -> tuple[int, float] | None:
 
 def size_hint(namespace: str) -> int | None:
     """How many facts ``namespace`` had when last counted (within ``STATS_CACHE_SECONDS``)."""
-    cached = _stats.get(namespace)
-    if cached is None or cached[0] <= time.monotonic():
-        return None
-    return cached[1]
+    stats = recent_stats(namespace)
+    return None if stats is None else stats[0]
 
 
 def remember_stats(namespace: str, total: int, avg_len: float) -> None:

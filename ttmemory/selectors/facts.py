@@ -52,8 +52,8 @@ def fact_recall(
     remembered just before and after it (``RECALL_CONTEXT_WINDOW`` / ``RECALL_CONTEXT_WEIGHT``,
     ``ttmemory.longterm.fusion``): a turn that answers "which one?" is found by the question
     it answers. Pass ``context=False`` where the order of remembering means nothing
-    (documents stored by key). With a sentence embedder, the words of the two best facts that
-    the query did not use are asked again (``RECALL_FEEDBACK_WEIGHT``, hybrid mode only), so
+    (documents stored by key). With ``RECALL_FEEDBACK_WEIGHT`` (off by default; hybrid mode
+    only), the words of the two best facts that the query did not use are asked again, so
     the second turn of a two-turn answer is found by what the first names. Hits below
     ``RECALL_MIN_RELATIVE`` x the best are left out; no hits at all when
     ``RECALL_MIN_SIMILARITY`` is set and no fact's cosine similarity to the query reaches it

@@ -127,18 +127,10 @@ def _append(
     started = time.perf_counter()
     now = timezone.now()
     tried = _one_statement_applies(session, prepared, count)
-    if tried and count == 1:
-        one = _append_one_postgres(session, prepared[0][0], prepared[0][1], now, lock=True)
-        if one is not None:
-            _added(session, one.seq, one.seq, tokens, started)
-            return [one]
-    elif tried:
-        stored = _append_many_postgres(session, prepared, tokens, now)
-        if stored is not None:
-            _added(session, stored[0].seq, stored[-1].seq, tokens, started)
-            return stored
     if tried:
-        stored = _append_after_wait(session, prepared, tokens, now)
+        stored = _append_in_one_statement(session, prepared, tokens, now, lock=True)
+        if stored is None:  # the lock was busy or last_seq stale: wait, then one statement
+            stored = _append_after_wait(session, prepared, tokens, now)
         if stored is not None:
             _added(session, stored[0].seq, stored[-1].seq, tokens, started)
             return stored
@@ -240,11 +232,24 @@ def _append_after_wait(
         if row is None:
             return None
         session.last_seq = row[0]
-        if len(prepared) == 1:
-            clean, token_count = prepared[0]
-            one = _append_one_postgres(session, clean, token_count, now, lock=False)
-            return None if one is None else [one]
-        return _append_many_postgres(session, prepared, tokens, now, lock=False)
+        return _append_in_one_statement(session, prepared, tokens, now, lock=False)
+
+
+def _append_in_one_statement(
+    session: MemorySession,
+    prepared: Sequence[tuple[dict[str, Any], int]],
+    tokens: int,
+    now: dt.datetime,
+    *,
+    lock: bool,
+) -> list[Message] | None:
+    """One message or a batch in one statement (``lock``: trying the advisory lock in it);
+    None: nothing written (a busy lock, a stale ``last_seq``, a deleted session)."""
+    if len(prepared) == 1:
+        clean, token_count = prepared[0]
+        one = _append_one_postgres(session, clean, token_count, now, lock=lock)
+        return None if one is None else [one]
+    return _append_many_postgres(session, prepared, tokens, now, lock=lock)
 
 
 def _append_many_postgres(
@@ -253,7 +258,7 @@ def _append_many_postgres(
     tokens: int,
     now: dt.datetime,
     *,
-    lock: bool = True,
+    lock: bool,
 ) -> list[Message] | None:
     """A batch in one statement: lock, counters and every row in one round trip.
 

@@ -28,11 +28,12 @@ class Embedder(ABC):
     #: unset (``ttmemory.longterm.fusion.feedback``): off (no extra statement). Opt in with
     #: RECALL_FEEDBACK_WEIGHT 0.75 for a sentence embedder: best on the conversational set's
     #: tune half (multi-hop questions), but it lowered recall@5 and MRR there and on the
-    #: synthetic set (docs/benchmarks.md, fusion study).
+    #: synthetic set (docs/benchmarks.md, fusion study). It gained nothing for HashEmbedder
+    #: and WordLlama (at most 0.003 on tune at any weight).
     recall_feedback_weight: float = 0.0
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
-    message_search_vector_weight: float | None = 0.8
+    message_search_vector_weight: float | None = None
     #: True when a call costs money (a vendor bills tokens): such calls are recorded in the
     #: cost ledger and count against ``DAILY_TOKEN_BUDGET``; local embedders cost nothing.
     billable: bool = False

@@ -37,8 +37,6 @@ class HashEmbedder(Embedder):
     #: cross-validation on the conversational set's tune half (docs/benchmarks.md).
     recall_vector_weight = 0.1
     recall_context_weight = 0.5
-    #: The feedback query gained nothing on tune (at most 0.003 at any weight): off.
-    recall_feedback_weight = 0.0
     #: Past messages: keywords with neighbour terms alone scored best, every fusion chose
     #: weight 0 by cross-validation on the conversational set (docs/benchmarks.md).
     message_search_vector_weight = 0.0

@@ -36,8 +36,6 @@ class WordLlamaEmbedder(Embedder):
     #: alone (0).
     recall_vector_weight = 0.8
     recall_context_weight = 0.5
-    #: The feedback query gained nothing on tune (at most 0.003 at any weight): off.
-    recall_feedback_weight = 0.0
     message_search_vector_weight = 0.0
 
     def __init__(self, *, dimensions: int = 256, config: str = "l2_supercat") -> None:
