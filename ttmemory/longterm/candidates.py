@@ -13,10 +13,11 @@ queries: on the 2-core benchmark machine the ORM version of the same three queri
 "Recall latency").
 
 In a namespace large enough for approximate vector search (``RECALL_EXACT_LIMIT``), keyword
-search is bounded too: a frequent word's posting list (thousands of rows, each joined to its
-fact) is not read whole. The rarest query words are read while their postings stay within
-``POSTINGS_BUDGET``; every candidate they name and every vector candidate is then scored by BM25
-over all query words. Smaller namespaces rank exactly as ``recall.keyword_scores`` does.
+search is bounded too, with or without a vector: a frequent word's posting list (thousands of
+rows, each joined to its fact) is not read whole. The rarest query words are read while their
+postings stay within ``POSTINGS_BUDGET`` (without a vector, the rarest word at least); every
+candidate they name and every vector candidate is then scored by BM25 over all query words.
+Smaller namespaces rank exactly as ``recall.keyword_scores`` does.
 
 A metadata filter goes through the ORM functions instead (its JSON lookups are Django's to
 translate per database); so does nothing else.
@@ -110,8 +111,8 @@ def candidates(
 
     Vector search is exact up to ``RECALL_EXACT_LIMIT`` facts, through the HNSW index of the
     vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere). There,
-    with a vector, keyword search reads only ``POSTINGS_BUDGET`` postings of the rarest query
-    words whole (see the module's docstring).
+    keyword search reads only ``POSTINGS_BUDGET`` postings of the rarest query words whole
+    (without a vector, the rarest word's at least; see the module's docstring).
     ``context``: the neighbour runs of the best candidates too, in the same statement
     (PostgreSQL with pgvector; elsewhere ``runs`` is None and the caller fetches them).
     """

@@ -248,7 +248,8 @@ def run_with_planner_settings(sql: str, params: Mapping[str, Any] | Sequence[Any
     ROLLBACK (``planner_settings``), which is still what runs inside a caller's transaction.
     """
     if connection.get_autocommit() and not connection.in_atomic_block:
-        composed = connection.ops.compose_sql(sql, params)
+        ops: Any = connection.ops  # PostgreSQL's: HNSW search is pgvector's
+        composed = ops.compose_sql(sql, params)
         with connection.cursor() as cursor:
             cursor.execute(f"{PLANNER_SETTINGS}; {composed}")
             # psycopg 3 starts at the first result (the SETs'), psycopg 2 at the last.
