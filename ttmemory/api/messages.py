@@ -126,7 +126,7 @@ class MessageViewSet(mixins.RetrieveModelMixin, SessionChildViewSet):
                 rows = message_add_many(session=session, messages=messages)
             return status.HTTP_201_CREATED, render_added(rows, session, retention)
 
-        key = request.headers.get("Idempotency-Key")
+        key = request.META.get("HTTP_IDEMPOTENCY_KEY")  # request.headers', without building it
         if key is None:
             code, body = append()
             return Response(body, status=code)

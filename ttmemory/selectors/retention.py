@@ -46,18 +46,29 @@ def retention_effective(*, namespace: str, policy: RetentionPolicy | None = None
     """
     if policy is None:
         policy = RetentionPolicy.objects.filter(namespace=namespace).first()
+    if policy is None:
+        return _retention(namespace, None)
+    return _retention(namespace, {name: getattr(policy, name) for name in _OWN_FIELDS})
+
+
+# What a policy sets: its lifetimes and its session expiry ("" inherits the setting).
+_OWN_FIELDS = (*POLICY_LIFETIMES, "session_expiry")
+
+
+def _retention(namespace: str, own: dict[str, Any] | None) -> Retention:
+    """``retention_effective`` from a policy's ``_OWN_FIELDS`` values (None: no policy)."""
     values = {name: getattr(app_settings, name.upper()) for name in POLICY_LIFETIMES}
     overridden: list[str] = []
     expiry = app_settings.SESSION_EXPIRY
-    if policy is not None:
+    if own is not None:
         for name in POLICY_LIFETIMES:
-            own = getattr(policy, name)
-            if own is not None:
+            value = own[name]
+            if value is not None:
                 overridden.append(name)
-            values[name] = lifetime(own, values[name])
-        if policy.session_expiry:
+            values[name] = lifetime(value, values[name])
+        if own["session_expiry"]:
             overridden.append("session_expiry")
-            expiry = policy.session_expiry
+            expiry = own["session_expiry"]
     return Retention(
         namespace=namespace,
         session_expiry=expiry,
@@ -92,12 +103,10 @@ def session_with_retention(
     session = next(_SESSION_WITH_POLICY.objects(namespace=namespace, session_id=session_id), None)
     if session is None:
         return None
-    values = {name: getattr(session, f"policy_{name}") for name in _POLICY_FIELDS}
-    # No policy row: an empty (unsaved) policy inherits every setting, as no policy does.
-    policy = RetentionPolicy(
-        namespace=namespace, **{**values, "session_expiry": values["session_expiry"] or ""}
-    )
-    return session, retention_effective(namespace=namespace, policy=policy)
+    # No policy row: every value NULL, which inherits every setting, as no policy does (the
+    # values as the policy's fields hold them; no RetentionPolicy instance is built).
+    own = {name: getattr(session, f"policy_{name}") for name in _OWN_FIELDS}
+    return session, _retention(namespace, own)
 
 
 def session_expires_at(

@@ -62,6 +62,9 @@ def _label(attribute: str) -> str:
 
 def _prometheus_metric(spec: MetricSpec) -> Any:
     """The ``prometheus_client`` metric of ``spec``, made once per process."""
+    metric = _metrics.get(spec.name)  # made already: no lock to take (every append records)
+    if metric is not None:
+        return metric
     with _guard:
         metric = _metrics.get(spec.name)
         if metric is None:
@@ -89,6 +92,25 @@ def _values(spec: MetricSpec, attributes: Attributes) -> list[str]:
     return [str(given.get(a, "")) for a in spec.attributes]
 
 
+# Children by metric and label values: ``labels()`` checks and converts its values and takes
+# the metric's lock on every call; a metric's children are never removed here, so the child
+# once given is the one it would give again.
+_children: dict[tuple[str, tuple[str, ...]], Any] = {}
+_MAX_CHILDREN = 10_000  # label sets kept (a namespace label can make many): then start again
+
+
+def _child(spec: MetricSpec, attributes: Attributes) -> Any:
+    values = tuple(_values(spec, attributes))
+    key = (spec.name, values)
+    child = _children.get(key)
+    if child is None:
+        child = _prometheus_metric(spec).labels(*values)
+        if len(_children) >= _MAX_CHILDREN:
+            _children.clear()
+        _children[key] = child
+    return child
+
+
 class _Counter(NoOpCounter):
     def __init__(self, spec: MetricSpec) -> None:
         super().__init__(spec.name, unit=spec.unit, description=spec.description)
@@ -97,7 +119,7 @@ class _Counter(NoOpCounter):
     def add(
         self, amount: int | float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
-        _prometheus_metric(self._spec).labels(*_values(self._spec, attributes)).inc(amount)
+        _child(self._spec, attributes).inc(amount)
 
 
 class _UpDownCounter(NoOpUpDownCounter):
@@ -108,7 +130,7 @@ class _UpDownCounter(NoOpUpDownCounter):
     def add(
         self, amount: int | float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
-        _prometheus_metric(self._spec).labels(*_values(self._spec, attributes)).inc(amount)
+        _child(self._spec, attributes).inc(amount)
 
 
 class _Histogram(NoOpHistogram):
@@ -119,7 +141,7 @@ class _Histogram(NoOpHistogram):
     def record(
         self, amount: int | float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
-        _prometheus_metric(self._spec).labels(*_values(self._spec, attributes)).observe(amount)
+        _child(self._spec, attributes).observe(amount)
 
 
 class _Meter(NoOpMeter):
