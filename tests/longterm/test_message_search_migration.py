@@ -63,8 +63,8 @@ def test_the_postings_survive_the_migration_both_ways() -> None:
         _migrate(leaf)
     assert postings(MessageTerm) == stored
     assert searches() == found
-    # The new layout writes (the index job's postings of an append) and still refuses a second posting
-    # of one term in one message (its primary key took over the unique constraint).
+    # The new layout takes the index job's postings of an append and still refuses a second
+    # posting of one term in one message (its primary key took over the unique constraint).
     session = MemorySession.objects.get(namespace="user-1", key="a")
     memory.message_add(session=session, message=user("The spare key is under the blue pot."))
     assert messages_index_pending(session_id=session.pk) == 1
