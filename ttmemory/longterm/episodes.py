@@ -171,15 +171,17 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     only = "" if ids is None else f" AND session_id IN ({', '.join(['%s'] * len(ids))})"
     only_session = "" if ids is None else only.replace("session_id", "id")
     some: list[int] = [] if ids is None else ids
+    # One read of the query terms' postings (``ranked``, through the term index) gives both
+    # their document frequencies (kind 1) and the newest postings of each (kind 3).
     sql = (
-        "WITH p AS (SELECT session_id, seq, term, tf FROM (SELECT session_id, seq, term, tf, "
-        "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r "
-        f"FROM {term_table} WHERE namespace = %s AND term IN ({marks}){only}) ranked "
-        "WHERE r <= %s) "
+        "WITH ranked AS (SELECT session_id, seq, term, tf, "
+        "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r, "
+        "COUNT(*) OVER (PARTITION BY term) AS n "
+        f"FROM {term_table} WHERE namespace = %s AND term IN ({marks}){only}), "
+        "p AS (SELECT session_id, seq, term, tf FROM ranked WHERE r <= %s) "
         f"SELECT 0, COUNT(*), COALESCE(SUM(term_count), 0), 0, 0 FROM {entry_table} "
         f"WHERE namespace = %s{only} "
-        f"UNION ALL SELECT 1, term, COUNT(*), 0, 0 FROM {term_table} "
-        f"WHERE namespace = %s AND term IN ({marks}){only} GROUP BY term "
+        "UNION ALL SELECT 1, term, n, 0, 0 FROM ranked WHERE r = 1 "
         f"UNION ALL SELECT 2, id, indexed_upto_seq, last_seq, 0 FROM {session_table} "
         f"WHERE namespace = %s AND indexed_upto_seq < last_seq{only_session} "
         "UNION ALL SELECT 3, session_id, seq, term, tf FROM p "
@@ -193,9 +195,6 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
         *some,
         app_settings.MESSAGE_SEARCH_TERM_LIMIT,
         namespace,
-        *some,
-        namespace,
-        *terms,
         *some,
         namespace,
         *some,

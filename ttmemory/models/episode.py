@@ -44,8 +44,17 @@ class MessageEntry(models.Model):
 
 
 class MessageTerm(models.Model):
-    """One blind-index posting of a message: a keyed term hash and its frequency there."""
+    """One blind-index posting of a message: a keyed term hash and its frequency there.
 
+    Two B-trees per posting, both needed: the primary key ``(session, seq, term)`` (deletes by
+    session and seq, one posting per term) and ``(term)`` (search). The term hashes are keyed
+    per namespace, so the search index needs no namespace column in front; queries still filter
+    by ``namespace`` (checked on the rows the term index finds). Before 0018 each posting also
+    had a surrogate ``id`` and a ``(namespace, term)`` index: three B-trees, written 2,800 times
+    for 100 messages on the append path.
+    """
+
+    pk = models.CompositePrimaryKey("session", "seq", "term")
     session = models.ForeignKey(
         "ttmemory.MemorySession", on_delete=models.CASCADE, related_name="+", db_index=False
     )
@@ -55,13 +64,8 @@ class MessageTerm(models.Model):
     tf = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["session", "seq", "term"], name="ttm_msgterm_session_seq_term_uniq"
-            ),
-        ]
         indexes = [
-            models.Index(fields=["namespace", "term"], name="ttm_msgterm_ns_term_idx"),
+            models.Index(fields=["term"], name="ttm_msgterm_term_idx"),
         ]
 
     def __str__(self) -> str:

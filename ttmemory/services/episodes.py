@@ -141,7 +141,9 @@ def messages_index_pending(
     trigger asks, so an append never pays for other sessions' tails; or of ``namespace``, or
     every session when both are None), ``batch_size`` messages (default ``BATCH_SIZE``) per
     transaction, each under the session's lock (so a delete, trim or rollback is never raced:
-    what it deleted is not indexed after), re-reading the mark inside it. Idempotent: a message
+    what it deleted is not indexed after), re-reading the mark inside it; on PostgreSQL its own
+    commits do not wait for the WAL flush (``synchronous_commit`` off for them alone: what a
+    crash loses is indexed again). Idempotent: a message
     that has an entry (a restored one) is skipped, a second run finds nothing to do. Nothing
     while ``MESSAGE_SEARCH_INDEX`` is off.
     """
@@ -166,8 +168,16 @@ def messages_index_pending(
 
 def _index_session(session_id: int, batch: int) -> int:
     done = 0
+    # Derived rows: the job's own commits need not wait for the flush. A crash can lose only
+    # such a transaction, its postings and its move of the mark together, and the next run
+    # indexes those messages again (searched from the stored ones meanwhile). Not inside a
+    # caller's transaction, whose commit is the caller's.
+    no_flush = connection.vendor == "postgresql" and not connection.in_atomic_block
     while True:
         with transaction.atomic():
+            if no_flush:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit = off")
             session_lock_hold(session_id)
             row = (
                 MemorySession.objects.filter(pk=session_id)

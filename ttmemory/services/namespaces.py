@@ -62,7 +62,7 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
         refuse_if_held(namespace=namespace, action="erase", any_session=True)
         counts = {
             "message": _delete_for_sessions(Message, session_ids),
-            "message_term": MessageTerm.objects.filter(namespace=namespace).delete()[0],
+            "message_term": _delete_for_sessions(MessageTerm, session_ids),
             "message_entry": MessageEntry.objects.filter(namespace=namespace).delete()[0],
             "snapshot": _delete_for_sessions(Snapshot, session_ids),
             "session_lease": _delete_for_sessions(SessionLease, session_ids),
