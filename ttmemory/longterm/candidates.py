@@ -36,7 +36,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
-from ttmemory.longterm import recall
+from ttmemory.longterm import recall, vector_cache
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
@@ -344,15 +344,19 @@ def _portable(
             keyword = _portable_keyword(
                 cursor, namespace, terms, limit, current, kind_params, now, stats
             )
-        vectors: dict[int, float] = {}
+        vectors: dict[int, float] | None = None
         if vector is not None:
+            # SQLite: the namespace's vectors from this process's memory while the database is
+            # unchanged (longterm/vector_cache.py); None: read them here.
+            vectors = vector_cache.top(namespace, vector, model=model, limit=limit, kinds=kinds)
+        if vector is not None and vectors is None:
             cursor.execute(
                 f"SELECT f.id, f.embedding FROM {fact} f WHERE f.namespace = {p} "
                 f"AND f.embedding_model = {p} AND f.embedding_dim = {p} AND {current}",
                 [namespace, model, len(vector), now, *kind_params],
             )
             vectors = _numpy_top(cursor.fetchall(), vector, limit)
-    return Candidates(keyword, vectors, stats[0])
+    return Candidates(keyword, vectors or {}, stats[0])
 
 
 def _portable_keyword(
@@ -438,6 +442,5 @@ def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -
         return {}
     ids = np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(bytes(b) for _, b in rows), dtype="<f4")
-    sims = matrix.reshape(len(rows), len(vector)) @ np.asarray(vector, dtype=np.float32)
-    order = np.lexsort((ids, -sims))[:limit]  # best first, ties by id
-    return {int(ids[i]): float(sims[i]) for i in order}
+    sims = vector_cache.similarities(matrix.reshape(len(rows), len(vector)), vector)
+    return vector_cache.best(ids, sims, limit)  # best first, ties by id
