@@ -11,8 +11,11 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -98,9 +101,14 @@ def served(action: Any) -> Any:
     return result
 
 
-def raw_sqlite() -> sqlite3.Connection:
-    """Another connection to the test database, as another process would have."""
-    return sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None, timeout=30)
+@contextmanager
+def raw_sqlite() -> Iterator[sqlite3.Connection]:
+    """Another connection to the test database, as another process would have (autocommit)."""
+    other = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None, timeout=30)
+    try:
+        yield other
+    finally:
+        other.close()
 
 
 def test_memory_ranks_exactly_as_the_database(vcache: Any) -> None:
@@ -124,11 +132,15 @@ def test_a_write_by_another_connection_is_seen_by_the_next_query(vcache: Any) ->
     before = vector_list(question)
     assert served(lambda: vector_list(question)) == before
     best, other = next(iter(before)), facts[-1]
+    own = struct.pack("<384f", *get_embedder().embed([question])[0])
     with raw_sqlite() as other_process:
         # Ends the best hit and gives another fact the question's own vector.
-        other_process.execute("UPDATE ttmemory_fact SET valid_to = '2020-01-01' WHERE id = ?", [best])
-        own = vector_cache.np.asarray(get_embedder().embed([question])[0], dtype="<f4").tobytes()
-        other_process.execute("UPDATE ttmemory_fact SET embedding = ? WHERE id = ?", [own, other.pk])
+        other_process.execute(
+            "UPDATE ttmemory_fact SET valid_to = '2020-01-01' WHERE id = ?", [best]
+        )
+        other_process.execute(
+            "UPDATE ttmemory_fact SET embedding = ? WHERE id = ?", [own, other.pk]
+        )
     after = vector_list(question)
     assert best not in after
     assert next(iter(after)) == other.pk
@@ -239,9 +251,10 @@ def test_memory_stays_within_its_bound(vcache: Any, settings: Any) -> None:
         },
         "RECALL_VECTOR_CACHE_MB": 1,
     }
-    rows = 25  # 400 KiB a namespace: two fit, the third evicts the least recently used
+    # 25 facts (400 KiB) a namespace: two fit, the third evicts the least recently used.
     for n in range(3):
-        remember([f"{text} ({n}, {i})" for i in range(5) for text in TEXTS[:5]], namespace=f"vb-{n}")
+        texts = [f"{text} ({n}, {i})" for i in range(5) for text in TEXTS[:5]]
+        remember(texts, namespace=f"vb-{n}")
     question = QUESTIONS[0]
     for n in (0, 1):
         vector_list(question, namespace=f"vb-{n}")
@@ -258,4 +271,3 @@ def test_memory_stays_within_its_bound(vcache: Any, settings: Any) -> None:
     assert vector_list("vb", namespace="vb-big") == from_database("vb", namespace="vb-big")
     assert vector_cache.size() <= 1024 * 1024
     assert all(key[1] != "vb-big" for key in vector_cache._matrices)
-    assert rows * 4096 * 4 * 2 < 1024 * 1024 < rows * 4096 * 4 * 3

@@ -6,7 +6,8 @@ PostgreSQL with pgvector: ONE statement returns both lists, the namespace's BM25
 statement text is the same for every query of a k and psycopg prepares it) and, for neighbour
 context, the runs of eligible facts around the best blended candidates (``Context``). SQLite
 and PostgreSQL without pgvector: one keyword statement with the statistics folded in, one read
-of the packed vectors scored in numpy. Both return what ``recall.keyword_scores`` and
+of the packed vectors scored in numpy (on SQLite, from this process's memory while the database
+is unchanged: ``vector_cache``). Both return what ``recall.keyword_scores`` and
 ``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
 queries: on the 2-core benchmark machine the ORM version of the same three queries spent about
 2-4 ms per recall compiling SQL, more than the database took to answer them (docs/benchmarks.md,

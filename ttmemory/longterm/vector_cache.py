@@ -22,7 +22,8 @@ uncommitted writes are invisible to the watcher), on an in-memory database, with
 ``RECALL_VECTOR_CACHE_MB`` 0, and for a namespace whose matrix alone exceeds it. Matrices are
 dropped least recently used first to stay within ``RECALL_VECTOR_CACHE_MB`` per process.
 Expiry is honoured without a write: a matrix is read again once the earliest ``expires_at``
-among its facts has passed.
+among its facts has passed. The bound is read on every query (a lowered one applies at the next
+recall); nothing else depends on settings, so no ``setting_changed`` receiver is needed.
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ _seen: dict[str, Stamp] = {}  # per database file: the stamp the matrices were c
 
 
 class Watcher:
-    """This process's read-only look at one SQLite file: asked only ``PRAGMA data_version``,
-    which changes whenever another connection has committed since the last time it was asked.
+    """This process's connection to one SQLite file that never writes: asked only
+    ``PRAGMA data_version``, which changes whenever another connection has committed since it
+    was last asked (each ask is a read of the file's header or WAL index, never of memory).
     """
 
     def __init__(self, path: str, *, timeout: float) -> None:
@@ -140,7 +142,7 @@ def database_file() -> str | None:
     name = str(connection.settings_dict.get("NAME") or "")
     if not name or name == ":memory:" or name.startswith("file:") or "mode=memory" in name:
         return None
-    return name if os.path.isfile(name) else None
+    return name  # a missing file fails the watcher's stat: the database is read
 
 
 def stamp(path: str) -> Stamp:
@@ -207,7 +209,7 @@ def top(
 
 def _sqlite_text(value: Any) -> str:
     """``value`` as the sqlite3 driver binds it (Django's adapter): what SQL compares with."""
-    adapted = sqlite3.adapt(value)
+    adapted = sqlite3.adapt(value, sqlite3.PrepareProtocol, value)
     return adapted if isinstance(adapted, str) else str(adapted)
 
 
@@ -342,4 +344,3 @@ def clear() -> None:
 def size() -> int:
     """Bytes held by this process's matrices."""
     return _size
-
