@@ -271,3 +271,36 @@ def test_memory_stays_within_its_bound(vcache: Any, settings: Any) -> None:
     assert vector_list("vb", namespace="vb-big") == from_database("vb", namespace="vb-big")
     assert vector_cache.size() <= 1024 * 1024
     assert all(key[1] != "vb-big" for key in vector_cache._matrices)
+
+
+def test_an_open_statement_on_djangos_connection_cannot_make_old_vectors_current(
+    vcache: Any,
+) -> None:
+    """WAL mode: a statement left open on Django's connection (a queryset iterated in chunks
+    around the recall) holds an older snapshot; vectors read through it after a commit would
+    be kept as current. They are read through a connection of their own."""
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode=WAL")
+        assert cursor.fetchone()[0] == "wal"
+    try:
+        remember(TEXTS)
+        question = QUESTIONS[0]
+        best = next(iter(vector_list(question)))
+        served(lambda: vector_list(question))
+        pending = connection.connection.cursor()
+        pending.execute("SELECT id FROM ttmemory_fact")
+        pending.fetchone()  # its read transaction stays open
+        with raw_sqlite() as other_process:
+            other_process.execute(
+                "UPDATE ttmemory_fact SET valid_to = '2020-01-01' WHERE id = ?", [best]
+            )
+        vector_list(question)  # read again: the database changed
+        pending.fetchall()
+        pending.close()
+        assert best not in served(lambda: vector_list(question))
+        assert best not in from_database(question)
+    finally:
+        vector_cache.clear()  # its watcher too: leaving WAL needs the file to itself
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode=DELETE")
+            assert cursor.fetchone()[0] == "delete"

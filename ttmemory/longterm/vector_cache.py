@@ -7,6 +7,10 @@ SQLite"). So recall keeps, per namespace, embedding model and dimension, the mat
 current vectors, their fact ids and kinds, and serves the vector list from it while nothing in
 the database has changed since it was read.
 
+Matrices are read through a connection opened for the purpose (never Django's, whose open
+statements may hold an older snapshot in WAL mode), so they are always at least as new as the
+check that preceded them.
+
 Whether anything changed is asked of the database on every query, never of this process: one
 ``PRAGMA data_version`` on a connection of its own ("watcher") that never writes, so every
 commit by any other connection (this process's Django connections, other processes, the
@@ -101,16 +105,12 @@ class Watcher:
     was last asked (each ask is a read of the file's header or WAL index, never of memory).
     """
 
-    def __init__(self, path: str, *, timeout: float) -> None:
+    def __init__(self, path: str) -> None:
         self.path = path
         self.pid = os.getpid()
         self.file = _identity(path)
         self.epoch = next(_epochs)
-        # mode=rw: never creates the file; the watcher itself only reads.
-        uri = Path(path).resolve().as_uri() + "?mode=rw"
-        self.conn = sqlite3.connect(
-            uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
-        )
+        self.conn = _connect(path, shared=True)
         self.lock = threading.Lock()
 
     def current(self) -> bool:
@@ -128,6 +128,16 @@ class Watcher:
 
 
 _watchers: dict[str, Watcher] = {}
+
+
+def _connect(path: str, *, shared: bool = False) -> sqlite3.Connection:
+    """A plain autocommit connection to the file at ``path`` (never creating it), waiting for
+    locks as long as Django's connection does."""
+    timeout = float(connection.settings_dict.get("OPTIONS", {}).get("timeout", 5))
+    uri = Path(path).resolve().as_uri() + "?mode=rw"
+    return sqlite3.connect(
+        uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=not shared
+    )
 
 
 def _identity(path: str) -> tuple[int, int]:
@@ -158,8 +168,7 @@ def stamp(path: str) -> Stamp:
             if watcher is None or not watcher.current():
                 if watcher is not None:
                     watcher.close()
-                timeout = float(connection.settings_dict.get("OPTIONS", {}).get("timeout", 5))
-                watcher = _watchers[path] = Watcher(path, timeout=timeout)
+                watcher = _watchers[path] = Watcher(path)
     return watcher.stamp()
 
 
@@ -202,7 +211,11 @@ def top(
     key = (path, namespace, model, len(vector))
     matrix = _get(key, seen, now)
     if matrix is None:
-        matrix = _read(namespace, model, len(vector), now_value, now, seen)
+        try:
+            matrix = _read(path, namespace, model, len(vector), now_value, now, seen)
+        except sqlite3.Error:
+            logger.debug("vector cache: cannot read %s; reading the database", path, exc_info=True)
+            return None
         _put(key, matrix)
     return _rank(matrix, vector, limit=limit, kinds=kinds)
 
@@ -259,20 +272,29 @@ def _evict(bound: int) -> None:
         stats.evictions += 1
 
 
-def _read(namespace: str, model: str, dim: int, now_value: Any, now: str, seen: Stamp) -> Matrix:
+def _read(
+    path: str, namespace: str, model: str, dim: int, now_value: Any, now: str, seen: Stamp
+) -> Matrix:
     """The namespace's current vectors of ``model`` and ``dim``, read after ``seen`` was taken
-    (so a commit in between makes the next query read them again, never the reverse)."""
+    (so a commit in between makes the next query read them again, never the reverse).
+
+    Read through a connection opened for it, not Django's: a statement left open on Django's
+    connection (a queryset iterated in chunks around the recall) keeps, in WAL mode, a
+    snapshot older than ``seen``, which would then be kept as current.
+    """
     table = connection.ops.quote_name(Fact._meta.db_table)
-    # candidates._current's conditions, with the same bound `now`.
+    # candidates._current's conditions, with the same bound `now` (the same adapter binds it).
     sql = (
         f"SELECT f.id, f.embedding, f.kind, CAST(f.expires_at AS TEXT) FROM {table} f "
-        "WHERE f.namespace = %s AND f.embedding_model = %s AND f.embedding_dim = %s "
+        "WHERE f.namespace = ? AND f.embedding_model = ? AND f.embedding_dim = ? "
         "AND f.superseded_by_id IS NULL AND f.valid_to IS NULL "
-        "AND (f.expires_at IS NULL OR f.expires_at > %s) ORDER BY f.id"
+        "AND (f.expires_at IS NULL OR f.expires_at > ?) ORDER BY f.id"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [namespace, model, dim, now_value])
-        rows = cursor.fetchall()
+    reader = _connect(path)
+    try:
+        rows = reader.execute(sql, [namespace, model, dim, now_value]).fetchall()
+    finally:
+        reader.close()
     codes: dict[str, int] = {}
     kinds = np.fromiter(
         (codes.setdefault(kind, len(codes)) for _, _, kind, _ in rows), dtype=np.int32
