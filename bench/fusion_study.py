@@ -13,7 +13,10 @@ three decimals.
 Every choice is made on the ``tune`` half (5-fold cross-validation by conversation) and
 reported on the ``held-out`` half: fusion family (min-max, z-score, weighted RRF), vector
 weight, neighbour window and weight, the feedback weight (``RECALL_FEEDBACK_WEIGHT``) and the
-relative cut (``RECALL_MIN_RELATIVE``).
+relative cut (``RECALL_MIN_RELATIVE``). The feedback placement (weight x protected top,
+``fusion.protect``, x a coverage gate) is chosen by the rule docs/benchmarks.md wrote down
+before measuring (``placement``): every category at or above max(BM25, vector only) and recall@5
+and MRR kept on tune, then the best recall@10.
 """
 
 from __future__ import annotations
@@ -52,6 +55,17 @@ RERANK_DEPTH, RERANK_WEIGHTS = 30, (0.0, 0.1, 0.25, 0.5, 1.0)
 RESERVED = (0, 1, 2, 3)
 GAINS = (0.0, -0.4, -0.2, 0.2, 0.4)
 FEEDBACK = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0)
+#: The feedback placement candidates (docs/benchmarks.md: the rule, fixed before measuring):
+#: weight x protected top (``fusion.protect``) x coverage gate (None: no gate).
+PLACEMENT = tuple(
+    (fb, top, gate)
+    for gate in (None, 0.5, 0.75)
+    for top in (0, 3, 5)
+    for fb in (0.25, 0.5, 0.75, 1.0)
+)
+#: The placement rule's tolerances: recall@5 and MRR at most this much below the ranking
+#: without feedback on tune; ties in recall@10 within ``TIE``.
+TOP_TOLERANCE, TIE = 0.003, 0.001
 #: A feedback weight above 0 ships only when it beats 0 on tune by more than this (one question
 #: or two of the 448 answerable tune questions).
 MARGIN = 0.003
@@ -185,10 +199,18 @@ def related(item: dict[str, Any], blended: dict[int, float]) -> dict[int, float]
 
 
 def score(
-    item: dict[str, Any], family: str, w: float, window: int, nw: float, fb: float = 0.0
+    item: dict[str, Any],
+    family: str,
+    w: float,
+    window: int,
+    nw: float,
+    fb: float = 0.0,
+    top: int = 0,
+    gate: float | None = None,
 ) -> dict[int, float]:
     """The ranking fact_recall would produce (family "minmax" is the shipped blend; ``fb``
-    the feedback weight)."""
+    the feedback weight, ``top`` its protected top, ``fusion.protect``; ``gate``: feedback
+    only when the best blended fact's coverage of the question is below it)."""
     kw, vec = item["kw"], item["vec"]
     if family == "minmax":
         fused = fusion.fuse(kw, vec, vector_weight=w)
@@ -204,8 +226,10 @@ def score(
             for s in fusion.seeds(fused, k=10)
         }
         fused = fusion.expand(fused, runs, window=window, weight=nw)
-    if fb:
+    if fb and (gate is None or coverage(item, fusion.feedback_seeds(blended)[0]) < gate):
+        before = fused
         fused = fusion.feedback(fused, blended, related(item, blended), weight=fb)
+        fused = fusion.protect(fused, before, top=top)
     return fused
 
 
@@ -227,14 +251,15 @@ def table(items: list[dict[str, Any]], rank: Callable[[dict[str, Any]], list[int
     return out
 
 
-def choose(
-    tune: list[dict[str, Any]], fb: float
-) -> tuple[tuple[str, float, int, float, float], float]:
-    """The configuration best on tune (feedback weight ``fb``), and its 5-fold cross-validated
-    recall@10."""
+Config = tuple[str, float, int, float, float, int]  # family, w, window, nw, feedback, top
+
+
+def choose(tune: list[dict[str, Any]], fb: float, top: int) -> tuple[Config, float]:
+    """The configuration best on tune (feedback weight ``fb``, protected top ``top``), and its
+    5-fold cross-validated recall@10."""
     answerable = [a for a in tune if a["ev"]]
     configs = [
-        (family, w, window, nw, fb)
+        (family, w, window, nw, fb, top)
         for family in ("minmax", "z", "rrf")
         for w in WEIGHTS
         for window, nw in CONTEXTS
@@ -244,9 +269,7 @@ def choose(
     users = sorted({a["user"] for a in answerable})
     folds = [set(users[i::FOLDS]) for i in range(FOLDS)]
 
-    def mean(
-        c: tuple[str, float, int, float, float], keep: Callable[[dict[str, Any]], bool]
-    ) -> float:
+    def mean(c: Config, keep: Callable[[dict[str, Any]], bool]) -> float:
         values = [v for a, v in zip(answerable, r10[c], strict=True) if keep(a)]
         return statistics.fmean(values)
 
@@ -306,13 +329,11 @@ def keyword_strength(item: dict[str, Any]) -> float:
     return max(item["kw"].values(), default=0.0) / (most or 1.0)
 
 
-def query_weighted(
-    item: dict[str, Any], shipped: tuple[str, float, int, float, float], gain: float
-) -> list[int]:
+def query_weighted(item: dict[str, Any], shipped: Config, gain: float) -> list[int]:
     """Query-dependent weighting: the vector weight moves by ``-gain`` x (keyword strength -
     0.5), so a query whose words a fact matches well leans on keywords (gain > 0)."""
     w = min(1.0, max(0.0, shipped[1] - gain * (keyword_strength(item) - 0.5)))
-    return ranked(score(item, shipped[0], round(w, 3), shipped[2], shipped[3], shipped[4]))
+    return ranked(score(item, shipped[0], round(w, 3), *shipped[2:]))
 
 
 def best_cosine(item: dict[str, Any]) -> float:
@@ -358,35 +379,94 @@ def pick(
     return max(options, key=lambda o: (means[o], -options.index(o))), means
 
 
-def constrained(
-    tune: list[dict[str, Any]], fb: float
-) -> tuple[tuple[str, float, int, float, float], float] | None:
-    """The min-max configuration (feedback weight ``fb``) best on tune among those at or above
-    the better of BM25 and vector-only in every category on tune (the "Done when" rule applied
-    to the choice)."""
+def per_category(
+    answerable: list[dict[str, Any]], rank: Callable[[dict[str, Any]], list[int]], measure: str
+) -> dict[str, float]:
+    """``measure`` (r5, r10, mrr, ...) by category and overall ("all")."""
+    return {
+        cat: statistics.fmean(
+            metrics(rank(a), a["ev"])[measure] for a in answerable if cat in ("all", a["cat"])
+        )
+        for cat in CATS
+    }
+
+
+def placement(
+    tune: list[dict[str, Any]], shipped: Config
+) -> tuple[tuple[float, int, float | None] | None, list[str]]:
+    """The feedback placement chosen on tune by the rule written down before measuring
+    (docs/benchmarks.md), and a table of every candidate's tune figures.
+
+    Among ``PLACEMENT``'s candidates whose recall@10 is at or above the better of BM25 and
+    vector-only in every category and whose recall@5 and MRR are at most ``TOP_TOLERANCE``
+    below the ranking without feedback, the best recall@10 (within ``TIE``: no gate first, then
+    the larger protected top, then the smaller weight); None unless it beats the ranking
+    without feedback by more than ``MARGIN``.
+    """
     answerable = [a for a in tune if a["ev"]]
+    floor = {
+        c: max(
+            per_category(answerable, lambda a: ranked(a["kw"]), "r10")[c],
+            per_category(answerable, lambda a: ranked(a["vec"]), "r10")[c],
+        )
+        for c in convset.CATEGORIES
+    }
 
-    def per_category(rank: Callable[[dict[str, Any]], list[int]]) -> dict[str, float]:
-        return {
-            cat: statistics.fmean(
-                metrics(rank(a), a["ev"])["r10"] for a in answerable if cat in ("all", a["cat"])
-            )
-            for cat in CATS
-        }
+    def figures(rank: Callable[[dict[str, Any]], list[int]]) -> dict[str, dict[str, float]]:
+        return {m: per_category(answerable, rank, m) for m in ("r10", "r5", "mrr")}
 
-    keyword = per_category(lambda a: ranked(a["kw"]))
-    vector = per_category(lambda a: ranked(a["vec"]))
+    none = figures(lambda a: ranked(score(a, *shipped[:4])))
+    lines = [
+        "| feedback weight | protected top | coverage gate | tune recall@10 | recall@5 | MRR "
+        "| every category >= max(BM25, vector only) | recall@5 and MRR kept |",
+        "|---:|---:|---:|---:|---:|---:|---|---|",
+        f"| 0 | - | - | {none['r10']['all']:.3f} | {none['r5']['all']:.3f} "
+        f"| {none['mrr']['all']:.3f} "
+        f"| {all(none['r10'][c] >= floor[c] for c in floor)} | - |",
+    ]
+    eligible = []
+    for fb, top, gate in PLACEMENT:
+
+        def rank(
+            a: dict[str, Any], fb: float = fb, top: int = top, gate: float | None = gate
+        ) -> list[int]:
+            return ranked(score(a, *shipped[:4], fb, top, gate))
+
+        got = figures(rank)
+        categories = all(got["r10"][c] >= floor[c] for c in floor)
+        kept = all(got[m]["all"] >= none[m]["all"] - TOP_TOLERANCE for m in ("r5", "mrr"))
+        lines.append(
+            f"| {fb} | {top} | {gate if gate is not None else '-'} | {got['r10']['all']:.3f} "
+            f"| {got['r5']['all']:.3f} | {got['mrr']['all']:.3f} | {categories} | {kept} |"
+        )
+        if categories and kept:
+            eligible.append((got["r10"]["all"], (fb, top, gate)))
+    if not eligible:
+        return None, lines
+    best = max(r10 for r10, _ in eligible)
+    close = [o for r10, o in eligible if r10 >= best - TIE]
+    chosen = min(close, key=lambda o: (o[2] is not None, -o[1], o[0]))
+    if best <= none["r10"]["all"] + MARGIN:
+        return None, lines
+    return chosen, lines
+
+
+def constrained(tune: list[dict[str, Any]], fb: float, top: int) -> tuple[Config, float] | None:
+    """The min-max configuration (feedback weight ``fb``, protected top ``top``) best on tune
+    among those at or above the better of BM25 and vector-only in every category on tune (the
+    "Done when" rule applied to the choice)."""
+    answerable = [a for a in tune if a["ev"]]
+    keyword = per_category(answerable, lambda a: ranked(a["kw"]), "r10")
+    vector = per_category(answerable, lambda a: ranked(a["vec"]), "r10")
     found = []
     for w in WEIGHTS:
         for window, nw in CONTEXTS:
-            config = ("minmax", w, window, nw, fb)
+            config = ("minmax", w, window, nw, fb, top)
 
-            def rank(
-                a: dict[str, Any], c: tuple[str, float, int, float, float] = config
-            ) -> list[int]:
+            def rank(a: dict[str, Any], c: Config = config) -> list[int]:
                 return ranked(score(a, *c))
 
-            got = per_category(rank)
+            got = per_category(answerable, rank, "r10")
             if all(got[c] >= max(keyword[c], vector[c]) for c in convset.CATEGORIES):
                 found.append((got["all"], -w, config))
     if not found:
@@ -403,19 +483,21 @@ def run(name: str, *, dates: bool = True) -> str:
     items, model = load(name)
     tune = [a for a in items if a["split"] == "tune"]
     held = [a for a in items if a["split"] == "held-out"]
-    shipped = (
+    shipped: Config = (
         "minmax",
         model.recall_vector_weight,
         2,
         model.recall_context_weight,
         model.recall_feedback_weight,
+        fusion.FEEDBACK_PROTECTED,
     )
     for a in items:
         a["shipped"] = ranked(score(a, *shipped))
-    best, cv = choose(tune, shipped[4])
+    best, cv = choose(tune, shipped[4], shipped[5])
+    placed, placement_lines = placement(tune, shipped)
 
-    def feedback_rank(a: dict[str, Any], fb: float) -> list[int]:
-        return ranked(score(a, *shipped[:4], fb))
+    def feedback_rank(a: dict[str, Any], fb: float, top: int = shipped[5]) -> list[int]:
+        return ranked(score(a, *shipped[:4], fb, top))
 
     fb, fb_means = pick(tune, FEEDBACK, feedback_rank)
     fb_cv = cross_validated(tune, FEEDBACK, feedback_rank)
@@ -431,9 +513,12 @@ def run(name: str, *, dates: bool = True) -> str:
             score(a, "minmax", shipped[1], 0, 0.0)
         ),
         f"shipped fact_recall (w={shipped[1]}, window 2, neighbours {shipped[3]}, "
-        f"feedback {shipped[4]})": lambda a: a["shipped"],
+        f"feedback {shipped[4]}, protected top {shipped[5]})": lambda a: a["shipped"],
         "shipped without feedback (weight 0)": lambda a: feedback_rank(a, 0.0),
         f"shipped, feedback weight {fb} (best on tune)": lambda a: feedback_rank(a, fb),
+        f"shipped, feedback weight {shipped[4] or 0.75} without a protected top": (
+            lambda a: feedback_rank(a, shipped[4] or 0.75, 0)
+        ),
         f"chosen on tune ({best[0]}, w={best[1]}, window {best[2]}, neighbours {best[3]}, "
         f"feedback {best[4]})": (lambda a: ranked(score(a, *best))),
         f"shipped + coverage rerank of the best {RERANK_DEPTH} (weight {lam}, chosen on tune)": (
@@ -446,7 +531,12 @@ def run(name: str, *, dates: bool = True) -> str:
             lambda a: reserve(a["shipped"], ranked(a["vec"]), slots)
         ),
     }
-    bounded = constrained(tune, shipped[4])
+    if placed is not None:
+        rows[
+            f"feedback placement chosen on tune (weight {placed[0]}, protected top {placed[1]}, "
+            f"coverage gate {placed[2]})"
+        ] = lambda a: ranked(score(a, *shipped[:4], *placed))
+    bounded = constrained(tune, shipped[4], shipped[5])
     if bounded is not None:
         config, _ = bounded
         rows[
@@ -504,6 +594,15 @@ def run(name: str, *, dates: bool = True) -> str:
             if bounded is not None
             else "; no configuration is >= max(BM25, vector only) in every category on tune."
         ),
+        "",
+        "Feedback placement on tune (answerable questions; the rule in the text above): "
+        + (
+            f"chosen weight {placed[0]}, protected top {placed[1]}, coverage gate {placed[2]}."
+            if placed is not None
+            else "no candidate meets the rule (the default stays without feedback)."
+        ),
+        "",
+        *placement_lines,
         "",
         "Relevance floor (`RECALL_MIN_SIMILARITY`: no memory when the best candidate's cosine "
         "is below it), set on tune so that at most the budget's share of answerable questions "

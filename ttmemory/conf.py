@@ -529,9 +529,11 @@ class AppSettings:
     # Feedback: the words of the two best blended facts that the query did not use are asked
     # again (BM25), and a candidate gains RECALL_FEEDBACK_WEIGHT x its blended score x its share
     # of the best such match: the turn that names what the first answer only mentions
-    # ("my sister Lena ... started a new job as a nurse"). None: the embedder's own (0, off, for
-    # every shipped embedder; 0.75 helps a sentence embedder's multi-hop questions at some
-    # cost to the top of the list: docs/benchmarks.md, fusion study). 0: off.
+    # ("my sister Lena ... started a new job as a nurse"). The best five facts without it keep
+    # their places (fusion.FEEDBACK_PROTECTED): it fills the ranks after them, and a recall of
+    # k <= 5 is unchanged and skips it. None: the embedder's own (0, off, for every shipped
+    # embedder; 0.75 helps a sentence embedder's multi-hop questions at recall@10 but lowered
+    # the synthetic set's: docs/benchmarks.md, fusion study). 0: off.
     RECALL_FEEDBACK_WEIGHT = Setting(None, optional_fraction)
     # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
     # often per process, off the hot path (0: write on every recall).

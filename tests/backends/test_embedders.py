@@ -513,26 +513,36 @@ def test_all_minilm_l6_v2_embeds_by_meaning() -> None:
 def test_all_minilm_l6_v2_recalls_the_second_turn_of_a_two_turn_answer(
     db: Any, settings: Any
 ) -> None:
-    """Recall's feedback query with the real model (``ttmemory.longterm.fusion.feedback``)."""
+    """Recall's feedback query with the real model (``ttmemory.longterm.fusion.feedback`` and
+    ``protect``)."""
     need_minilm()
-    from tests.longterm.test_fusion import TWO_TURN_QUESTION, TWO_TURNS
+    from tests.longterm.test_fusion import MORE_TURNS, TWO_TURN_QUESTION, TWO_TURNS
 
-    settings.TTMEMORY = {  # the opt-in feedback configuration (docs/benchmarks.md)
+    other_jobs = [  # other people's jobs: closer to "do for a living" than the class is
+        "My cousin Mark drives a delivery van for a living.",
+        "Our neighbour runs a small bakery on the corner.",
+        "Dad spent forty years as a teacher before he retired.",
+        "A friend from the gym is a software engineer at a bank.",
+    ]
+    settings.TTMEMORY = {
         **settings.TTMEMORY,
         "EMBEDDER": {"BACKEND": "ttmemory.backends.embedders.SentenceTransformerEmbedder"},
-        "RECALL_FEEDBACK_WEIGHT": 0.75,
+        "RECALL_FEEDBACK_WEIGHT": 0.75,  # the opt-in configuration (docs/benchmarks.md)
     }
-    for text in TWO_TURNS:
+    for text in [*TWO_TURNS, *MORE_TURNS, *other_jobs]:
         memory.fact_remember(namespace="user-minilm", text=text, kind="turn")
 
-    found = memory.fact_recall(namespace="user-minilm", query=TWO_TURN_QUESTION, k=10)
+    found = memory.fact_recall(namespace="user-minilm", query=TWO_TURN_QUESTION, k=6)
+    five = memory.fact_recall(namespace="user-minilm", query=TWO_TURN_QUESTION, k=5)
     settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.0}
-    without = memory.fact_recall(namespace="user-minilm", query=TWO_TURN_QUESTION, k=10)
+    without = memory.fact_recall(namespace="user-minilm", query=TWO_TURN_QUESTION, k=6)
 
     # Lena's job shares no word with the question; the class turn names her. Measured here:
-    # second with feedback, fourth or lower without it.
+    # sixth with feedback (the first place after the best five), eighth without it.
     lena = "My sister Lena just started a new job as a nurse at a hospital in Leeds."
     ranked, before = [f.text for f in found.facts], [f.text for f in without.facts]
     assert found.mode == "hybrid" and ranked[0] == TWO_TURNS[0]
-    assert ranked.index(lena) == 1
-    assert before.index(lena) >= 3
+    assert ranked[5] == lena
+    assert lena not in before
+    # The best five keep their places: five hits are the same with feedback or without.
+    assert found.hits[:5] == without.hits[:5] == five.hits

@@ -10,7 +10,7 @@ import datetime as dt
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -194,3 +194,55 @@ def test_in_a_large_namespace_a_frequent_words_postings_only_score_the_candidate
     # Capped: the rare word's fact alone, scored by every query word ("ada" too).
     assert list(found.keyword) == [cello.pk] == list(exact)[:1]
     assert found.keyword[cello.pk] == pytest.approx(exact[cello.pk], rel=1e-9)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW search is pgvector's")
+@pytest.mark.parametrize("budget", [1, 0])
+def test_in_a_large_namespace_keyword_only_recall_reads_the_rarest_words_postings_only(
+    facts: None, settings: Any, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large"
+    # 1: "cello" (1 fact) fits, "ada" not; 0: nothing fits, the rarest word is read anyway.
+    monkeypatch.setattr(candidates, "POSTINGS_BUDGET", budget)
+    cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
+    question = "does ada still play the cello"
+    terms, _, found = ask(question, with_vector=False)
+
+    exact = recall.keyword_scores(NS, question, 5, terms=terms)
+    assert len(exact) > 1  # uncapped, facts with only "ada" are keyword candidates too
+    assert found.vector == {}
+    # Capped: the rare word's fact alone, scored by every query word ("ada" too).
+    assert list(found.keyword) == [cello.pk] == list(exact)[:1]
+    assert found.keyword[cello.pk] == pytest.approx(exact[cello.pk], rel=1e-9)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW search is pgvector's")
+@pytest.mark.parametrize("in_transaction", [False, True])
+def test_in_a_large_namespace_the_hnsw_settings_hold_for_the_statement_only(
+    transactional_db: None, facts: None, settings: Any, in_transaction: bool
+) -> None:
+    # transactional_db: no test transaction around it, so recall runs in autocommit.
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
+    memory.fact_recall(namespace=NS, query="peanuts", k=3)  # the namespace's size is known now
+    with CaptureQueriesContext(connection) as queries:
+        if in_transaction:
+            with transaction.atomic():
+                result = memory.fact_recall(namespace=NS, query="what is Ada allergic to", k=3)
+                outside = _ef_search()
+        else:
+            result = memory.fact_recall(namespace=NS, query="what is Ada allergic to", k=3)
+            outside = _ef_search()
+
+    assert result.mode == "hybrid" and result.hits
+    assert outside != "100"  # the settings ended with the statement (or its savepoint)
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert sum("<=>" in s for s in sql) == 1 and any("hnsw.ef_search = 100" in s for s in sql)
+    if not in_transaction:  # settings and statement in one round trip, then the hits
+        assert "hnsw.ef_search = 100" in sql[0] and "<=>" in sql[0], [s[:60] for s in sql]
+        assert sql[1].startswith('SELECT "id"'), [s[:60] for s in sql]
+
+
+def _ef_search() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('hnsw.ef_search', true)")
+        return str(cursor.fetchone()[0] or "")

@@ -192,33 +192,57 @@ TWO_TURNS = [
 TWO_TURN_QUESTION = "What does the person Ada went to the pottery class with do for a living?"
 
 
+#: More chit-chat after the two turns: more facts than the hits asked for.
+MORE_TURNS = [
+    "We should try that new ramen place for dinner on Friday.",
+    "My neighbour's cat keeps sleeping on our car in the mornings.",
+    "I might sign up for a clay sculpture workshop next month.",
+    "The living room still needs a coat of paint.",
+    "Work was busy today, lots of meetings.",
+    "Did you see the match last night? What a finish.",
+]
+
+
 def test_the_second_turn_of_a_two_turn_answer_is_recalled(db: Any, settings: Any) -> None:
     settings.TTMEMORY = {
         **settings.TTMEMORY,
         "EMBEDDER": {"BACKEND": "tests.longterm.test_fusion.ConceptEmbedder"},
     }
-    for text in TWO_TURNS:
+    for text in [*TWO_TURNS, *MORE_TURNS]:
         memory.fact_remember(namespace=NS, text=text, kind="turn")
     assert fusion.feedback_weight() == 0.0  # off unless asked for, also for sentence embedders
     # The opt-in configuration for sentence embedders (docs/benchmarks.md, fusion study).
-    settings.TTMEMORY = {
-        **settings.TTMEMORY,
-        "RECALL_FEEDBACK_WEIGHT": 0.75,
-    }
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.75}
 
-    found = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=4)
+    found = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=8)
+    five = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=5)
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.0}
+    without = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=8)
 
     # The class turn names the sister; the turn about her job shares no word with the question
     # and is found through her name (the other job turn, Tom's, stays out).
     assert found.mode == "hybrid"
     assert texts(found)[0] == TWO_TURNS[0]
     assert TWO_TURNS[8] in texts(found)
-    assert TWO_TURNS[5] not in texts(found)
-
-    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.0}
-    without = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=4)
-    assert texts(without)[0] == TWO_TURNS[0]
     assert TWO_TURNS[8] not in texts(without)
+    assert TWO_TURNS[5] not in texts(found)
+    # It fills the ranks after the best five, which keep their places and scores: a recall of
+    # five hits (fact_recall's default, prompt_build's memories) is the same as without it.
+    assert found.hits[:5] == without.hits[:5] == five.hits
+    assert found.hits == sorted(found.hits, key=lambda hit: -hit[1])
+
+
+def test_protect_keeps_the_top_in_place_and_the_rest_in_order() -> None:
+    before = {1: 1.0, 2: 0.9, 3: 0.5, 4: 0.4, 5: 0.1}
+    after = {1: 1.0, 2: 0.9, 3: 0.5, 4: 2.0, 5: 0.95}  # 4 and 5 rose past the top two
+
+    out = fusion.protect(after, before, top=2)
+
+    # 1 and 2 keep their places; 4 and 5 come next, in their order, between 2 and 3.
+    assert [k for k, _ in fusion.cut(out, floor=0.0, relative=0.0)] == [1, 2, 4, 5, 3]
+    assert (out[1], out[2], out[3]) == (1.0, 0.9, 0.5)
+    assert 0.9 > out[4] > out[5] > 0.5
+    assert fusion.protect(after, before, top=0) == after
 
 
 def test_feedback_needs_a_blended_score_and_a_related_match() -> None:

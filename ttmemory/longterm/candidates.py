@@ -14,10 +14,11 @@ queries: on the 2-core benchmark machine the ORM version of the same three queri
 "Recall latency").
 
 In a namespace large enough for approximate vector search (``RECALL_EXACT_LIMIT``), keyword
-search is bounded too: a frequent word's posting list (thousands of rows, each joined to its
-fact) is not read whole. The rarest query words are read while their postings stay within
-``POSTINGS_BUDGET``; every candidate they name and every vector candidate is then scored by BM25
-over all query words. Smaller namespaces rank exactly as ``recall.keyword_scores`` does.
+search is bounded too, with or without a vector: a frequent word's posting list (thousands of
+rows, each joined to its fact) is not read whole. The rarest query words are read while their
+postings stay within ``POSTINGS_BUDGET`` (without a vector, the rarest word at least); every
+candidate they name and every vector candidate is then scored by BM25 over all query words.
+Smaller namespaces rank exactly as ``recall.keyword_scores`` does.
 
 A metadata filter goes through the ORM functions instead (its JSON lookups are Django's to
 translate per database); so does nothing else.
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,8 +112,8 @@ def candidates(
 
     Vector search is exact up to ``RECALL_EXACT_LIMIT`` facts, through the HNSW index of the
     vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere). There,
-    with a vector, keyword search reads only ``POSTINGS_BUDGET`` postings of the rarest query
-    words whole (see the module's docstring).
+    keyword search reads only ``POSTINGS_BUDGET`` postings of the rarest query words whole
+    (without a vector, the rarest word's at least; see the module's docstring).
     ``context``: the neighbour runs of the best candidates too, in the same statement
     (PostgreSQL with pgvector; elsewhere ``runs`` is None and the caller fetches them).
     """
@@ -141,14 +141,18 @@ def _postgresql(
     if size is None:  # not seen for a while: count first (once per STATS_CACHE_SECONDS)
         cached = recall.namespace_stats(namespace)
         size = cached[0]
-    approximate = vector is not None and size > app_settings.RECALL_EXACT_LIMIT
+    large = size > app_settings.RECALL_EXACT_LIMIT
+    approximate = vector is not None and large
     sql, params = _postgresql_sql(
         namespace, terms, vector, model, limit, kinds, cached, approximate=approximate,
-        context=context,
+        budgeted=large, context=context,
     )  # fmt: skip
-    with recall.planner_settings() if approximate else nullcontext(), connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    if approximate:
+        rows = recall.run_with_planner_settings(sql, params)
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
     keyword: dict[int, float] = {}
     vectors: dict[int, float] = {}
     facts = size
@@ -178,8 +182,13 @@ def _postgresql_sql(
     cached: tuple[int, float] | None,
     *,
     approximate: bool,
+    budgeted: bool | None = None,
     context: Context | None = None,
 ) -> tuple[str, dict[str, Any]]:
+    """The candidate statement and its parameters. ``approximate``: vector search through
+    HNSW; ``budgeted`` (default: ``approximate``): keyword search reads ``POSTINGS_BUDGET``
+    postings of the rarest query words whole (a namespace above ``RECALL_EXACT_LIMIT``)."""
+    budgeted = approximate if budgeted is None else budgeted
     fact, term = _tables()
     params: dict[str, Any] = {
         "ns": namespace,
@@ -230,21 +239,28 @@ def _postgresql_sql(
         )
         select.append("SELECT 1, id, distance, 0 FROM vec")
     score = _bm25("p.tf::float8", "f.term_count::float8", "st.n", "df.n", "st.avgdl")
-    if approximate:
-        # A large namespace (searched through HNSW): the posting lists of its frequent words
-        # are not read whole. Query words are read rarest first while their postings stay
-        # within POSTINGS_BUDGET; the candidates are the facts those postings name plus the
-        # vector candidates, each scored by BM25 over ALL query words (lookups on the
-        # (fact, term) index). Lost: facts matching only frequent words and far in vector
-        # space (docs/benchmarks.md, "where the time goes").
+    if budgeted:
+        # A large namespace: the posting lists of its frequent words are not read whole.
+        # Query words are read rarest first while their postings stay within POSTINGS_BUDGET
+        # (keyword-only: the rarest word at least, else a query of frequent words alone
+        # would find nothing); the candidates are the facts those postings name plus the
+        # vector candidates, each scored by BM25 over ALL query words. Lost: facts matching
+        # only frequent words and far in vector space (docs/benchmarks.md, "where the time
+        # goes"). Each candidate's postings are looked up on the (fact, term) index: the
+        # LATERAL subquery (OFFSET 0 keeps it one) stops the planner from reading every
+        # posting of the query words to hash-join them, which it chose on its estimates.
         params["budget"] = POSTINGS_BUDGET
+        rarest = "" if vector is not None else " OR rank = 1"
+        union = " UNION SELECT id FROM vec" if vector is not None else ""
         parts.append(
-            "rare AS (SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto "
-            "FROM df) r WHERE upto <= %(budget)s),"
+            "rare AS (SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto, "
+            "row_number() OVER (ORDER BY n, word) AS rank "
+            f"FROM df) r WHERE upto <= %(budget)s{rarest}),"
             f" cand AS (SELECT p.fact_id AS id FROM {term} p JOIN q ON p.term = q.term "
-            "JOIN rare ON rare.word = q.word WHERE p.namespace = %(ns)s UNION SELECT id FROM vec),"
+            f"JOIN rare ON rare.word = q.word WHERE p.namespace = %(ns)s{union}),"
             f" kw AS (SELECT c.id, sum({score}) AS score FROM cand c "
-            f"JOIN {term} p ON p.fact_id = c.id AND p.term = ANY(%(hashes)s::bigint[]) "
+            f"CROSS JOIN LATERAL (SELECT p.term, p.tf FROM {term} p WHERE p.fact_id = c.id "
+            "AND p.term = ANY(%(hashes)s::bigint[]) OFFSET 0) p "
             "JOIN q ON p.term = q.term JOIN df ON df.word = q.word "
             f"JOIN {fact} f ON f.id = c.id CROSS JOIN st WHERE {current} "
             f"GROUP BY c.id ORDER BY score DESC, c.id LIMIT {int(limit)})"

@@ -20,11 +20,14 @@
    its blended score x its share of the best such match. A two-turn question ("what does the
    person Ada went to the pottery class with do for a living?") finds the class turn, which
    names the sister; the turn about the sister's job shares no word with the question but
-   that name. Measured on the held-out half with all-MiniLM-L6-v2 (weight 0.75, chosen on
-   tune): multi-hop recall@10 from 0.750 to 0.912, overall 0.906 to 0.933, at some cost to the
-   top of the list (recall@5 0.77 to 0.75), and lower recall@5, recall@10 and MRR on the
-   synthetic set; it gained nothing on tune for HashEmbedder and WordLlama. Off by default
-   for every embedder (weight 0: no extra statement).
+   that name. The best ``FEEDBACK_PROTECTED`` facts without feedback keep their places
+   (``protect``): the related facts fill the ranks after them, so the top of the list is what
+   it was and a recall of at most that many hits skips the query. Measured on the held-out
+   half with all-MiniLM-L6-v2 (weight 0.75 and a protected top of 5, chosen on tune):
+   multi-hop recall@10 from 0.750 to 0.912, overall 0.906 to 0.935, recall@5 and MRR
+   unchanged; on the synthetic set recall@5 and MRR hold too but recall@10 falls 0.814 to
+   0.805, so it is not the default. It gained nothing on tune for HashEmbedder and WordLlama.
+   Off by default for every embedder (weight 0: no extra statement).
 4. **Relative cut**: hits below ``RECALL_MIN_RELATIVE`` times the best hit are dropped, so a
    prompt is not padded with memories far weaker than the best one. A relative rule never
    empties a result by itself.
@@ -61,6 +64,10 @@ _STAND_IN = -(2**62) - 17
 MIN_SEEDS = 20
 #: The best blended candidates whose words the feedback query asks again (chosen on tune).
 FEEDBACK_SEEDS = 2
+#: The best facts of the ranking without feedback that keep their places when feedback is on
+#: (``protect``; chosen on tune): the related facts fill the ranks after them. A recall of at
+#: most this many hits is therefore the same with feedback or without, and skips its query.
+FEEDBACK_PROTECTED = 5
 #: Seeds beyond ``seed_count`` whose runs recall's one statement also fetches (PostgreSQL), so
 #: that a rounding difference between its blend and ``fuse`` never costs a second round trip.
 SPARE_SEEDS = 4
@@ -147,6 +154,33 @@ def feedback(
         return out
     for key, score in among.items():
         out[key] = out.get(key, 0.0) + weight * blended[key] * score / best
+    return out
+
+
+def protect(scores: Mapping[K, float], before: Mapping[K, float], *, top: int) -> dict[K, float]:
+    """``scores`` where the best ``top`` facts of ``before`` (the ranking without feedback) keep
+    their places and their scores; every other fact ranks below them, in its order by
+    ``scores``.
+
+    The facts that rose to or above the last protected score are squeezed, evenly and in order,
+    between it and the best score that stayed below it, so the scores still rank the facts.
+    """
+    out = dict(scores)
+    kept = sorted(before.items(), key=lambda item: (-item[1], item[0]))[: max(0, top)]
+    if not kept:
+        return out
+    protected = {key for key, _ in kept}
+    cap = kept[-1][1]
+    others = [(key, s) for key, s in scores.items() if key not in protected]
+    rising = sorted(
+        ((key, s) for key, s in others if s >= cap), key=lambda item: (-item[1], item[0])
+    )
+    below = max((s for _, s in others if s < cap), default=0.0)
+    step = (cap - below) / (len(rising) + 1)
+    for i, (key, _) in enumerate(rising, 1):
+        out[key] = cap - i * step
+    for key, s in kept:
+        out[key] = s
     return out
 
 

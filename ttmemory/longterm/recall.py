@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
 
@@ -236,6 +236,29 @@ def planner_settings() -> Iterator[None]:
         finally:
             # Rolled back on the way out (the body only reads): undoes the SET LOCAL too.
             transaction.set_rollback(True)
+
+
+def run_with_planner_settings(sql: str, params: Mapping[str, Any] | Sequence[Any]) -> list[Any]:
+    """The rows of the read ``sql`` run under ``PLANNER_SETTINGS``, in one round trip when it can.
+
+    In autocommit (no transaction open): the settings and the statement go as one
+    multi-statement query, which PostgreSQL runs as one implicit transaction, so ``SET LOCAL``
+    ends with the statement; the parameters are bound client-side for it (the simple
+    protocol has none). Four round trips were one: BEGIN, the settings, the statement,
+    ROLLBACK (``planner_settings``), which is still what runs inside a caller's transaction.
+    """
+    if connection.get_autocommit() and not connection.in_atomic_block:
+        ops: Any = connection.ops  # PostgreSQL's: HNSW search is pgvector's
+        composed = ops.compose_sql(sql, params)
+        with connection.cursor() as cursor:
+            cursor.execute(f"{PLANNER_SETTINGS}; {composed}")
+            # psycopg 3 starts at the first result (the SETs'), psycopg 2 at the last.
+            while cursor.description is None and cursor.nextset():
+                pass
+            return list(cursor.fetchall())
+    with planner_settings(), connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return list(cursor.fetchall())
 
 
 def vector_weight() -> float:

@@ -54,7 +54,8 @@ def fact_recall(
     it answers. Pass ``context=False`` where the order of remembering means nothing
     (documents stored by key). With ``RECALL_FEEDBACK_WEIGHT`` (off by default; hybrid mode
     only), the words of the two best facts that the query did not use are asked again, so
-    the second turn of a two-turn answer is found by what the first names. Hits below
+    the second turn of a two-turn answer is found by what the first names; the best
+    ``fusion.FEEDBACK_PROTECTED`` (5) keep their places, so ``k`` <= 5 skips it. Hits below
     ``RECALL_MIN_RELATIVE`` x the best are left out; no hits at all when
     ``RECALL_MIN_SIMILARITY`` is set and no fact's cosine similarity to the query reaches it
     (not applied in keyword-only mode).
@@ -130,12 +131,15 @@ def fact_recall(
         runs = {seed: fetched[seed] for seed in wanted if seed in fetched}
         scores = fusion.expand(scores, runs, window=window, weight=neighbour_weight)
     feedback_weight = fusion.feedback_weight() if mode == "hybrid" else 0.0
-    if feedback_weight > 0 and blended:
-        # Feedback (longterm/fusion.py): the best facts' other words, asked again.
+    if feedback_weight > 0 and blended and k > fusion.FEEDBACK_PROTECTED:
+        # Feedback (longterm/fusion.py): the best facts' other words, asked again; the related
+        # facts fill the ranks after the best FEEDBACK_PROTECTED (the same ranks for k <= that).
         related = fusion.fact_related(
             namespace, fusion.feedback_seeds(blended), exclude=terms, among=blended
         )
+        before = scores
         scores = fusion.feedback(scores, blended, related, weight=feedback_weight)
+        scores = fusion.protect(scores, before, top=fusion.FEEDBACK_PROTECTED)
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
     best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
     by_id = _hits_by_id([fact_id for fact_id, _ in best])

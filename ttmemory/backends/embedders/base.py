@@ -27,9 +27,10 @@ class Embedder(ABC):
     #: Weight of the second, "feedback" keyword query in recall when RECALL_FEEDBACK_WEIGHT is
     #: unset (``ttmemory.longterm.fusion.feedback``): off (no extra statement). Opt in with
     #: RECALL_FEEDBACK_WEIGHT 0.75 for a sentence embedder: best on the conversational set's
-    #: tune half (multi-hop questions), but it lowered recall@5 and MRR there and on the
-    #: synthetic set (docs/benchmarks.md, fusion study). It gained nothing for HashEmbedder
-    #: and WordLlama (at most 0.003 on tune at any weight).
+    #: tune half (multi-hop questions), with the best five facts kept in place
+    #: (``fusion.FEEDBACK_PROTECTED``), so recall@5 and MRR hold; off by default because it
+    #: lowered recall@10 on the synthetic set (docs/benchmarks.md, fusion study). It gained
+    #: nothing for HashEmbedder and WordLlama (at most 0.003 on tune at any weight).
     recall_feedback_weight: float = 0.0
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
