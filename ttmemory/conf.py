@@ -540,11 +540,6 @@ class AppSettings:
     RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))
     # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
     RECALL_EXACT_LIMIT = Setting(20000, integer(minimum=0))
-    # SQLite: megabytes of fact vectors each process keeps in memory for exact vector recall
-    # (least recently used namespaces dropped first; checked against the database on every
-    # query, see ttmemory/longterm/vector_cache.py). 50,000 facts of 384 dimensions take 77 MB.
-    # 0: off (every recall reads the namespace's vectors from the database).
-    RECALL_VECTOR_CACHE_MB = Setting(128, integer(minimum=0, meaning="0: off"))
     # Index every stored message for message_search (blind postings by the message_index job,
     # off the append path; vectors by the message_embed job). Until a message is indexed,
     # message_search scores it from the stored message, so results are complete at once.

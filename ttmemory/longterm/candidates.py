@@ -6,8 +6,7 @@ PostgreSQL with pgvector: ONE statement returns both lists, the namespace's BM25
 statement text is the same for every query of a k and psycopg prepares it) and, for neighbour
 context, the runs of eligible facts around the best blended candidates (``Context``). SQLite
 and PostgreSQL without pgvector: one keyword statement with the statistics folded in, one read
-of the packed vectors scored in numpy (on SQLite, from this process's memory while the database
-is unchanged: ``vector_cache``). Both return what ``recall.keyword_scores`` and
+of the packed vectors scored in numpy. Both return what ``recall.keyword_scores`` and
 ``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
 queries: on the 2-core benchmark machine the ORM version of the same three queries spent about
 2-4 ms per recall compiling SQL, more than the database took to answer them (docs/benchmarks.md,
@@ -37,7 +36,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
-from ttmemory.longterm import recall, vector_cache
+from ttmemory.longterm import recall
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
@@ -361,19 +360,15 @@ def _portable(
             keyword = _portable_keyword(
                 cursor, namespace, terms, limit, current, kind_params, now, stats
             )
-        vectors: dict[int, float] | None = None
+        vectors: dict[int, float] = {}
         if vector is not None:
-            # SQLite: the namespace's vectors from this process's memory while the database is
-            # unchanged (longterm/vector_cache.py); None: read them here.
-            vectors = vector_cache.top(namespace, vector, model=model, limit=limit, kinds=kinds)
-        if vector is not None and vectors is None:
             cursor.execute(
                 f"SELECT f.id, f.embedding FROM {fact} f WHERE f.namespace = {p} "
                 f"AND f.embedding_model = {p} AND f.embedding_dim = {p} AND {current}",
                 [namespace, model, len(vector), now, *kind_params],
             )
             vectors = _numpy_top(cursor.fetchall(), vector, limit)
-    return Candidates(keyword, vectors or {}, stats[0])
+    return Candidates(keyword, vectors, stats[0])
 
 
 def _portable_keyword(
@@ -459,5 +454,6 @@ def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -
         return {}
     ids = np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(bytes(b) for _, b in rows), dtype="<f4")
-    sims = vector_cache.similarities(matrix.reshape(len(rows), len(vector)), vector)
-    return vector_cache.best(ids, sims, limit)  # best first, ties by id
+    sims = matrix.reshape(len(rows), len(vector)) @ np.asarray(vector, dtype=np.float32)
+    order = np.lexsort((ids, -sims))[:limit]  # best first, ties by id
+    return {int(ids[i]): float(sims[i]) for i in order}
