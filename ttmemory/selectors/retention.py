@@ -29,6 +29,8 @@ class Retention:
 
 # RetentionPolicy fields that override a setting of the same name (upper-cased).
 POLICY_LIFETIMES = ("session_ttl", "archived_message_ttl", "snapshot_ttl", "ledger_ttl")
+# What a policy sets: its lifetimes and its session expiry ("" inherits the setting).
+_OWN_FIELDS = (*POLICY_LIFETIMES, "session_expiry")
 
 
 def lifetime(value: dt.timedelta | None, default: dt.timedelta | None) -> dt.timedelta | None:
@@ -49,10 +51,6 @@ def retention_effective(*, namespace: str, policy: RetentionPolicy | None = None
     if policy is None:
         return _retention(namespace, None)
     return _retention(namespace, {name: getattr(policy, name) for name in _OWN_FIELDS})
-
-
-# What a policy sets: its lifetimes and its session expiry ("" inherits the setting).
-_OWN_FIELDS = (*POLICY_LIFETIMES, "session_expiry")
 
 
 def _retention(namespace: str, own: dict[str, Any] | None) -> Retention:
@@ -78,7 +76,7 @@ def _retention(namespace: str, own: dict[str, Any] | None) -> Retention:
     )
 
 
-_POLICY_FIELDS = ("pk", "session_expiry", *POLICY_LIFETIMES)
+_POLICY_FIELDS = ("pk", *_OWN_FIELDS)
 
 
 def _session_with_policy(key: object, *, namespace: str, session_id: int) -> QuerySet[Any]:
