@@ -114,6 +114,7 @@ def test_the_test_settings_pass_every_check() -> None:
         ("DAILY_TOKEN_BUDGET", True, "ttmemory.E024"),
         ("MAX_SNAPSHOTS_PER_SESSION", -1, "ttmemory.E024"),
         ("RECALL_EXACT_LIMIT", None, "ttmemory.E024"),
+        ("RECALL_VECTOR_CACHE_MB", -1, "ttmemory.E024"),
         ("SUMMARY_KEEP_TOKENS", -5, "ttmemory.E024"),
         # durations (E025)
         ("LOCK_TIMEOUT", -1, "ttmemory.E025"),

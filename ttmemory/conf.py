@@ -540,6 +540,12 @@ class AppSettings:
     RECALL_TOUCH_SECONDS = Setting(2.0, seconds(meaning="0: write at once"))
     # Namespaces with more facts than this use the HNSW index (approximate) on PostgreSQL.
     RECALL_EXACT_LIMIT = Setting(20000, integer(minimum=0))
+    # Megabytes of fact vectors each process keeps in memory for exact vector recall (namespaces
+    # up to RECALL_EXACT_LIMIT on PostgreSQL, all on SQLite), least recently used namespaces
+    # dropped first; checked on every recall against the namespace's generation, which
+    # triggers change with every change to its facts (ttmemory/longterm/vector_cache.py).
+    # 1,000 facts of 384 dimensions take 1.6 MB, 50,000 take 78 MB. 0: off.
+    RECALL_VECTOR_CACHE_MB = Setting(128, integer(minimum=0, meaning="0: off"))
     # Index every stored message for message_search (blind postings by the message_index job,
     # off the append path; vectors by the message_embed job). Until a message is indexed,
     # message_search scores it from the stored message, so results are complete at once.

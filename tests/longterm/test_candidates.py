@@ -105,8 +105,15 @@ def test_without_a_vector_only_keywords_come_back(facts: None) -> None:
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement needs PostgreSQL")
-def test_on_postgresql_recall_is_one_statement_and_one_read_of_the_hits(facts: None) -> None:
+@pytest.mark.parametrize("cache_mb", [128, 0])
+def test_on_postgresql_recall_is_one_statement_and_one_read_of_the_hits(
+    facts: None, settings: Any, cache_mb: int
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_VECTOR_CACHE_MB": cache_mb}
     memory.fact_recall(namespace=NS, query="peanuts", k=3)  # the namespace's size is known now
+    # Unchanged since: its vectors are read into memory once (a third statement, this time
+    # only; longterm/vector_cache.py), and the statement below ranks them.
+    memory.fact_recall(namespace=NS, query="peanuts", k=3)
 
     with CaptureQueriesContext(connection) as queries:
         result = memory.fact_recall(

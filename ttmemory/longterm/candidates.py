@@ -6,7 +6,10 @@ PostgreSQL with pgvector: ONE statement returns both lists, the namespace's BM25
 statement text is the same for every query of a k and psycopg prepares it) and, for neighbour
 context, the runs of eligible facts around the best blended candidates (``Context``). SQLite
 and PostgreSQL without pgvector: one keyword statement with the statistics folded in, one read
-of the packed vectors scored in numpy. Both return what ``recall.keyword_scores`` and
+of the packed vectors scored in numpy. With ``RECALL_VECTOR_CACHE_MB``, the vectors of a
+namespace searched exactly come from this process's memory while the namespace's generation is
+the one they were read with (``vector_cache``; on PostgreSQL the generation comes back with the
+keyword list, in the same statement). Both return what ``recall.keyword_scores`` and
 ``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
 queries: on the 2-core benchmark machine the ORM version of the same three queries spent about
 2-4 ms per recall compiling SQL, more than the database took to answer them (docs/benchmarks.md,
@@ -36,7 +39,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
-from ttmemory.longterm import recall
+from ttmemory.longterm import recall, vector_cache
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
@@ -142,10 +145,55 @@ def _postgresql(
         size = cached[0]
     large = size > app_settings.RECALL_EXACT_LIMIT
     approximate = vector is not None and large
+    now = timezone.now()
+    cache_key = None
+    if vector is not None and not large and vector_cache.usable():
+        # Exact vector search from this process's memory while the namespace's generation,
+        # read by the same statement as the keyword list, is the matrix's (vector_cache).
+        cache_key = vector_cache.key(namespace, model, len(vector))
+        matrix = vector_cache.get(cache_key)
+        if matrix is not None:
+            given = vector_cache.top_distance(
+                matrix, vector, now=vector_cache.now_key(now), kinds=kinds, limit=limit
+            )
+            sql, params = _postgresql_sql(
+                namespace, terms, vector, model, limit, kinds, cached, approximate=False,
+                budgeted=False, context=context, now=now, given=given, generation=True,
+            )  # fmt: skip
+            found, generation = _postgresql_rows(namespace, sql, params, size, context)
+            if generation == matrix.generation:
+                vector_cache.hit()
+                vector_cache.seen_again(cache_key, generation)
+                return found
+            vector_cache.drop(cache_key)  # changed since: the database's own scan, below
     sql, params = _postgresql_sql(
         namespace, terms, vector, model, limit, kinds, cached, approximate=approximate,
-        budgeted=large, context=context,
+        budgeted=large, context=context, now=now, generation=cache_key is not None,
     )  # fmt: skip
+    found, generation = _postgresql_rows(
+        namespace, sql, params, size, context, approximate=approximate
+    )
+    fits = vector is not None and size * (len(vector) * 4 + 20) <= vector_cache.budget()
+    if (
+        cache_key is not None
+        and vector is not None
+        and fits
+        and vector_cache.seen_again(cache_key, generation)
+    ):  # unchanged since the last recall: read the matrix for the next ones
+        vector_cache.put(cache_key, vector_cache.read(namespace, model, len(vector)))
+    return found
+
+
+def _postgresql_rows(
+    namespace: str,
+    sql: str,
+    params: dict[str, Any],
+    size: int,
+    context: Context | None,
+    *,
+    approximate: bool = False,
+) -> tuple[Candidates, int]:
+    """Runs the candidate statement: its lists, and the generation it read (0: none)."""
     if approximate:
         rows = recall.run_with_planner_settings(sql, params)
     else:
@@ -155,6 +203,7 @@ def _postgresql(
     keyword: dict[int, float] = {}
     vectors: dict[int, float] = {}
     facts = size
+    generation = 0
     runs: dict[int, list[int]] | None = {} if context is not None else None
     for which, key, score, other in rows:
         if which == 0:
@@ -164,11 +213,13 @@ def _postgresql(
         elif which == 2:  # the statistics row: N and avgdl, kept for large namespaces
             facts = int(key)
             recall.remember_stats(namespace, facts, float(score))
+        elif which == 5:  # the namespace's generation (vector_cache)
+            generation = int(key)
         elif runs is not None:  # 3: a seed (its own neighbour), 4: a neighbour of seed ``key``
             runs.setdefault(int(key), []).append(int(other))
     if runs:
         runs = {seed: sorted(ids) for seed, ids in runs.items()}
-    return Candidates(keyword, vectors, facts, runs)
+    return Candidates(keyword, vectors, facts, runs), generation
 
 
 def _postgresql_sql(
@@ -183,15 +234,20 @@ def _postgresql_sql(
     approximate: bool,
     budgeted: bool | None = None,
     context: Context | None = None,
+    now: dt.datetime | None = None,
+    given: tuple[list[int], list[float]] | None = None,
+    generation: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """The candidate statement and its parameters. ``approximate``: vector search through
     HNSW; ``budgeted`` (default: ``approximate``): keyword search reads ``POSTINGS_BUDGET``
-    postings of the rarest query words whole (a namespace above ``RECALL_EXACT_LIMIT``)."""
+    postings of the rarest query words whole (a namespace above ``RECALL_EXACT_LIMIT``).
+    ``given``: the vector list already ranked (ids, cosine distances; ``vector_cache``)
+    instead of the database's scan; ``generation``: a row 5 with the namespace's generation."""
     budgeted = approximate if budgeted is None else budgeted
     fact, term = _tables()
     params: dict[str, Any] = {
         "ns": namespace,
-        "now": timezone.now(),
+        "now": now or timezone.now(),
         "hashes": list(terms),
         "words": list(terms.values()),
     }
@@ -220,7 +276,14 @@ def _postgresql_sql(
         "SELECT 0 AS which, id, score, 0::bigint AS other FROM kw",
         "SELECT 2, st.n::bigint, st.avgdl, 0 FROM st" if cached is None else "",
     ]
-    if vector is not None:
+    if vector is not None and given is not None:
+        # Ranked in memory (vector_cache): the list, as the scan below would return it.
+        params["vids"], params["vdist"] = given
+        parts.append(
+            "vec AS (SELECT v.id, v.distance FROM unnest(%(vids)s::bigint[], "
+            "%(vdist)s::float8[]) AS v(id, distance)),"
+        )
+    elif vector is not None:
         dim = len(vector)
         params["vec"] = recall.vector_literal(vector)
         params["model"], params["dim"] = model, dim
@@ -236,7 +299,10 @@ def _postgresql_sql(
             f"WHERE f.namespace = %(ns)s AND f.embedding_model = %(model)s "
             f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT {int(limit)}),"
         )
+    if vector is not None:
         select.append("SELECT 1, id, distance, 0 FROM vec")
+    if generation:
+        select.append(f"SELECT 5, {vector_cache.generation_sql('%(ns)s')}, 0.0::float8, 0")
     score = _bm25("p.tf::float8", "f.term_count::float8", "st.n", "df.n", "st.avgdl")
     if budgeted:
         # A large namespace: the posting lists of its frequent words are not read whole.
@@ -360,15 +426,42 @@ def _portable(
             keyword = _portable_keyword(
                 cursor, namespace, terms, limit, current, kind_params, now, stats
             )
-        vectors: dict[int, float] = {}
-        if vector is not None:
+        vectors: dict[int, float] | None = None
+        if vector is not None and vector_cache.usable():
+            vectors = _portable_cached(namespace, vector, model, limit, kinds, now)
+        if vector is not None and vectors is None:
             cursor.execute(
                 f"SELECT f.id, f.embedding FROM {fact} f WHERE f.namespace = {p} "
                 f"AND f.embedding_model = {p} AND f.embedding_dim = {p} AND {current}",
                 [namespace, model, len(vector), now, *kind_params],
             )
             vectors = _numpy_top(cursor.fetchall(), vector, limit)
-    return Candidates(keyword, vectors, stats[0])
+    return Candidates(keyword, vectors or {}, stats[0])
+
+
+def _portable_cached(
+    namespace: str,
+    vector: list[float],
+    model: str,
+    limit: int,
+    kinds: list[str] | None,
+    now: dt.datetime,
+) -> dict[int, float]:
+    """``_numpy_top``'s answer from the namespace's matrix in memory (``vector_cache``): kept
+    while the namespace's generation is the one it was read with, else read again (the same
+    rows the database read would fetch, and their kinds and expiry times)."""
+    key = vector_cache.key(namespace, model, len(vector))
+    matrix = vector_cache.get(key)
+    if matrix is not None and matrix.generation == vector_cache.generation(namespace):
+        vector_cache.hit()
+    else:
+        if matrix is not None:
+            vector_cache.drop(key)
+        matrix = vector_cache.read(namespace, model, len(vector))
+        vector_cache.put(key, matrix)
+    return vector_cache.top_dot(
+        matrix, vector, now=vector_cache.now_key(now), kinds=kinds, limit=limit
+    )
 
 
 def _portable_keyword(
@@ -454,6 +547,5 @@ def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -
         return {}
     ids = np.fromiter((pk for pk, _ in rows), dtype=np.int64, count=len(rows))
     matrix = np.frombuffer(b"".join(bytes(b) for _, b in rows), dtype="<f4")
-    sims = matrix.reshape(len(rows), len(vector)) @ np.asarray(vector, dtype=np.float32)
-    order = np.lexsort((ids, -sims))[:limit]  # best first, ties by id
-    return {int(ids[i]): float(sims[i]) for i in order}
+    sims = vector_cache.similarities(matrix.reshape(len(rows), len(vector)), vector)
+    return vector_cache.best(ids, sims, limit)  # best first, ties by id

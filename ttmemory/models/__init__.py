@@ -5,6 +5,7 @@ from ttmemory.models.audit import AuditAction, AuditEntry
 from ttmemory.models.ciphertext import CiphertextUpgrade
 from ttmemory.models.episode import MessageEntry, MessageTerm
 from ttmemory.models.fact import Fact, FactTerm, Profile
+from ttmemory.models.generation import FactGeneration
 from ttmemory.models.graph import GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
 from ttmemory.models.idempotency import IdempotencyRecord
 from ttmemory.models.learnjob import LearnJob, LearnJobStatus
@@ -21,6 +22,7 @@ __all__ = [
     "AuditEntry",
     "CiphertextUpgrade",
     "Fact",
+    "FactGeneration",
     "FactTerm",
     "GraphCheckpoint",
     "GraphCheckpointWrite",

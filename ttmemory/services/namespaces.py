@@ -16,6 +16,7 @@ from ttmemory.fields import seal
 from ttmemory.models import (
     AuditEntry,
     Fact,
+    FactGeneration,
     FactTerm,
     GraphCheckpoint,
     GraphCheckpointWrite,
@@ -80,6 +81,9 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
         }
         Fact.objects.filter(namespace=namespace).update(superseded_by=None)
         counts["fact"] = Fact.objects.filter(namespace=namespace).delete()[0]
+        # Its row was just given a new generation by the deletes; no row: recall keeps
+        # nothing of the namespace in memory (ttmemory.models.generation).
+        FactGeneration.objects.filter(namespace=namespace).delete()
         counts["memory_session"] = _delete_for_sessions(MemorySession, session_ids)
         kept = {"audit_entry": AuditEntry.objects.filter(namespace=namespace).count()}
         events.emit("namespace.erased", namespace=namespace, counts=counts)

@@ -1,0 +1,394 @@
+"""Recall's in-memory vectors (``longterm/vector_cache.py``) answer as the database does.
+
+A namespace's matrix serves only while the namespace's generation (``FactGeneration``, kept by
+triggers) is the one it was read with: a write by another connection, a raw SQL update, a
+forget, an erase, a supersede is seen by the very next query; an expiry passes without any
+write; other namespaces keep theirs. Runs on both databases, on committed data
+(``transactional_db``) so other connections see it, and checks that memory did serve, so no
+test passes by reading the database instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import struct
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.db import connection, transaction
+from django.db.models import F
+from django.test import override_settings
+from django.utils import timezone
+
+from ttmemory import memory
+from ttmemory.backends.embedders import get_embedder
+from ttmemory.longterm import blind, candidates, vector_cache
+from ttmemory.models import Fact, FactGeneration, FactTerm
+from ttmemory.models.generation import trigger_sql
+from ttmemory.models.vectors import PGVECTOR, vector_storage
+
+NS = "user-vcache"
+TEXTS = [
+    "Ada is allergic to peanuts and carries an epipen",
+    "Ada prefers window seats on long flights",
+    "Ada's cat Pixel is allergic to fish",
+    "Ada lives in Lisbon near the river",
+    "Ada plays the cello on Sundays with friends",
+    "Ada's brother Tom lives in Porto",
+    "Peanut butter is Tom's favourite snack",
+    "Ada flies to Tokyo in March for work",
+    "Ada's favourite colour is teal",
+    "Ada is learning Japanese before her trip",
+]
+QUESTIONS = [
+    "what is Ada allergic to and what does she carry",
+    "where does her brother live these days",
+    "which seat does she like on long flights",
+    "what is she learning for the trip to Tokyo",
+]
+
+
+@pytest.fixture
+def vcache(transactional_db: Any, settings: Any) -> Any:
+    """An empty cache of the default size; facts committed (other connections see them)."""
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_VECTOR_CACHE_MB": 128}
+    vector_cache.clear()
+    yield vector_cache
+    vector_cache.clear()
+
+
+def remember(texts: list[str], *, namespace: str = NS, **extra: Any) -> list[Fact]:
+    return [memory.fact_remember(namespace=namespace, text=t, **extra) for t in texts]
+
+
+def vector_list(
+    question: str, *, namespace: str = NS, kinds: list[str] | None = None, limit: int = 5
+) -> dict[int, float]:
+    """The vector candidates of ``question`` (fact id -> similarity), as recall gets them."""
+    embedder = get_embedder()
+    found = candidates.candidates(
+        namespace,
+        terms=blind.query_hashes(question, namespace=namespace),
+        vector=embedder.embed([question])[0],
+        model=embedder.model,
+        limit=limit,
+        kinds=kinds,
+    )
+    return found.vector
+
+
+def uncached(action: Callable[[], Any]) -> Any:
+    """``action`` with the cache off: every vector ranked by the database's own read."""
+    off = {**django_settings.TTMEMORY, "RECALL_VECTOR_CACHE_MB": 0}
+    with override_settings(TTMEMORY=off):
+        return action()
+
+
+def served(action: Callable[[], Any]) -> Any:
+    """Run ``action``; fail unless memory answered it (no matrix read)."""
+    hits, reads = vector_cache.stats.hits, vector_cache.stats.reads
+    result = action()
+    assert vector_cache.stats.hits > hits, "not served from memory"
+    assert vector_cache.stats.reads == reads, "the vectors were read again"
+    return result
+
+
+def not_served(action: Callable[[], Any]) -> Any:
+    """Run ``action``; fail if memory answered it."""
+    hits = vector_cache.stats.hits
+    result = action()
+    assert vector_cache.stats.hits == hits, "served from memory"
+    return result
+
+
+def warm(question: str, **kwargs: Any) -> dict[int, float]:
+    """Recall until memory serves ``question`` (PostgreSQL reads a matrix once a namespace's
+    generation held for two recalls; SQLite at the first) and return that answer."""
+    for _ in range(3):
+        hits = vector_cache.stats.hits
+        found = vector_list(question, **kwargs)
+        if vector_cache.stats.hits > hits:
+            return found
+    raise AssertionError("memory never served")
+
+
+def same(got: dict[int, float], expected: dict[int, float]) -> None:
+    """Same ids in the same order; the same scores (to the bit on SQLite, where both rank in
+    numpy; PostgreSQL's pgvector sums float4 in its own order)."""
+    assert list(got) == list(expected)
+    if connection.vendor == "sqlite":
+        assert got == expected
+    else:
+        assert list(got.values()) == pytest.approx(list(expected.values()), abs=1e-6)
+
+
+def in_another_connection(action: Callable[[], Any]) -> None:
+    """Run ``action`` in a thread (Django gives it its own connection), committed when done."""
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            action()
+        except BaseException as exc:  # re-raised in the test's thread
+            failure.append(exc)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
+def packed(vector: list[float]) -> Any:
+    """``vector`` as the embedding column stores it, for raw SQL."""
+    if vector_storage(connection) == PGVECTOR:
+        return "[" + ",".join(repr(float(v)) for v in vector) + "]"
+    return struct.pack(f"<{len(vector)}f", *vector)
+
+
+def generation(namespace: str = NS) -> int | None:
+    row = FactGeneration.objects.filter(namespace=namespace).first()
+    return row.generation if row else None
+
+
+def test_memory_ranks_exactly_as_the_database(vcache: Any) -> None:
+    facts = remember(TEXTS[:6]) + remember(TEXTS[6:], kind="preference")
+    memory.fact_supersede(namespace=NS, fact_id=facts[3].pk, text="Ada moved to Faro last May")
+    Fact.objects.filter(pk=facts[5].pk).update(expires_at=timezone.now() - dt.timedelta(days=1))
+    Fact.objects.filter(pk=facts[4].pk).update(expires_at=timezone.now() + dt.timedelta(days=9))
+    for question in QUESTIONS:
+        for kinds in (None, ["preference"], ["fact", "preference"], ["nothing"]):
+            for limit in (1, 3, 50):
+                expected = uncached(lambda: vector_list(question, kinds=kinds, limit=limit))  # noqa: B023
+                warm(question, kinds=kinds, limit=limit)
+                got = served(lambda: vector_list(question, kinds=kinds, limit=limit))  # noqa: B023
+                same(got, expected)
+    assert facts[3].pk not in got and facts[5].pk not in got  # superseded, expired
+    assert facts[4].pk in vector_list("cello Sundays", limit=50)  # expires later: still here
+
+
+def test_recall_from_memory_returns_what_recall_from_the_database_returns(vcache: Any) -> None:
+    remember(TEXTS)
+    for question in QUESTIONS:
+        for context in (True, False):
+
+            def recall(question: str = question, context: bool = context) -> Any:
+                found = memory.fact_recall(namespace=NS, query=question, k=5, context=context)
+                return [(fact.pk, score) for fact, score in found.hits], found.mode
+
+            expected, mode = uncached(recall)
+            for _ in range(2):  # read into memory
+                recall()
+            got, got_mode = served(recall)
+            assert got_mode == mode == "hybrid"
+            assert [pk for pk, _ in got] == [pk for pk, _ in expected]
+            assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-6)
+
+
+def test_a_write_by_another_connection_is_seen_by_the_next_query(vcache: Any) -> None:
+    remember(TEXTS)
+    question = QUESTIONS[1]
+    before = warm(question)
+    assert served(lambda: vector_list(question)) == before
+
+    # Another connection remembers the question itself: its vector is the best match.
+    in_another_connection(lambda: remember([question]))
+    after = not_served(lambda: vector_list(question))
+    new = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(question, namespace=NS))
+    assert next(iter(after)) == new.pk
+    same(after, uncached(lambda: vector_list(question)))
+
+    # ...and ends it with raw SQL.
+    table = Fact._meta.db_table
+
+    def end_it() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET valid_to = %s WHERE id = %s", [timezone.now(), new.pk]
+            )
+
+    warm(question)
+    in_another_connection(end_it)
+    assert new.pk not in not_served(lambda: vector_list(question))
+
+
+def test_a_raw_sql_update_of_a_vector_is_seen(vcache: Any) -> None:
+    facts = remember(TEXTS)
+    question = QUESTIONS[2]
+    before = warm(question)
+    target = facts[-1]
+    assert next(iter(before)) != target.pk
+    with connection.cursor() as cursor:  # what an operator's script or a migration would do
+        cursor.execute(
+            f"UPDATE {Fact._meta.db_table} SET embedding = %s WHERE id = %s",
+            [packed(get_embedder().embed([question])[0]), target.pk],
+        )
+    after = not_served(lambda: vector_list(question))
+    assert next(iter(after)) == target.pk
+    same(after, uncached(lambda: vector_list(question)))
+
+
+def test_forget_supersede_and_erase_are_seen(vcache: Any) -> None:
+    facts = remember(TEXTS)
+    question = QUESTIONS[0]
+    best = next(iter(warm(question)))
+    memory.fact_forget(namespace=NS, fact_id=best)
+    after = not_served(lambda: vector_list(question))
+    assert best not in after
+
+    best = next(iter(warm(question)))
+    memory.fact_supersede(namespace=NS, fact_id=best, text="Ada outgrew her allergies")
+    assert best not in not_served(lambda: vector_list(question))
+
+    warm(question)
+    memory.namespace_erase(namespace=NS)
+    assert not_served(lambda: vector_list(question)) == {}
+    assert generation() is None  # no row: nothing of the namespace is kept in memory
+    assert not_served(lambda: vector_list(question)) == {}
+    assert facts
+
+
+def test_a_fact_expires_in_memory_without_any_write(vcache: Any, monkeypatch: Any) -> None:
+    facts = remember(TEXTS)
+    question = QUESTIONS[0]
+    best = next(iter(uncached(lambda: vector_list(question))))
+    soon = timezone.now() + dt.timedelta(minutes=5)
+    Fact.objects.filter(pk=best).update(expires_at=soon)
+    assert best in warm(question)
+
+    later = soon + dt.timedelta(seconds=1)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    after = served(lambda: vector_list(question))  # no write happened: memory still serves
+    assert best not in after
+    same(after, uncached(lambda: vector_list(question)))
+    assert facts
+
+
+def test_namespaces_keep_their_own_matrices(vcache: Any) -> None:
+    remember(TEXTS, namespace="user-a")
+    remember(TEXTS, namespace="user-b")
+    question = QUESTIONS[3]
+    a, b = warm(question, namespace="user-a"), warm(question, namespace="user-b")
+    assert set(a).isdisjoint(b)  # never another namespace's facts
+
+    remember(["Ada is learning Japanese and Korean"], namespace="user-a")
+    assert served(lambda: vector_list(question, namespace="user-b")) == b  # untouched
+    after = not_served(lambda: vector_list(question, namespace="user-a"))
+    assert after != a
+    same(after, uncached(lambda: vector_list(question, namespace="user-a")))
+
+
+def test_bookkeeping_updates_keep_the_matrix(vcache: Any) -> None:
+    """Recall's own counts, and edits of text or metadata, leave the vector list as it was:
+    they must not cost the next recall a read (the triggers compare the columns it uses)."""
+    facts = remember(TEXTS)
+    question = QUESTIONS[0]
+    before = warm(question)
+    memory.fact_recall(namespace=NS, query=question, k=5)
+    Fact.objects.filter(namespace=NS).update(
+        recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
+    )
+    fact = Fact.objects.get(pk=facts[0].pk)
+    fact.metadata = {"source": "import"}
+    fact.save()  # every column written, the watched ones unchanged
+    assert served(lambda: vector_list(question)) == before
+
+
+def test_the_generation_changes_with_every_change_to_recallable_facts(vcache: Any) -> None:
+    (fact,) = remember([TEXTS[0]])
+    seen = [generation()]
+    table = Fact._meta.db_table
+    changes = [
+        ("kind", "preference"),
+        ("embedding_model", "other-model"),
+        ("embedding_dim", 3),
+        ("valid_to", timezone.now()),
+        ("valid_to", None),
+        ("expires_at", timezone.now()),
+        ("namespace", "user-elsewhere"),
+    ]
+    with connection.cursor() as cursor:
+        for column, value in changes:
+            cursor.execute(f"UPDATE {table} SET {column} = %s WHERE id = %s", [value, fact.pk])
+            seen.append(generation())
+        elsewhere = generation("user-elsewhere")  # the new namespace's changed too
+        cursor.execute(f"UPDATE {table} SET recall_count = 7, metadata = %s", ['{"a": 1}'])
+        assert generation() == seen[-1] and generation("user-elsewhere") == elsewhere
+        cursor.execute(f"DELETE FROM {FactTerm._meta.db_table}")
+        cursor.execute(f"DELETE FROM {table} WHERE namespace = %s", ["user-elsewhere"])
+    assert None not in seen and len(set(seen)) == len(seen)
+    assert generation("user-elsewhere") not in (None, elsewhere)
+
+
+def test_own_writes_inside_a_transaction_are_seen_and_a_rollback_forgets_them(
+    vcache: Any,
+) -> None:
+    remember(TEXTS)
+    question = QUESTIONS[2]
+    before = warm(question)
+
+    class Rollback(Exception):
+        pass
+
+    with pytest.raises(Rollback), transaction.atomic():
+        remember([question])
+        inside = vector_list(question)
+        assert next(iter(inside)) not in before  # its own uncommitted fact, first
+        vector_list(question)
+        raise Rollback
+    same(vector_list(question), before)
+
+
+def test_a_database_without_the_triggers_is_never_served_from_memory(vcache: Any) -> None:
+    remember(TEXTS)
+    question = QUESTIONS[0]
+    warm(question)
+    with connection.cursor() as cursor:
+        for sql in trigger_sql(connection.vendor, forwards=False):
+            cursor.execute(sql)
+    try:
+        connection.close()  # the check is once per connection
+        assert not vector_cache.usable()
+        not_served(lambda: vector_list(question))
+        remember(["Ada is allergic to peanuts, cats and dust"])  # unseen by any generation
+        same(not_served(lambda: vector_list(question)), uncached(lambda: vector_list(question)))
+    finally:
+        with connection.cursor() as cursor:
+            for sql in trigger_sql(connection.vendor):
+                cursor.execute(sql)
+        connection.close()
+    assert vector_cache.usable()
+
+
+def test_memory_stays_within_its_bound_least_recently_used_first(
+    vcache: Any, settings: Any
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_VECTOR_CACHE_MB": 1}
+    embedder = get_embedder()
+    for namespace in ("user-1", "user-2", "user-3"):  # about 0.48 MB of vectors each
+        rows = [f"{namespace} fact number {i} about topic {i % 17}" for i in range(300)]
+        vectors = embedder.embed(rows)
+        Fact.objects.bulk_create(
+            Fact(
+                namespace=namespace,
+                text=text,
+                text_hash=blind.text_hash(text, namespace=namespace),
+                embedding=vector,
+                embedding_model=embedder.model,
+                embedding_dim=len(vector),
+            )
+            for text, vector in zip(rows, vectors, strict=True)
+        )
+    question = "fact about topic 3"
+    evictions = vector_cache.stats.evictions
+    for namespace in ("user-1", "user-2", "user-3"):
+        warm(question, namespace=namespace)
+        assert vector_cache.size() <= 1024 * 1024
+    assert vector_cache.stats.evictions > evictions
+    served(lambda: vector_list(question, namespace="user-3"))  # most recent: kept
+    not_served(lambda: vector_list(question, namespace="user-1"))  # least recent: dropped

@@ -1,0 +1,405 @@
+"""Each namespace's fact vectors kept in this process's memory, checked against the database's
+generation of that namespace on every query.
+
+Exact vector recall ranks every current vector of a namespace. On SQLite reading them (one
+packed float32 blob per fact) cost far more than ranking them in numpy; on PostgreSQL the
+exact scan in the database was most of a recall at 1,000-5,000 facts (docs/benchmarks.md,
+"Fact recall: where the time goes"). So recall keeps, per database, namespace, embedding model
+and dimension, a ``Matrix``: the ids, vectors, kinds and expiry times of the namespace's facts
+that are not superseded or ended, read in ONE statement together with the namespace's
+generation (``ttmemory.models.generation``: triggers give it a new value in the same
+transaction as any change to those facts, by any code path or process).
+
+A matrix serves a query only when the generation the query reads is the one it was read with.
+Both are read in one statement each, so each is one consistent snapshot of the database: the
+same generation means the same committed changes, hence the same vectors. Where it is read:
+
+- PostgreSQL with pgvector (namespaces up to ``RECALL_EXACT_LIMIT``): recall's one candidate
+  statement returns the generation beside the keyword list (no round trip added). With a
+  matrix in memory, the vector list is ranked here first and handed to that statement (so its
+  neighbour context blends it as before); a generation that differs drops the matrix and the
+  statement runs again with the database's own vector scan. A matrix is read (one more
+  statement) once a namespace's generation was the same for two recalls in a row, so a
+  namespace written between every two recalls costs at most one extra statement per write.
+- SQLite and PostgreSQL without pgvector: one small statement reads the generation; a miss
+  reads the matrix instead of the vectors it read before (the same rows plus kind and expiry).
+
+Expiry needs no write: each query filters the matrix by ``expires_at > now`` as the SQL does.
+``kinds`` are filtered here too. Not served from memory: with a metadata filter (the ORM path),
+on databases without the triggers (other vendors, or migration 0019 not applied: checked once
+per connection), with ``RECALL_VECTOR_CACHE_MB`` 0, and for a namespace whose matrix alone
+exceeds it. Transactions need no bypass: a generation written inside one is never reused, so a
+matrix read there can only match that transaction's own later reads.
+
+Matrices are dropped least recently used first to stay within ``RECALL_VECTOR_CACHE_MB`` per
+process, read on every query (a lowered bound applies at the next recall). After a fork the
+child keeps its copy (still checked against the database on each use) with a new lock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import connection
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from ttmemory.conf import app_settings
+from ttmemory.models import Fact, FactGeneration
+from ttmemory.models.generation import triggers_installed
+from ttmemory.models.vectors import PGVECTOR, vector_storage
+
+logger = logging.getLogger(__name__)
+
+#: (database, namespace, embedding model, dimensions); the database is (alias, vendor, name,
+#: host, port), so two databases behind one alias never share a matrix.
+Key = tuple[tuple[str, ...], str, str, int]
+
+#: How many namespaces' last seen generation PostgreSQL recall remembers (to read a matrix
+#: only for a namespace whose generation held for two recalls).
+SEEN_LIMIT = 10_000
+
+_NEVER = np.iinfo(np.int64).max  # the expiry of a fact that never expires (PostgreSQL)
+_NEVER_TEXT = "~"  # sorts after any date text (SQLite)
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The facts of one namespace, model and dimension that are neither superseded nor ended,
+    as of ``generation``, in id order. ``expires``: each row's ``expires_at`` (microseconds
+    since the epoch on PostgreSQL, the stored text on SQLite), None when none expires."""
+
+    generation: int
+    ids: np.ndarray
+    vectors: np.ndarray
+    norms: np.ndarray  # each row's squared norm, float32 as pgvector sums it
+    kinds: np.ndarray
+    kind_names: tuple[str, ...]
+    expires: np.ndarray | None
+
+    @property
+    def nbytes(self) -> int:
+        extra = self.expires.nbytes if self.expires is not None else 0
+        return int(
+            self.ids.nbytes + self.vectors.nbytes + self.norms.nbytes + self.kinds.nbytes + extra
+        )
+
+
+@dataclass
+class CacheStats:
+    """Process-wide counters: queries served from memory, matrices read, dropped as stale, and
+    dropped to stay within the bound."""
+
+    hits: int = 0
+    reads: int = 0
+    stale: int = 0
+    evictions: int = 0
+
+
+stats = CacheStats()
+_lock = threading.Lock()
+_matrices: OrderedDict[Key, Matrix] = OrderedDict()
+_seen: OrderedDict[Key, int] = OrderedDict()
+_size = 0
+_TRIGGERS_ATTRIBUTE = "_ttmemory_generation_triggers"
+
+
+def _after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()  # a thread of the parent may have held it while forking
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def budget() -> int:
+    """Bytes this process may keep (``RECALL_VECTOR_CACHE_MB``, read when asked)."""
+    return int(app_settings.RECALL_VECTOR_CACHE_MB) * 1024 * 1024
+
+
+def usable(conn: BaseDatabaseWrapper | None = None) -> bool:
+    """This connection's database may serve recall's vectors from memory: a budget, and the
+    generation triggers in place (asked once per physical connection)."""
+    conn = conn or connection
+    if budget() <= 0 or conn.vendor not in ("postgresql", "sqlite"):
+        return False
+    conn.ensure_connection()
+    cached = getattr(conn, _TRIGGERS_ATTRIBUTE, None)
+    if cached is not None and cached[0] is conn.connection:
+        return bool(cached[1])
+    found = triggers_installed(conn)
+    if not found:
+        logger.warning(
+            "recall keeps no vectors in memory: the fact generation triggers are missing "
+            "(run ttmemory's migration 0019)"
+        )
+    setattr(conn, _TRIGGERS_ATTRIBUTE, (conn.connection, found))
+    return found
+
+
+def key(namespace: str, model: str, dim: int, conn: BaseDatabaseWrapper | None = None) -> Key:
+    conn = conn or connection
+    settings = conn.settings_dict
+    database = (
+        conn.alias,
+        conn.vendor,
+        str(settings.get("NAME") or ""),
+        str(settings.get("HOST") or ""),
+        str(settings.get("PORT") or ""),
+    )
+    return database, namespace, model, int(dim)
+
+
+def get(found: Key) -> Matrix | None:
+    """The matrix kept for ``found`` (whatever its generation), marked as recently used."""
+    with _lock:
+        _evict(budget())  # a bound lowered since the last query applies now
+        matrix = _matrices.get(found)
+        if matrix is not None:
+            _matrices.move_to_end(found)
+        return matrix
+
+
+def hit() -> None:
+    with _lock:
+        stats.hits += 1
+
+
+def drop(found: Key) -> None:
+    """Forget ``found``'s matrix (its generation moved on)."""
+    global _size
+    with _lock:
+        matrix = _matrices.pop(found, None)
+        if matrix is not None:
+            _size -= matrix.nbytes
+            stats.stale += 1
+
+
+def put(found: Key, matrix: Matrix) -> None:
+    """Keep ``matrix`` for ``found`` unless it is of an unknown generation (0) or alone larger
+    than the bound; older matrices are dropped to make room."""
+    global _size
+    bound = budget()
+    with _lock:
+        stats.reads += 1
+        old = _matrices.pop(found, None)
+        if old is not None:
+            _size -= old.nbytes
+        if matrix.generation == 0 or matrix.nbytes > bound:
+            return
+        _evict(bound - matrix.nbytes)
+        _matrices[found] = matrix
+        _size += matrix.nbytes
+
+
+def seen_again(found: Key, generation: int) -> bool:
+    """Record ``generation`` as the last one seen for ``found``; True when it is the one seen
+    before (the namespace did not change between two recalls) and is a known generation."""
+    with _lock:
+        before = _seen.pop(found, None)
+        _seen[found] = generation
+        while len(_seen) > SEEN_LIMIT:
+            _seen.popitem(last=False)
+    return generation != 0 and before == generation
+
+
+def _evict(bound: int) -> None:
+    """Drop the least recently used matrices until at most ``bound`` bytes remain (under
+    ``_lock``)."""
+    global _size
+    while _matrices and _size > bound:
+        _, evicted = _matrices.popitem(last=False)
+        _size -= evicted.nbytes
+        stats.evictions += 1
+
+
+def clear() -> None:
+    """Drop every matrix and remembered generation of this process."""
+    global _size
+    with _lock:
+        _matrices.clear()
+        _seen.clear()
+        _size = 0
+
+
+def size() -> int:
+    """Bytes held by this process's matrices."""
+    return _size
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def _tables() -> tuple[str, str]:
+    quote = connection.ops.quote_name
+    return quote(Fact._meta.db_table), quote(FactGeneration._meta.db_table)
+
+
+def generation(namespace: str) -> int:
+    """The namespace's generation now (0: no row, unknown), one statement."""
+    _, gen = _tables()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT generation FROM {gen} WHERE namespace = %s", [namespace])
+        row = cursor.fetchone()
+    return int(row[0]) if row else 0
+
+
+def generation_sql(namespace_param: str) -> str:
+    """An expression of one statement reading the namespace's generation (0: unknown)."""
+    _, gen = _tables()
+    return f"coalesce((SELECT g.generation FROM {gen} g WHERE g.namespace = {namespace_param}), 0)"
+
+
+def read(namespace: str, model: str, dim: int) -> Matrix:
+    """The namespace's facts of ``model`` and ``dim`` that are neither superseded nor ended,
+    and its generation, in one statement (one snapshot) on the default connection."""
+    fact, _ = _tables()
+    pgvector = vector_storage(connection) == PGVECTOR
+    blob = "vector_send(f.embedding)" if pgvector else "f.embedding"
+    expires = "CAST(f.expires_at AS TEXT)" if connection.vendor == "sqlite" else "f.expires_at"
+    sql = (
+        f"SELECT {generation_sql('%s')}, f.id, {blob}, f.kind, {expires} FROM (SELECT 1 AS one) "
+        f"one LEFT JOIN {fact} f ON f.namespace = %s AND f.embedding_model = %s "
+        "AND f.embedding_dim = %s AND f.superseded_by_id IS NULL AND f.valid_to IS NULL "
+        "ORDER BY f.id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [namespace, namespace, model, dim])
+        rows = cursor.fetchall()
+    found = int(rows[0][0]) if rows else 0
+    rows = [row for row in rows if row[1] is not None]
+    codes: dict[str, int] = {}
+    kinds = np.fromiter((codes.setdefault(row[3], len(codes)) for row in rows), dtype=np.int32)
+    packed = b"".join(bytes(row[2]) for row in rows)
+    if pgvector:  # vector_send: int16 dimensions, int16 unused, then big-endian float4s
+        raw = np.frombuffer(packed, dtype=">f4").reshape(len(rows), dim + 1)[:, 1:]
+        vectors = np.ascontiguousarray(raw, dtype=np.float32)
+    else:
+        vectors = np.frombuffer(packed, dtype="<f4").reshape(len(rows), dim)
+    ids = np.fromiter((row[1] for row in rows), dtype=np.int64, count=len(rows))
+    return Matrix(
+        generation=found,
+        ids=ids,
+        vectors=vectors,
+        norms=np.einsum("ij,ij->i", vectors, vectors),
+        kinds=kinds,
+        kind_names=tuple(codes),
+        expires=_expiries([row[4] for row in rows]),
+    )
+
+
+def _expiries(values: list[Any]) -> np.ndarray | None:
+    if all(value is None for value in values):
+        return None
+    if connection.vendor == "sqlite":
+        return np.array([_NEVER_TEXT if v is None else str(v) for v in values])
+    return np.fromiter(
+        (_NEVER if v is None else _microseconds(v) for v in values),
+        dtype=np.int64,
+        count=len(values),
+    )
+
+
+def _microseconds(value: dt.datetime) -> int:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.UTC)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def now_key(now: dt.datetime) -> Any:
+    """``now`` as a matrix's expiry times are compared with it, as the SQL compares them (on
+    SQLite: the text the driver binds)."""
+    if connection.vendor == "sqlite":
+        adapted = sqlite3.adapt(now, sqlite3.PrepareProtocol, now)
+        return adapted if isinstance(adapted, str) else str(adapted)
+    return _microseconds(now)
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking
+
+
+def _eligible(
+    matrix: Matrix, now: Any, kinds: Sequence[str] | None
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows current at ``now`` and of ``kinds``: (row indexes or None for all, ids)."""
+    keep = None
+    if matrix.expires is not None:
+        keep = matrix.expires > now
+    if kinds:
+        asked = set(kinds)
+        wanted = [code for code, name in enumerate(matrix.kind_names) if name in asked]
+        of_kind = np.isin(matrix.kinds, wanted)
+        keep = of_kind if keep is None else keep & of_kind
+    if keep is None:
+        return None
+    rows = np.flatnonzero(keep)
+    return rows, matrix.ids[rows]
+
+
+def top_dot(
+    matrix: Matrix, vector: Sequence[float], *, now: Any, kinds: Sequence[str] | None, limit: int
+) -> dict[int, float]:
+    """The ``limit`` best eligible rows by dot product (what SQLite recall scores): fact id ->
+    score, best first, ties by id."""
+    picked = _eligible(matrix, now, kinds)
+    if picked is None:
+        return best(matrix.ids, similarities(matrix.vectors, vector), limit)
+    rows, ids = picked
+    return best(ids, similarities(matrix.vectors[rows], vector), limit)
+
+
+def top_distance(
+    matrix: Matrix, vector: Sequence[float], *, now: Any, kinds: Sequence[str] | None, limit: int
+) -> tuple[list[int], list[float]]:
+    """The ``limit`` best eligible rows by pgvector's cosine distance (``<=>``, computed as
+    pgvector computes it: float32 sums, the quotient in float8, clamped), ascending, ties by
+    id: (ids, distances)."""
+    picked = _eligible(matrix, now, kinds)
+    rows = None if picked is None else picked[0]
+    ids = matrix.ids if picked is None else picked[1]
+    vectors = matrix.vectors if rows is None else matrix.vectors[rows]
+    norms = matrix.norms if rows is None else matrix.norms[rows]
+    query = np.asarray(vector, dtype=np.float32)
+    dots = similarities(vectors, query).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sims = dots / np.sqrt(norms.astype(np.float64) * float(np.dot(query, query)))
+    distances = 1.0 - np.clip(sims, -1.0, 1.0)
+    ranked = best(ids, -distances, limit)  # ascending distance, ties by id: ORDER BY's
+    return list(ranked), [-negated for negated in ranked.values()]
+
+
+def similarities(vectors: np.ndarray, vector: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Each row of ``vectors`` dotted with ``vector`` (float32), the same number for a row
+    wherever it sits: einsum's loop, unlike BLAS's matrix-vector product, does not sum a row
+    differently by its position, so memory and the database's rows rank alike to the last bit
+    (and it was faster here: 3-7 ms for 50,000 x 384 against 7-15 ms, on 2 busy cores).
+    """
+    return np.einsum("ij,j->i", vectors, np.asarray(vector, dtype=np.float32))
+
+
+def best(ids: np.ndarray, sims: np.ndarray, limit: int) -> dict[int, float]:
+    """The ``limit`` highest ``sims``, best first, ties by id (lowest first): a full sort's
+    answer, sorting only the rows that can be in it."""
+    if not len(ids) or limit <= 0:
+        return {}
+    rows = np.arange(len(ids))
+    if len(ids) > limit:
+        negated = -sims
+        cut = np.partition(negated, limit - 1)[limit - 1]
+        if not np.isnan(cut):  # NaN scores sort last in a full sort; let that handle them
+            rows = np.flatnonzero(negated <= cut)  # every row tied with the last one too
+    order = rows[np.lexsort((ids[rows], -sims[rows]))][:limit]
+    return {int(ids[i]): float(sims[i]) for i in order}
