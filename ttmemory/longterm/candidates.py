@@ -153,7 +153,7 @@ def _postgresql(
         cache_key = vector_cache.key(namespace, model, len(vector))
         matrix = vector_cache.get(cache_key)
         if matrix is not None:
-            given = vector_cache.top_distance(
+            given = vector_cache.shortlist(
                 matrix, vector, now=vector_cache.now_key(now), kinds=kinds, limit=limit
             )
             sql, params = _postgresql_sql(
@@ -235,14 +235,15 @@ def _postgresql_sql(
     budgeted: bool | None = None,
     context: Context | None = None,
     now: dt.datetime | None = None,
-    given: tuple[list[int], list[float]] | None = None,
+    given: list[int] | None = None,
     generation: bool = False,
 ) -> tuple[str, dict[str, Any]]:
     """The candidate statement and its parameters. ``approximate``: vector search through
     HNSW; ``budgeted`` (default: ``approximate``): keyword search reads ``POSTINGS_BUDGET``
     postings of the rarest query words whole (a namespace above ``RECALL_EXACT_LIMIT``).
-    ``given``: the vector list already ranked (ids, cosine distances; ``vector_cache``)
-    instead of the database's scan; ``generation``: a row 5 with the namespace's generation."""
+    ``given``: the facts that can be in the vector list (``vector_cache.shortlist``), ranked
+    instead of the namespace's every fact; ``generation``: a row 5 with the namespace's
+    generation."""
     budgeted = approximate if budgeted is None else budgeted
     fact, term = _tables()
     params: dict[str, Any] = {
@@ -276,17 +277,17 @@ def _postgresql_sql(
         "SELECT 0 AS which, id, score, 0::bigint AS other FROM kw",
         "SELECT 2, st.n::bigint, st.avgdl, 0 FROM st" if cached is None else "",
     ]
-    if vector is not None and given is not None:
-        # Ranked in memory (vector_cache): the list, as the scan below would return it.
-        params["vids"], params["vdist"] = given
-        parts.append(
-            "vec AS (SELECT v.id, v.distance FROM unnest(%(vids)s::bigint[], "
-            "%(vdist)s::float8[]) AS v(id, distance)),"
-        )
-    elif vector is not None:
+    if vector is not None:
         dim = len(vector)
         params["vec"] = recall.vector_literal(vector)
         params["model"], params["dim"] = model, dim
+        if given is not None:
+            # The shortlist picked in memory (vector_cache), ranked here with pgvector's own
+            # arithmetic: the same distances and order as the scan of every fact below.
+            params["vids"] = given
+            where = "f.id = ANY(%(vids)s::bigint[]) AND f.namespace = %(ns)s"
+        else:
+            where = "f.namespace = %(ns)s"
         if approximate:
             # The expression the HNSW index of this dimension is built on (vector_index).
             distance = f"(f.embedding::vector({dim})) <=> %(vec)s::vector({dim})"
@@ -296,7 +297,7 @@ def _postgresql_sql(
             order = "distance, f.id"
         parts.append(
             f"vec AS (SELECT f.id, {distance} AS distance FROM {fact} f "
-            f"WHERE f.namespace = %(ns)s AND f.embedding_model = %(model)s "
+            f"WHERE {where} AND f.embedding_model = %(model)s "
             f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT {int(limit)}),"
         )
     if vector is not None:

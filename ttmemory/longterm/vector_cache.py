@@ -16,9 +16,10 @@ same generation means the same committed changes, hence the same vectors. Where 
 
 - PostgreSQL with pgvector (namespaces up to ``RECALL_EXACT_LIMIT``): recall's one candidate
   statement returns the generation beside the keyword list (no round trip added). With a
-  matrix in memory, the vector list is ranked here first and handed to that statement (so its
-  neighbour context blends it as before); a generation that differs drops the matrix and the
-  statement runs again with the database's own vector scan. A matrix is read (one more
+  matrix in memory, numpy picks the few facts that can be among the nearest (``shortlist``)
+  and that statement ranks only them, with pgvector's own arithmetic (so distances, ties and
+  the neighbour context's blend are the full scan's); a generation that differs drops the
+  matrix and the statement runs again with the database's scan of every fact. A matrix is read (one more
   statement) once a namespace's generation was the same for two recalls in a row, so a
   namespace written between every two recalls costs at most one extra statement per write.
 - SQLite and PostgreSQL without pgvector: one small statement reads the generation; a miss
@@ -361,24 +362,47 @@ def top_dot(
     return best(ids, similarities(matrix.vectors[rows], vector), limit)
 
 
-def top_distance(
+#: How far (cosine distance) numpy's float32 arithmetic may be from pgvector's for one row: its
+#: own SIMD sums differ in the last bits (seen: 7.5e-9 on 384 dimensions), so memory picks the
+#: rows the database is to rank, never their final order.
+TOLERANCE = 1e-4
+
+
+def shortlist(
     matrix: Matrix, vector: Sequence[float], *, now: Any, kinds: Sequence[str] | None, limit: int
-) -> tuple[list[int], list[float]]:
-    """The ``limit`` best eligible rows by pgvector's cosine distance (``<=>``, computed as
-    pgvector computes it: float32 sums, the quotient in float8, clamped), ascending, ties by
-    id: (ids, distances)."""
+) -> list[int]:
+    """The eligible rows that can be among the ``limit`` nearest by pgvector's cosine distance
+    (``<=>``), for the candidate statement to rank with pgvector's own arithmetic: every row
+    within ``TOLERANCE`` of the ``limit``-th distance computed here, and of the rows orthogonal
+    to ``vector`` (a dot product of exactly 0 in any order of summation: distance exactly 1),
+    the ``limit`` lowest ids, as ``ORDER BY distance, id`` takes them.
+    """
     picked = _eligible(matrix, now, kinds)
     rows = None if picked is None else picked[0]
     ids = matrix.ids if picked is None else picked[1]
+    if not len(ids) or limit <= 0:
+        return []
     vectors = matrix.vectors if rows is None else matrix.vectors[rows]
     norms = matrix.norms if rows is None else matrix.norms[rows]
     query = np.asarray(vector, dtype=np.float32)
-    dots = similarities(vectors, query).astype(np.float64)
+    dots = similarities(vectors, query)
     with np.errstate(divide="ignore", invalid="ignore"):
-        sims = dots / np.sqrt(norms.astype(np.float64) * float(np.dot(query, query)))
+        sims = dots.astype(np.float64) / np.sqrt(
+            norms.astype(np.float64) * float(np.dot(query, query))
+        )
     distances = 1.0 - np.clip(sims, -1.0, 1.0)
-    ranked = best(ids, -distances, limit)  # ascending distance, ties by id: ORDER BY's
-    return list(ranked), [-negated for negated in ranked.values()]
+    distances[np.isnan(distances)] = np.inf  # a zero vector: pgvector's NaN sorts last
+    if len(ids) <= limit:
+        return [int(i) for i in ids]
+    cut = np.partition(distances, limit - 1)[limit - 1]
+    orthogonal = dots == 0.0
+    near = ~orthogonal & (distances <= cut + TOLERANCE)
+    chosen = ids[near]
+    if cut + TOLERANCE >= 1.0:
+        chosen = np.concatenate([chosen, np.sort(ids[orthogonal])[:limit]])
+    if np.isinf(cut):
+        chosen = np.concatenate([chosen, np.sort(ids[np.isinf(distances)])[:limit]])
+    return [int(i) for i in chosen]
 
 
 def similarities(vectors: np.ndarray, vector: Sequence[float] | np.ndarray) -> np.ndarray:
