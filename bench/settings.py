@@ -28,3 +28,17 @@ def _bench_database_options() -> None:
 
 
 _bench_database_options()
+
+
+# TTMEMORY_BENCH_VECTOR_CACHE_MB=0 turns recall's in-memory vectors off (an A/B of
+# ttmemory/longterm/vector_cache.py with the same command); unset: the app's default.
+def _bench_vector_cache() -> None:
+    import os
+
+    from demo_project.settings import TTMEMORY
+
+    if os.environ.get("TTMEMORY_BENCH_VECTOR_CACHE_MB"):
+        TTMEMORY["RECALL_VECTOR_CACHE_MB"] = int(os.environ["TTMEMORY_BENCH_VECTOR_CACHE_MB"])
+
+
+_bench_vector_cache()
