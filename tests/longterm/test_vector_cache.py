@@ -352,7 +352,7 @@ def test_a_database_without_the_triggers_is_never_served_from_memory(vcache: Any
         for sql in trigger_sql(connection.vendor, forwards=False):
             cursor.execute(sql)
     try:
-        connection.close()  # the check is once per connection
+        vector_cache.clear()  # the check is once a minute
         assert not vector_cache.usable()
         not_served(lambda: vector_list(question))
         remember(["Ada is allergic to peanuts, cats and dust"])  # unseen by any generation
@@ -361,7 +361,7 @@ def test_a_database_without_the_triggers_is_never_served_from_memory(vcache: Any
         with connection.cursor() as cursor:
             for sql in trigger_sql(connection.vendor):
                 cursor.execute(sql)
-        connection.close()
+        vector_cache.clear()
     assert vector_cache.usable()
 
 

@@ -283,11 +283,13 @@ def _postgresql_sql(
         params["model"], params["dim"] = model, dim
         if given is not None:
             # The shortlist picked in memory (vector_cache), ranked here with pgvector's own
-            # arithmetic: the same distances and order as the scan of every fact below.
+            # arithmetic: the same distances and order as the scan of every fact below. Joined
+            # from the list, so each is one primary-key lookup (an id = ANY(...) filter had the
+            # planner scan the namespace, testing every row against the list).
             params["vids"] = given
-            where = "f.id = ANY(%(vids)s::bigint[]) AND f.namespace = %(ns)s"
+            source = f"unnest(%(vids)s::bigint[]) AS v(id) JOIN {fact} f ON f.id = v.id"
         else:
-            where = "f.namespace = %(ns)s"
+            source = f"{fact} f"
         if approximate:
             # The expression the HNSW index of this dimension is built on (vector_index).
             distance = f"(f.embedding::vector({dim})) <=> %(vec)s::vector({dim})"
@@ -296,8 +298,8 @@ def _postgresql_sql(
             distance = "f.embedding <=> %(vec)s::vector"
             order = "distance, f.id"
         parts.append(
-            f"vec AS (SELECT f.id, {distance} AS distance FROM {fact} f "
-            f"WHERE {where} AND f.embedding_model = %(model)s "
+            f"vec AS (SELECT f.id, {distance} AS distance FROM {source} "
+            f"WHERE f.namespace = %(ns)s AND f.embedding_model = %(model)s "
             f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT {int(limit)}),"
         )
     if vector is not None:

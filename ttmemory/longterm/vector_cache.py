@@ -19,16 +19,17 @@ same generation means the same committed changes, hence the same vectors. Where 
   matrix in memory, numpy picks the few facts that can be among the nearest (``shortlist``)
   and that statement ranks only them, with pgvector's own arithmetic (so distances, ties and
   the neighbour context's blend are the full scan's); a generation that differs drops the
-  matrix and the statement runs again with the database's scan of every fact. A matrix is read (one more
-  statement) once a namespace's generation was the same for two recalls in a row, so a
-  namespace written between every two recalls costs at most one extra statement per write.
+  matrix and the statement runs again with the database's scan of every fact. A matrix is
+  read (one more statement) once a namespace's generation was the same for two recalls in a
+  row, so a namespace written between every two recalls costs at most one extra statement per
+  write.
 - SQLite and PostgreSQL without pgvector: one small statement reads the generation; a miss
   reads the matrix instead of the vectors it read before (the same rows plus kind and expiry).
 
 Expiry needs no write: each query filters the matrix by ``expires_at > now`` as the SQL does.
 ``kinds`` are filtered here too. Not served from memory: with a metadata filter (the ORM path),
 on databases without the triggers (other vendors, or migration 0019 not applied: checked once
-per connection), with ``RECALL_VECTOR_CACHE_MB`` 0, and for a namespace whose matrix alone
+a minute per process), with ``RECALL_VECTOR_CACHE_MB`` 0, and for a namespace whose matrix alone
 exceeds it. Transactions need no bypass: a generation written inside one is never reused, so a
 matrix read there can only match that transaction's own later reads.
 
@@ -44,6 +45,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -111,7 +113,9 @@ _lock = threading.Lock()
 _matrices: OrderedDict[Key, Matrix] = OrderedDict()
 _seen: OrderedDict[Key, int] = OrderedDict()
 _size = 0
-_TRIGGERS_ATTRIBUTE = "_ttmemory_generation_triggers"
+#: How long a process trusts its last look at a database's generation triggers.
+TRIGGER_CHECK_SECONDS = 60.0
+_triggers: dict[tuple[str, ...], tuple[float, bool]] = {}
 
 
 def _after_fork() -> None:
@@ -130,21 +134,24 @@ def budget() -> int:
 
 def usable(conn: BaseDatabaseWrapper | None = None) -> bool:
     """This connection's database may serve recall's vectors from memory: a budget, and the
-    generation triggers in place (asked once per physical connection)."""
+    generation triggers in place (asked of the database at most once per
+    ``TRIGGER_CHECK_SECONDS`` per process and database, not per connection: with
+    ``CONN_MAX_AGE`` 0 every request has a new one)."""
     conn = conn or connection
     if budget() <= 0 or conn.vendor not in ("postgresql", "sqlite"):
         return False
-    conn.ensure_connection()
-    cached = getattr(conn, _TRIGGERS_ATTRIBUTE, None)
-    if cached is not None and cached[0] is conn.connection:
-        return bool(cached[1])
+    database = key("", "", 0, conn)[0]
+    known = _triggers.get(database)
+    now = time.monotonic()
+    if known is not None and known[0] > now:
+        return known[1]
     found = triggers_installed(conn)
     if not found:
         logger.warning(
             "recall keeps no vectors in memory: the fact generation triggers are missing "
             "(run ttmemory's migration 0019)"
         )
-    setattr(conn, _TRIGGERS_ATTRIBUTE, (conn.connection, found))
+    _triggers[database] = (now + TRIGGER_CHECK_SECONDS, found)
     return found
 
 
@@ -225,11 +232,12 @@ def _evict(bound: int) -> None:
 
 
 def clear() -> None:
-    """Drop every matrix and remembered generation of this process."""
+    """Drop every matrix, remembered generation and trigger check of this process."""
     global _size
     with _lock:
         _matrices.clear()
         _seen.clear()
+        _triggers.clear()
         _size = 0
 
 
