@@ -531,9 +531,9 @@ class AppSettings:
     # of the best such match: the turn that names what the first answer only mentions
     # ("my sister Lena ... started a new job as a nurse"). The best five facts without it keep
     # their places (fusion.FEEDBACK_PROTECTED): it fills the ranks after them, and a recall of
-    # k <= 5 is unchanged and skips it. None: the embedder's own (0, off, for every shipped
-    # embedder; 0.75 helps a sentence embedder's multi-hop questions at recall@10 but lowered
-    # the synthetic set's: docs/benchmarks.md, fusion study). 0: off.
+    # k <= 5 is unchanged and skips it. None: the embedder's own (0.75 for sentence embedders,
+    # where it helps multi-hop questions at recall@10 though it lowered the synthetic set's by
+    # 0.009; 0 for HashEmbedder and WordLlama: docs/benchmarks.md, fusion study). 0: off.
     RECALL_FEEDBACK_WEIGHT = Setting(None, optional_fraction)
     # Recall statistics (recall_count, last_recalled_at) are buffered and written at most this
     # often per process, off the hot path (0: write on every recall).

@@ -527,7 +527,6 @@ def test_all_minilm_l6_v2_recalls_the_second_turn_of_a_two_turn_answer(
     settings.TTMEMORY = {
         **settings.TTMEMORY,
         "EMBEDDER": {"BACKEND": "ttmemory.backends.embedders.SentenceTransformerEmbedder"},
-        "RECALL_FEEDBACK_WEIGHT": 0.75,  # the opt-in configuration (docs/benchmarks.md)
     }
     for text in [*TWO_TURNS, *MORE_TURNS, *other_jobs]:
         memory.fact_remember(namespace="user-minilm", text=text, kind="turn")

@@ -210,9 +210,8 @@ def test_the_second_turn_of_a_two_turn_answer_is_recalled(db: Any, settings: Any
     }
     for text in [*TWO_TURNS, *MORE_TURNS]:
         memory.fact_remember(namespace=NS, text=text, kind="turn")
-    assert fusion.feedback_weight() == 0.0  # off unless asked for, also for sentence embedders
-    # The opt-in configuration for sentence embedders (docs/benchmarks.md, fusion study).
-    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.75}
+    # On by default for sentence embedders (docs/benchmarks.md, fusion study).
+    assert fusion.feedback_weight() == 0.75
 
     found = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=8)
     five = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=5)
@@ -230,6 +229,25 @@ def test_the_second_turn_of_a_two_turn_answer_is_recalled(db: Any, settings: Any
     # five hits (fact_recall's default, prompt_build's memories) is the same as without it.
     assert found.hits[:5] == without.hits[:5] == five.hits
     assert found.hits == sorted(found.hits, key=lambda hit: -hit[1])
+
+
+def test_feedback_is_off_by_default_for_the_keyword_like_embedders(db: Any, settings: Any) -> None:
+    """HashEmbedder (the default) and WordLlama gained nothing from it on tune: their recalls
+    of more than five facts run no feedback statement and rank as before."""
+    from ttmemory.backends.embedders import WordLlamaEmbedder
+
+    assert WordLlamaEmbedder.recall_feedback_weight == 0.0
+    assert fusion.feedback_weight() == 0.0  # the test settings' HashEmbedder
+    for text in [*TWO_TURNS, *MORE_TURNS]:
+        memory.fact_remember(namespace=NS, text=text, kind="turn")
+    default = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=8)
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.75}
+    asked = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=8)
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_FEEDBACK_WEIGHT": 0.0}
+    off = memory.fact_recall(namespace=NS, query=TWO_TURN_QUESTION, k=8)
+
+    assert default.hits == off.hits
+    assert default.hits[:5] == asked.hits[:5]
 
 
 def test_protect_keeps_the_top_in_place_and_the_rest_in_order() -> None:

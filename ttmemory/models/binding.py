@@ -1,4 +1,5 @@
-"""Cursors whose parameters the server binds: the write path's batches and its newest-page read."""
+"""Cursors whose parameters the server binds (the write path's batches and its newest-page read),
+and transactions for derived rows that need not wait for the WAL flush."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 
 from ttmemory.conf import app_settings
 
@@ -92,3 +93,21 @@ def _preparing_cursor_class() -> Any:
                 conn.prepare_threshold = None
 
     return PreparingCursor
+
+
+@contextmanager
+def derived_write() -> Iterator[None]:
+    """``transaction.atomic()`` for rows derived from others (index postings, recall counts):
+    on PostgreSQL its commit does not wait for the WAL flush.
+
+    A crash can lose only such a transaction, and whatever derives the rows does so again (the
+    index job re-indexes past its mark; recall counts are statistics). Inside a caller's
+    transaction it is a savepoint and changes nothing: that commit is the caller's, and may
+    hold rows that must be durable.
+    """
+    outermost = not connection.in_atomic_block
+    with transaction.atomic():
+        if outermost and connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit = off")
+        yield

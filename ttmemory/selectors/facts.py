@@ -52,10 +52,11 @@ def fact_recall(
     remembered just before and after it (``RECALL_CONTEXT_WINDOW`` / ``RECALL_CONTEXT_WEIGHT``,
     ``ttmemory.longterm.fusion``): a turn that answers "which one?" is found by the question
     it answers. Pass ``context=False`` where the order of remembering means nothing
-    (documents stored by key). With ``RECALL_FEEDBACK_WEIGHT`` (off by default; hybrid mode
-    only), the words of the two best facts that the query did not use are asked again, so
-    the second turn of a two-turn answer is found by what the first names; the best
-    ``fusion.FEEDBACK_PROTECTED`` (5) keep their places, so ``k`` <= 5 skips it. Hits below
+    (documents stored by key). With ``RECALL_FEEDBACK_WEIGHT`` (by default 0.75 for sentence
+    embedders, off for HashEmbedder and WordLlama; hybrid mode only), the words of the two
+    best facts that the query did not use are asked again, so the second turn of a two-turn
+    answer is found by what the first names; the best ``fusion.FEEDBACK_PROTECTED`` (5) keep
+    their places, so ``k`` <= 5 skips it. Hits below
     ``RECALL_MIN_RELATIVE`` x the best are left out; no hits at all when
     ``RECALL_MIN_SIMILARITY`` is set and no fact's cosine similarity to the query reaches it
     (not applied in keyword-only mode).

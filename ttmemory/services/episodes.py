@@ -32,6 +32,7 @@ from ttmemory.longterm import blind, episodes
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.longterm.episodes import entry_postings, message_text
 from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
+from ttmemory.models.binding import derived_write
 from ttmemory.services.ledger import ledger_record_embedding
 
 # Messages embedded per call of the embedder by the background job.
@@ -168,16 +169,11 @@ def messages_index_pending(
 
 def _index_session(session_id: int, batch: int) -> int:
     done = 0
-    # Derived rows: the job's own commits need not wait for the flush. A crash can lose only
-    # such a transaction, its postings and its move of the mark together, and the next run
-    # indexes those messages again (searched from the stored ones meanwhile). Not inside a
-    # caller's transaction, whose commit is the caller's.
-    no_flush = connection.vendor == "postgresql" and not connection.in_atomic_block
     while True:
-        with transaction.atomic():
-            if no_flush:
-                with connection.cursor() as cursor:
-                    cursor.execute("SET LOCAL synchronous_commit = off")
+        # Derived rows: a crash can lose only such a transaction, its postings and its move of
+        # the mark together, and the next run indexes those messages again (searched from the
+        # stored ones meanwhile).
+        with derived_write():
             session_lock_hold(session_id)
             row = (
                 MemorySession.objects.filter(pk=session_id)

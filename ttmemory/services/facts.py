@@ -7,7 +7,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -17,6 +17,7 @@ from ttmemory.exceptions import MemoryValidationError
 from ttmemory.longterm import blind
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, FactTerm, MemorySession, Message, Profile
+from ttmemory.models.binding import derived_write
 from ttmemory.selectors.facts import facts_orphaned_by
 from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.ledger import ledger_record_embedding
@@ -290,7 +291,8 @@ def facts_touch_recalled(*, counts: Sequence[tuple[int, int]]) -> int:
 
     ``counts`` is ``(fact_id, times recalled)`` pairs, buffered by ``ttmemory.jobs.recall_counts``
     and written by the background job ``recall_touch``, so recall itself stays a read. Statistics,
-    not content: on PostgreSQL the write does not wait for fsync. Unknown ids are ignored.
+    not content: on PostgreSQL the write does not wait for fsync (``derived_write``). Unknown
+    ids are ignored.
     """
     by_count: dict[int, list[int]] = {}
     for fact_id, count in counts:
@@ -299,10 +301,7 @@ def facts_touch_recalled(*, counts: Sequence[tuple[int, int]]) -> int:
         return 0
     now = timezone.now()
     updated = 0
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute("SET LOCAL synchronous_commit = off")
+    with derived_write():
         for count, ids in by_count.items():
             updated += Fact.objects.filter(pk__in=ids).update(
                 recall_count=F("recall_count") + count, last_recalled_at=now

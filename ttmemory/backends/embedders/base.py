@@ -25,13 +25,13 @@ class Embedder(ABC):
     #: (``ttmemory.longterm.fusion``), chosen the same way.
     recall_context_weight: float = 0.25
     #: Weight of the second, "feedback" keyword query in recall when RECALL_FEEDBACK_WEIGHT is
-    #: unset (``ttmemory.longterm.fusion.feedback``): off (no extra statement). Opt in with
-    #: RECALL_FEEDBACK_WEIGHT 0.75 for a sentence embedder: best on the conversational set's
-    #: tune half (multi-hop questions), with the best five facts kept in place
-    #: (``fusion.FEEDBACK_PROTECTED``), so recall@5 and MRR hold; off by default because it
-    #: lowered recall@10 on the synthetic set (docs/benchmarks.md, fusion study). It gained
-    #: nothing for HashEmbedder and WordLlama (at most 0.003 on tune at any weight).
-    recall_feedback_weight: float = 0.0
+    #: unset (``ttmemory.longterm.fusion.feedback``). 0.75 for a sentence embedder: best on the
+    #: conversational set's tune half (multi-hop questions: the second turn of a two-turn
+    #: answer is found through what the first names), with the best five facts kept in place
+    #: (``fusion.FEEDBACK_PROTECTED``), so a recall of ``k`` <= 5 is unchanged and skips its two
+    #: statements. It lowered the synthetic set's recall@10 by 0.009 (docs/benchmarks.md, fusion
+    #: study); HashEmbedder and WordLlama set 0 (it gained them nothing on tune).
+    recall_feedback_weight: float = 0.75
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
     message_search_vector_weight: float | None = None

@@ -37,6 +37,7 @@ class HashEmbedder(Embedder):
     #: cross-validation on the conversational set's tune half (docs/benchmarks.md).
     recall_vector_weight = 0.1
     recall_context_weight = 0.5
+    recall_feedback_weight = 0.0  # gained nothing on tune at any weight (fusion study)
     #: Past messages: keywords with neighbour terms alone scored best, every fusion chose
     #: weight 0 by cross-validation on the conversational set (docs/benchmarks.md).
     message_search_vector_weight = 0.0

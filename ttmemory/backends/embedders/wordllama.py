@@ -36,6 +36,7 @@ class WordLlamaEmbedder(Embedder):
     #: alone (0).
     recall_vector_weight = 0.8
     recall_context_weight = 0.5
+    recall_feedback_weight = 0.0  # gained nothing on tune at any weight (fusion study)
     message_search_vector_weight = 0.0
 
     def __init__(self, *, dimensions: int = 256, config: str = "l2_supercat") -> None:
