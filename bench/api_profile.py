@@ -2,22 +2,25 @@
 
     .venv/bin/python bench/api_profile.py [--requests 300] [--profile]
 
-Serves the append (POST one message) and newest-50 page (GET ?limit=50) requests of
-``bench/api_load.py`` through Django's WSGI handler in this process (no socket, no gunicorn),
-with the same settings (DEBUG off, no throttle, no background learning), beside the plain
-Django views doing the same SQL. Prints per request: mean wall and CPU microseconds (CPU is
-the figure to trust on a shared machine, where wall time is mostly waiting for a core), SQL
-statements, and with ``--profile`` a cProfile of the API requests timed by CPU (where this
-process's microseconds go; pyinstrument samples wall time, which a busy machine swamps).
+Serves the append (POST one message; also with a new ``Idempotency-Key`` each time) and the
+newest-50 page (GET ?limit=50) requests of ``bench/api_load.py`` through Django's WSGI handler
+in this process (no socket, no gunicorn), with the same settings (DEBUG off, no throttle, no
+background learning), beside the plain Django views doing the same SQL. Prints per request:
+mean wall and CPU microseconds (CPU is the figure to trust on a shared machine, where wall
+time is mostly waiting for a core), SQL statements, and with ``--profile`` a cProfile of the
+API requests timed by CPU (where this process's microseconds go; pyinstrument samples wall
+time, which a busy machine swamps).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +51,18 @@ def main() -> None:
     del application
     body = json.dumps(fixture["message"])
     api = "/api/memory"
+    run, keys = uuid.uuid4().hex, itertools.count()  # every keyed append is a new request
     kinds: dict[str, Any] = {
         "POST messages/ (append one)": lambda n: client.post(
             f"{api}/sessions/{fixture['appends'][n % len(fixture['appends'])]}/messages/",
             body,
             content_type="application/json",
+        ),
+        "POST messages/ with an Idempotency-Key (a new key each)": lambda n: client.post(
+            f"{api}/sessions/{fixture['appends'][n % len(fixture['appends'])]}/messages/",
+            body,
+            content_type="application/json",
+            HTTP_IDEMPOTENCY_KEY=f"{run}-{next(keys)}",
         ),
         "raw SQL append (plain Django view)": lambda n: client.post(
             f"/bench/raw/{n % api_load.APPEND_SESSIONS}/append/",

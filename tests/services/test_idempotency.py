@@ -46,6 +46,42 @@ def test_expired_records_are_pruned_and_a_reused_old_key_runs_again(
     assert not IdempotencyRecord.objects.exists()
 
 
+def test_an_expired_key_is_free_again_also_for_another_request(session: MemorySession) -> None:
+    args = {"namespace": "user-1", "scope": "s", "key": "k1"}
+    idempotent_call(**args, fingerprint="f", call=_append(session, "a"))
+    IdempotencyRecord.objects.update(created_at=timezone.now() - dt.timedelta(days=2))
+    # Past API_IDEMPOTENCY_SECONDS the key is not "reused": the new request runs and its
+    # answer replaces the old one.
+    assert idempotent_call(**args, fingerprint="g", call=_append(session, "b")) == (
+        201,
+        {"seq": 2},
+        False,
+    )
+    assert idempotent_call(**args, fingerprint="g", call=_append(session, "b")) == (
+        201,
+        {"seq": 2},
+        True,
+    )
+    record = IdempotencyRecord.objects.get()
+    assert record.fingerprint == "g" and record.response == {"seq": 2}
+
+
+def test_a_key_is_its_namespace_and_scope_s_own(session: MemorySession) -> None:
+    other = memory.session_open(namespace="user-2", key="other")
+    calls = [
+        ({"namespace": "user-1", "scope": "s"}, session, "a", 1),
+        ({"namespace": "user-1", "scope": "t"}, session, "b", 2),
+        ({"namespace": "user-2", "scope": "s"}, other, "c", 1),
+    ]
+    for where, target, text, seq in calls:
+        first = idempotent_call(**where, key="k", fingerprint=text, call=_append(target, text))
+        assert first == (201, {"seq": seq}, False)
+    for where, target, text, seq in calls:  # each replays its own answer
+        again = idempotent_call(**where, key="k", fingerprint=text, call=_append(target, text))
+        assert again == (201, {"seq": seq}, True)
+    assert IdempotencyRecord.objects.count() == 3
+
+
 @pytest.mark.parametrize("key", ["", " ", "x" * 256, "a\nb"])
 def test_bad_keys_are_refused_before_anything_runs(session: MemorySession, key: str) -> None:
     with pytest.raises(memory_validation_error()):

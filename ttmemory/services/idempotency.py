@@ -7,11 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError, TTMemoryError
 from ttmemory.models import IdempotencyRecord
+from ttmemory.models.compiled import CompiledQuery
 
 MAX_KEY_LENGTH = 255
 
@@ -69,11 +71,13 @@ def idempotent_call(
 def _replay(
     namespace: str, scope: str, key: str, fingerprint: str
 ) -> tuple[int, dict[str, Any], bool] | None:
-    cutoff = timezone.now() - dt.timedelta(seconds=app_settings.API_IDEMPOTENCY_SECONDS)
-    record = IdempotencyRecord.objects.filter(
-        namespace=namespace, scope=scope, key=key, created_at__gt=cutoff
-    ).first()
+    # The key's record whatever its age, in one compiled statement: a new key (the usual
+    # case) then costs that read alone, not also a DELETE in its own transaction.
+    record = next(_RECORD.objects(namespace=namespace, scope=scope, record_key=key), None)
     if record is None:
+        return None
+    cutoff = timezone.now() - dt.timedelta(seconds=app_settings.API_IDEMPOTENCY_SECONDS)
+    if record.created_at <= cutoff:
         # Only the expired record: a fresh one committed since the query above is the answer
         # a concurrent retry must get, not something to delete.
         IdempotencyRecord.objects.filter(
@@ -85,6 +89,14 @@ def _replay(
             "this Idempotency-Key was already used for a different request"
         )
     return record.status_code, dict(record.response), True
+
+
+def _record(shape: object, *, namespace: str, scope: str, record_key: str) -> QuerySet[Any]:
+    return IdempotencyRecord.objects.filter(namespace=namespace, scope=scope, key=record_key)
+
+
+# One row at most (unique per namespace, scope and key); compiled once per connection.
+_RECORD = CompiledQuery(IdempotencyRecord, _record)
 
 
 def idempotency_prune(*, now: dt.datetime | None = None) -> int:
