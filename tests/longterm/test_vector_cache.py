@@ -23,6 +23,7 @@ from django.db.models import F
 from django.test import override_settings
 from django.utils import timezone
 
+from tests.longterm import test_candidates
 from ttmemory import memory
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.longterm import blind, candidates, vector_cache
@@ -32,14 +33,7 @@ from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 NS = "user-vcache"
 TEXTS = [
-    "Ada is allergic to peanuts and carries an epipen",
-    "Ada prefers window seats on long flights",
-    "Ada's cat Pixel is allergic to fish",
-    "Ada lives in Lisbon near the river",
-    "Ada plays the cello on Sundays with friends",
-    "Ada's brother Tom lives in Porto",
-    "Peanut butter is Tom's favourite snack",
-    "Ada flies to Tokyo in March for work",
+    *test_candidates.TEXTS,
     "Ada's favourite colour is teal",
     "Ada is learning Japanese before her trip",
 ]
