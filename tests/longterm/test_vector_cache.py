@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 from django.db import connection, transaction
+from django.db.migrations.executor import MigrationExecutor
 from django.db.models import F
 from django.test import override_settings
 from django.utils import timezone
@@ -304,6 +305,7 @@ def test_the_generation_changes_with_every_change_to_recallable_facts(vcache: An
         ("valid_to", timezone.now()),
         ("valid_to", None),
         ("expires_at", timezone.now()),
+        ("term_count", 99),  # BM25's mean length (migration 0020)
         ("namespace", "user-elsewhere"),
     ]
     with connection.cursor() as cursor:
@@ -357,6 +359,92 @@ def test_a_database_without_the_triggers_is_never_served_from_memory(vcache: Any
                 cursor.execute(sql)
         vector_cache.clear()
     assert vector_cache.usable()
+
+
+def keyword_list(question: str, *, vector: bool) -> dict[int, float]:
+    """The keyword candidates of ``question`` (fact id -> BM25), with or without a vector."""
+    embedder = get_embedder()
+    found = candidates.candidates(
+        NS,
+        terms=blind.query_hashes(question, namespace=NS),
+        vector=embedder.embed([question])[0] if vector else None,
+        model=embedder.model,
+        limit=50,
+        kinds=None,
+    )
+    return found.keyword
+
+
+def counted_afresh(question: str, *, vector: bool) -> dict[int, float]:
+    """``keyword_list`` of a process that has kept nothing: the statistics counted now."""
+    vector_cache.clear()
+    return keyword_list(question, vector=vector)
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["keyword only", "hybrid"])
+def test_bm25_statistics_are_reused_while_the_generation_holds(vcache: Any, vector: bool) -> None:
+    """A small namespace's N and mean length are counted once per generation: kept statistics
+    are what the next recall scores with (shown by planting wrong ones), and a write elsewhere
+    makes the next recall count again."""
+    remember(TEXTS)
+    question = QUESTIONS[0]
+    before = keyword_list(question, vector=vector)
+    kept = vector_cache.known_stats(NS)
+    assert kept is not None and kept[0] == generation() and kept[1] == len(TEXTS)
+    vector_cache.keep_stats(NS, kept[0], kept[1] * 100, kept[2])  # wrong, same generation
+    planted = keyword_list(question, vector=vector)
+    assert list(planted.values()) != list(before.values())  # scored with the kept ones
+    in_another_connection(lambda: remember(["Ada is allergic to penicillin as well"]))
+    after = keyword_list(question, vector=vector)
+    assert after == counted_afresh(question, vector=vector)
+    assert vector_cache.known_stats(NS) == (
+        generation(),
+        len(TEXTS) + 1,
+        pytest.approx(kept[2], rel=0.5),
+    )
+
+
+@pytest.mark.parametrize("vector", [False, True], ids=["keyword only", "hybrid"])
+def test_a_term_count_changed_in_place_is_counted_again(vcache: Any, vector: bool) -> None:
+    """``ttmemory_reindex`` rewrites ``term_count`` in place; BM25's mean length follows at the
+    next recall (migration 0020 makes the generation watch the column)."""
+    facts = remember(TEXTS)
+    question = QUESTIONS[0]
+    before = keyword_list(question, vector=vector)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {Fact._meta.db_table} SET term_count = term_count + 40 WHERE id = %s",
+            [facts[1].pk],
+        )
+    got = keyword_list(question, vector=vector)
+    assert list(got.values()) != list(before.values())
+    assert got == counted_afresh(question, vector=vector)
+
+
+def test_migration_0020_watches_term_count_and_reverses(vcache: Any) -> None:
+    """Before 0020 a ``term_count`` update leaves the generation alone; after it, it does not;
+    both ways, with every other trigger as it was."""
+    (fact,) = remember([TEXTS[0]])
+    table = Fact._meta.db_table
+
+    def bumped(column: str, value: Any) -> bool:
+        before = generation()
+        with connection.cursor() as cursor:
+            cursor.execute(f"UPDATE {table} SET {column} = %s WHERE id = %s", [value, fact.pk])
+        return generation() != before
+
+    executor = MigrationExecutor(connection)
+    leaf = executor.loader.graph.leaf_nodes()
+    try:
+        executor.migrate([("ttmemory", "0019_fact_generation")])
+        assert not bumped("term_count", 50)
+        assert bumped("kind", "preference")
+    finally:
+        MigrationExecutor(connection).migrate(leaf)
+    assert bumped("term_count", 51)
+    assert bumped("kind", "fact")
+    assert not bumped("recall_count", 3)
+    assert vector_cache.tracked()
 
 
 def test_memory_stays_within_its_bound_least_recently_used_first(

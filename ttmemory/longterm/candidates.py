@@ -41,6 +41,7 @@ from django.utils import timezone
 from ttmemory.conf import app_settings
 from ttmemory.longterm import recall, vector_cache
 from ttmemory.models import Fact, FactTerm
+from ttmemory.models.binding import binding_cursor
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 
@@ -139,10 +140,17 @@ def _postgresql(
     context: Context | None,
 ) -> Candidates:
     cached = recall.cached_stats(namespace)
+    # A small namespace's statistics are counted exactly; while its generation holds, the
+    # statement reuses the ones counted before (vector_cache.keep_stats) instead.
+    tracked = cached is None and vector_cache.tracked()
+    known = vector_cache.known_stats(namespace) if tracked else None
     size = cached[0] if cached is not None else recall.size_hint(namespace)
+    if size is None and known is not None:
+        size = known[1]
     if size is None:  # not seen for a while: count first (once per STATS_CACHE_SECONDS)
         cached = recall.namespace_stats(namespace)
         size = cached[0]
+        tracked, known = False, None
     large = size > app_settings.RECALL_EXACT_LIMIT
     approximate = vector is not None and large
     now = timezone.now()
@@ -159,6 +167,7 @@ def _postgresql(
             sql, params = _postgresql_sql(
                 namespace, terms, vector, model, limit, kinds, cached, approximate=False,
                 budgeted=False, context=context, now=now, given=given, generation=True,
+                known=known if tracked else None,
             )  # fmt: skip
             found, generation = _postgresql_rows(namespace, sql, params, size, context)
             if generation == matrix.generation:
@@ -168,7 +177,9 @@ def _postgresql(
             vector_cache.drop(cache_key)  # changed since: the database's own scan, below
     sql, params = _postgresql_sql(
         namespace, terms, vector, model, limit, kinds, cached, approximate=approximate,
-        budgeted=large, context=context, now=now, generation=cache_key is not None,
+        budgeted=large, context=context, now=now,
+        generation=cache_key is not None or (tracked and not large),
+        known=known if tracked and not large else None,
     )  # fmt: skip
     found, generation = _postgresql_rows(
         namespace, sql, params, size, context, approximate=approximate
@@ -197,7 +208,11 @@ def _postgresql_rows(
     if approximate:
         rows = recall.run_with_planner_settings(sql, params)
     else:
-        with connection.cursor() as cursor:
+        # Prepared on its connection whatever the project's DATABASES options say: planning
+        # this statement cost the server more than running it at 1,000 facts. The parameters
+        # stay ``%s`` (text, bound by the server): binary ones (``%b``) cost psycopg 1.2 ms
+        # more per recall here (docs/benchmarks.md, "Fact recall: where the time goes").
+        with binding_cursor(prepare=True) as (cursor, _):
             cursor.execute(sql, params)
             rows = cursor.fetchall()
     keyword: dict[int, float] = {}
@@ -205,18 +220,21 @@ def _postgresql_rows(
     facts = size
     generation = 0
     runs: dict[int, list[int]] | None = {} if context is not None else None
+    counted: float | None = None
     for which, key, score, other in rows:
         if which == 0:
             keyword[int(key)] = float(score)
         elif which == 1:
             vectors[int(key)] = 1.0 - float(score)
-        elif which == 2:  # the statistics row: N and avgdl, kept for large namespaces
-            facts = int(key)
-            recall.remember_stats(namespace, facts, float(score))
+        elif which == 2:  # the statistics row: N and avgdl
+            facts, counted = int(key), float(score)
+            recall.remember_stats(namespace, facts, counted)
         elif which == 5:  # the namespace's generation (vector_cache)
             generation = int(key)
         elif runs is not None:  # 3: a seed (its own neighbour), 4: a neighbour of seed ``key``
             runs.setdefault(int(key), []).append(int(other))
+    if counted is not None and generation:  # counted (or reused) in that generation's snapshot
+        vector_cache.keep_stats(namespace, generation, facts, counted)
     if runs:
         runs = {seed: sorted(ids) for seed, ids in runs.items()}
     return Candidates(keyword, vectors, facts, runs), generation
@@ -237,13 +255,16 @@ def _postgresql_sql(
     now: dt.datetime | None = None,
     given: list[int] | None = None,
     generation: bool = False,
+    known: tuple[int, int, float] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The candidate statement and its parameters. ``approximate``: vector search through
     HNSW; ``budgeted`` (default: ``approximate``): keyword search reads ``POSTINGS_BUDGET``
     postings of the rarest query words whole (a namespace above ``RECALL_EXACT_LIMIT``).
     ``given``: the facts that can be in the vector list (``vector_cache.shortlist``), ranked
     instead of the namespace's every fact; ``generation``: a row 5 with the namespace's
-    generation."""
+    generation, and the statistics row 2 whenever ``cached`` is None. ``known``:
+    ``(generation, N, avgdl)`` counted before (``vector_cache.known_stats``), used instead of
+    counting when the generation read is still that one (with ``generation`` only)."""
     budgeted = approximate if budgeted is None else budgeted
     fact, term = _tables()
     params: dict[str, Any] = {
@@ -257,17 +278,31 @@ def _postgresql_sql(
         kind_filter = " AND f.kind = ANY(%(kinds)s)"
         params["kinds"] = kinds
     current = _current("f", "%(now)s") + kind_filter
-    if cached is None:
+    count = (
+        f"SELECT count(*)::float8 AS n, coalesce(avg(term_count), 1)::float8 AS avgdl "
+        f"FROM {fact} WHERE namespace = %(ns)s"
+    )
+    if cached is None and known is not None and generation:
+        # The statistics counted at the generation this statement reads, if it is still the
+        # one kept; else counted (the CASE runs the count's subquery only when it is needed).
         stats = (
-            f"SELECT count(*)::float8 AS n, coalesce(avg(term_count), 1)::float8 AS avgdl "
-            f"FROM {fact} WHERE namespace = %(ns)s"
+            "SELECT s[1] AS n, s[2] AS avgdl FROM (SELECT CASE WHEN (SELECT generation FROM g) "
+            "= %(known)s THEN ARRAY[%(n)s::float8, %(avgdl)s::float8] ELSE (SELECT "
+            f"ARRAY[count(*)::float8, coalesce(avg(term_count), 1)::float8] FROM {fact} "
+            "WHERE namespace = %(ns)s) END AS s) counted"
         )
+        params["known"], params["n"], params["avgdl"] = known[0], float(known[1]), known[2]
+    elif cached is None:
+        stats = count
     else:
         stats = "SELECT %(n)s::float8 AS n, %(avgdl)s::float8 AS avgdl"
         params["n"], params["avgdl"] = float(cached[0]), float(cached[1] or 1.0)
     parts = [
         "WITH q AS (SELECT h.term, h.word FROM unnest(%(hashes)s::bigint[], "
         "%(words)s::bigint[]) AS h(term, word)),",
+        f"g AS MATERIALIZED (SELECT {vector_cache.generation_sql('%(ns)s')} AS generation),"
+        if generation
+        else "",
         f"st AS MATERIALIZED ({stats}),",
         # Document frequency per query word (its namespace hash and its legacy hash summed).
         f"df AS (SELECT q.word, count(*)::float8 AS n FROM {term} p JOIN q ON p.term = q.term "
@@ -305,7 +340,7 @@ def _postgresql_sql(
     if vector is not None:
         select.append("SELECT 1, id, distance, 0 FROM vec")
     if generation:
-        select.append(f"SELECT 5, {vector_cache.generation_sql('%(ns)s')}, 0.0::float8, 0")
+        select.append("SELECT 5, generation, 0.0::float8, 0 FROM g")
     score = _bm25("p.tf::float8", "f.term_count::float8", "st.n", "df.n", "st.avgdl")
     if budgeted:
         # A large namespace: the posting lists of its frequent words are not read whole.
@@ -345,7 +380,7 @@ def _postgresql_sql(
         _context_sql(parts, select, params, context, current, hybrid=vector is not None)
     union = " UNION ALL ".join(s for s in select if s)
     # Wrapped in a SELECT: a read that says so at its first word (logs, statement filters).
-    sql = "SELECT * FROM (" + "\n".join(parts) + "\n" + union + ") AS candidates"
+    sql = "SELECT * FROM (" + "\n".join(p for p in parts if p) + "\n" + union + ") AS candidates"
     return sql, params
 
 
@@ -416,6 +451,14 @@ def _portable(
         kind_params = list(kinds)
     current = _current("f", p) + kind_sql
     stats = recall.cached_stats(namespace)
+    generation: int | None = None
+    if stats is None and vector_cache.tracked():
+        # Read first: statistics counted after it are of this generation or a later one, and
+        # are reused only while it holds (vector_cache.keep_stats).
+        generation = vector_cache.generation(namespace)
+        known = vector_cache.known_stats(namespace)
+        if known is not None and generation and known[0] == generation:
+            stats = (known[1], known[2])
     keyword: dict[int, float] = {}
     with connection.cursor() as cursor:
         if stats is None:
@@ -425,13 +468,17 @@ def _portable(
             n, avg = cursor.fetchone()
             stats = (int(n or 0), float(avg or 1.0) or 1.0)
             recall.remember_stats(namespace, *stats)
+            if generation:
+                vector_cache.keep_stats(namespace, generation, *stats)
         if terms:
             keyword = _portable_keyword(
                 cursor, namespace, terms, limit, current, kind_params, now, stats
             )
         vectors: dict[int, float] | None = None
         if vector is not None and vector_cache.usable():
-            vectors = _portable_cached(namespace, vector, model, limit, kinds, now)
+            vectors = _portable_cached(
+                namespace, vector, model, limit, kinds, now, generation=generation
+            )
         if vector is not None and vectors is None:
             cursor.execute(
                 f"SELECT f.id, f.embedding FROM {fact} f WHERE f.namespace = {p} "
@@ -449,13 +496,18 @@ def _portable_cached(
     limit: int,
     kinds: list[str] | None,
     now: dt.datetime,
+    *,
+    generation: int | None = None,
 ) -> dict[int, float]:
     """``_numpy_top``'s answer from the namespace's matrix in memory (``vector_cache``): kept
-    while the namespace's generation is the one it was read with, else read again (the same
-    rows the database read would fetch, and their kinds and expiry times)."""
+    while the namespace's generation (``generation``, read now if None) is the one it was read
+    with, else read again (the same rows the database read would fetch, and their kinds and
+    expiry times)."""
     key = vector_cache.key(namespace, model, len(vector))
     matrix = vector_cache.get(key)
-    if matrix is not None and matrix.generation == vector_cache.generation(namespace):
+    if generation is None and matrix is not None:
+        generation = vector_cache.generation(namespace)
+    if matrix is not None and matrix.generation == generation:
         vector_cache.hit()
     else:
         if matrix is not None:

@@ -33,6 +33,14 @@ a minute per process), with ``RECALL_VECTOR_CACHE_MB`` 0, and for a namespace wh
 exceeds it. Transactions need no bypass: a generation written inside one is never reused, so a
 matrix read there can only match that transaction's own later reads.
 
+BM25 statistics: a namespace below ``recall.STATS_CACHE_MIN_FACTS`` facts has its statistics
+(how many facts, their mean term count) counted exactly for every recall. They are kept here
+with the generation of the snapshot that counted them (``keep_stats``) and reused while the
+namespace's generation is that one: on PostgreSQL the candidate statement compares the
+generation it reads with the one kept and counts only when they differ; on SQLite recall reads
+the generation first (it serves the vectors too). Kept with ``RECALL_VECTOR_CACHE_MB`` 0 as
+well (three numbers per namespace, at most ``SEEN_LIMIT`` namespaces).
+
 Matrices are dropped least recently used first to stay within ``RECALL_VECTOR_CACHE_MB`` per
 process, read on every query (a lowered bound applies at the next recall). After a fork the
 child keeps its copy (still checked against the database on each use) with a new lock.
@@ -112,6 +120,8 @@ stats = CacheStats()
 _lock = threading.Lock()
 _matrices: OrderedDict[Key, Matrix] = OrderedDict()
 _seen: OrderedDict[Key, int] = OrderedDict()
+#: BM25 statistics of namespaces recall counted: (generation, facts, mean term count).
+_stats_by_generation: OrderedDict[Key, tuple[int, int, float]] = OrderedDict()
 _size = 0
 #: How long a process trusts its last look at a database's generation triggers.
 TRIGGER_CHECK_SECONDS = 60.0
@@ -134,11 +144,16 @@ def budget() -> int:
 
 def usable(conn: BaseDatabaseWrapper | None = None) -> bool:
     """This connection's database may serve recall's vectors from memory: a budget, and the
-    generation triggers in place (asked of the database at most once per
-    ``TRIGGER_CHECK_SECONDS`` per process and database, not per connection: with
+    generation triggers in place (``tracked``)."""
+    return budget() > 0 and tracked(conn)
+
+
+def tracked(conn: BaseDatabaseWrapper | None = None) -> bool:
+    """The generation triggers are in place in this connection's database (asked of it at most
+    once per ``TRIGGER_CHECK_SECONDS`` per process and database, not per connection: with
     ``CONN_MAX_AGE`` 0 every request has a new one)."""
     conn = conn or connection
-    if budget() <= 0 or conn.vendor not in ("postgresql", "sqlite"):
+    if conn.vendor not in ("postgresql", "sqlite"):
         return False
     database = key("", "", 0, conn)[0]
     known = _triggers.get(database)
@@ -148,8 +163,8 @@ def usable(conn: BaseDatabaseWrapper | None = None) -> bool:
     found = triggers_installed(conn)
     if not found:
         logger.warning(
-            "recall keeps no vectors in memory: the fact generation triggers are missing "
-            "(run ttmemory's migration 0019)"
+            "recall keeps no vectors or statistics in memory: the fact generation triggers "
+            "are missing (run ttmemory's migrations 0019 and 0020)"
         )
     _triggers[database] = (now + TRIGGER_CHECK_SECONDS, found)
     return found
@@ -221,6 +236,26 @@ def seen_again(found: Key, generation: int) -> bool:
     return generation != 0 and before == generation
 
 
+def known_stats(namespace: str) -> tuple[int, int, float] | None:
+    """``(generation, facts, mean term count)`` last counted for ``namespace`` (BM25's N and
+    avgdl): valid while the namespace's generation is that one (``keep_stats``)."""
+    with _lock:
+        return _stats_by_generation.get(key(namespace, "", 0))
+
+
+def keep_stats(namespace: str, generation: int, facts: int, avg_len: float) -> None:
+    """Remember ``namespace``'s BM25 statistics as counted in the snapshot that read
+    ``generation`` (nothing for the unknown generation 0)."""
+    if generation == 0:
+        return
+    found = key(namespace, "", 0)
+    with _lock:
+        _stats_by_generation.pop(found, None)
+        _stats_by_generation[found] = (generation, facts, avg_len)
+        while len(_stats_by_generation) > SEEN_LIMIT:
+            _stats_by_generation.popitem(last=False)
+
+
 def _evict(bound: int) -> None:
     """Drop the least recently used matrices until at most ``bound`` bytes remain (under
     ``_lock``)."""
@@ -232,11 +267,13 @@ def _evict(bound: int) -> None:
 
 
 def clear() -> None:
-    """Drop every matrix, remembered generation and trigger check of this process."""
+    """Drop every matrix, remembered generation and statistics, and trigger check of this
+    process."""
     global _size
     with _lock:
         _matrices.clear()
         _seen.clear()
+        _stats_by_generation.clear()
         _triggers.clear()
         _size = 0
 

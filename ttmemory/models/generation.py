@@ -1,13 +1,15 @@
 """FactGeneration: a number per namespace that changes with every change to its recallable facts.
 
-Recall keeps each namespace's fact vectors in process memory (``ttmemory.longterm.vector_cache``)
-and must know, on every query, whether they are still what the database holds. The database
-tells it: triggers on the fact table, created by migration 0019 (``FactGenerationTriggers``),
-give the namespace's row a new ``generation`` in the same transaction as any insert, delete or
-update of a column recall's vector list depends on (namespace, kind, embedding, its model and
-dimension, ``superseded_by``, ``valid_to``, ``expires_at``, id), by whatever code path: the ORM,
-bulk operations, the admin, raw SQL, another process. An update of anything else (the text,
-metadata, recall counts) leaves it alone, so recall's own bookkeeping never invalidates it.
+Recall keeps each namespace's fact vectors and BM25 statistics in process memory
+(``ttmemory.longterm.vector_cache``) and must know, on every query, whether they are still what
+the database holds. The database tells it: triggers on the fact table, created by migration
+0019 (``FactGenerationTriggers``), give the namespace's row a new ``generation`` in the same
+transaction as any insert, delete or update of a column recall's vector list or statistics
+depend on (namespace, kind, embedding, its model and dimension, ``superseded_by``,
+``valid_to``, ``expires_at``, id; and ``term_count`` since migration 0020), by whatever code
+path: the ORM, bulk operations, the admin, raw SQL, another process. An update of anything else
+(metadata, recall counts, the text re-encrypted with the same words) leaves it alone, so
+recall's own bookkeeping never invalidates it.
 
 A generation is never reused: PostgreSQL draws it from a sequence started at a random value,
 SQLite from ``random() | 1`` (odd, so never 0). A missing row (0 to readers) means "unknown":
@@ -46,19 +48,26 @@ class FactGeneration(models.Model):
         return f"generation {self.generation} of {self.namespace}"
 
 
-#: The fact columns whose change can change recall's vector list (candidates._current and the
-#: vector query's own filters): what the UPDATE triggers compare.
-WATCHED_COLUMNS = (
-    "id",
-    "namespace",
-    "kind",
-    "embedding",
-    "embedding_model",
-    "embedding_dim",
-    "superseded_by_id",
-    "valid_to",
-    "expires_at",
-)
+#: The fact columns whose change can change what recall keeps per namespace and generation:
+#: its vector list (candidates._current and the vector query's own filters) and, from version 2
+#: (migration 0020), its BM25 statistics (count and mean ``term_count``, ``recall``). What the
+#: UPDATE triggers compare, by the version of the triggers (``FactGenerationTriggers``).
+WATCHED_BY_VERSION: dict[int, tuple[str, ...]] = {
+    1: (
+        "id",
+        "namespace",
+        "kind",
+        "embedding",
+        "embedding_model",
+        "embedding_dim",
+        "superseded_by_id",
+        "valid_to",
+        "expires_at",
+    ),
+}
+WATCHED_BY_VERSION[2] = (*WATCHED_BY_VERSION[1], "term_count")
+VERSION = 2
+WATCHED_COLUMNS = WATCHED_BY_VERSION[VERSION]
 
 FACT_TABLE = "ttmemory_fact"
 GENERATION_TABLE = "ttmemory_factgeneration"
@@ -81,15 +90,15 @@ def _postgresql_upsert(source: str) -> str:
     )
 
 
-def _postgresql_forwards() -> list[str]:
-    changed = " OR ".join(f"n.{c} IS DISTINCT FROM o.{c}" for c in WATCHED_COLUMNS)
+def _postgresql_function(columns: tuple[str, ...]) -> str:
+    changed = " OR ".join(f"n.{c} IS DISTINCT FROM o.{c}" for c in columns)
     updated = (
         "SELECT coalesce(n.namespace, o.namespace) AS namespace FROM ttm_new n "
         f"FULL JOIN ttm_old o ON o.id = n.id WHERE {changed} "
         "UNION ALL SELECT o.namespace FROM ttm_new n "
         f"JOIN ttm_old o ON o.id = n.id WHERE n.namespace IS DISTINCT FROM o.namespace"
     )
-    function = f"""
+    return f"""
 CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $body$
 BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -104,13 +113,16 @@ BEGIN
     RETURN NULL;
 END
 $body$"""
+
+
+def _postgresql_forwards(columns: tuple[str, ...]) -> list[str]:
     run = f"FOR EACH STATEMENT EXECUTE FUNCTION {FUNCTION}()"
     return [
         f"CREATE SEQUENCE IF NOT EXISTS {SEQUENCE}",
         # A random start: a database created again (tests, a restore) never repeats the numbers
         # a running process may still hold.
         f"SELECT setval('{SEQUENCE}', 1 + floor(random() * 4e18)::bigint)",
-        function,
+        _postgresql_function(columns),
         f"CREATE TRIGGER {TRIGGERS['insert']} AFTER INSERT ON {FACT_TABLE} "
         f"REFERENCING NEW TABLE AS ttm_new {run}",
         f"CREATE TRIGGER {TRIGGERS['update']} AFTER UPDATE ON {FACT_TABLE} "
@@ -140,15 +152,20 @@ def _sqlite_upsert(namespace: str) -> str:
     )
 
 
-def _sqlite_forwards() -> list[str]:
-    columns = ", ".join(WATCHED_COLUMNS)
-    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in WATCHED_COLUMNS)
+def _sqlite_update_trigger(columns: tuple[str, ...]) -> str:
+    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in columns)
+    return (
+        f"CREATE TRIGGER {TRIGGERS['update']} AFTER UPDATE OF {', '.join(columns)} "
+        f"ON {FACT_TABLE} FOR EACH ROW WHEN {changed} "
+        f"BEGIN {_sqlite_upsert('OLD.namespace')} {_sqlite_upsert('NEW.namespace')} END"
+    )
+
+
+def _sqlite_forwards(columns: tuple[str, ...]) -> list[str]:
     return [
         f"CREATE TRIGGER {TRIGGERS['insert']} AFTER INSERT ON {FACT_TABLE} FOR EACH ROW "
         f"BEGIN {_sqlite_upsert('NEW.namespace')} END",
-        f"CREATE TRIGGER {TRIGGERS['update']} AFTER UPDATE OF {columns} ON {FACT_TABLE} "
-        f"FOR EACH ROW WHEN {changed} "
-        f"BEGIN {_sqlite_upsert('OLD.namespace')} {_sqlite_upsert('NEW.namespace')} END",
+        _sqlite_update_trigger(columns),
         f"CREATE TRIGGER {TRIGGERS['delete']} AFTER DELETE ON {FACT_TABLE} FOR EACH ROW "
         f"BEGIN {_sqlite_upsert('OLD.namespace')} END",
         f"INSERT INTO {GENERATION_TABLE} (namespace, generation) "
@@ -161,13 +178,25 @@ def _sqlite_backwards() -> list[str]:
     return [f"DROP TRIGGER IF EXISTS {name}" for name in TRIGGERS.values()]
 
 
-def trigger_sql(vendor: str, *, forwards: bool = True) -> list[str]:
-    """The statements that create (or drop) the triggers on ``vendor``; [] where there are none
-    (recall then never keeps vectors in memory there)."""
+def trigger_sql(vendor: str, *, forwards: bool = True, version: int = VERSION) -> list[str]:
+    """The statements that create (or drop) the triggers of ``version`` on ``vendor``; [] where
+    there are none (recall then never keeps vectors or statistics in memory there)."""
+    columns = WATCHED_BY_VERSION[version]
     if vendor == "postgresql":
-        return _postgresql_forwards() if forwards else _postgresql_backwards()
+        return _postgresql_forwards(columns) if forwards else _postgresql_backwards()
     if vendor == "sqlite":
-        return _sqlite_forwards() if forwards else _sqlite_backwards()
+        return _sqlite_forwards(columns) if forwards else _sqlite_backwards()
+    return []
+
+
+def watch_sql(vendor: str, version: int) -> list[str]:
+    """The statements that make the installed triggers compare ``version``'s columns on UPDATE
+    (the other triggers are the same in every version)."""
+    columns = WATCHED_BY_VERSION[version]
+    if vendor == "postgresql":
+        return [_postgresql_function(columns)]
+    if vendor == "sqlite":
+        return [f"DROP TRIGGER IF EXISTS {TRIGGERS['update']}", _sqlite_update_trigger(columns)]
     return []
 
 
@@ -201,13 +230,27 @@ def triggers_installed(connection: Any) -> bool:
 class FactGenerationTriggers(Operation):
     """Creates the triggers that keep ``FactGeneration`` current (PostgreSQL, SQLite; nothing
     elsewhere) and a row for every namespace that has facts. Reversible: drops them. Changes
-    no model state."""
+    no model state.
+
+    ``version``: which columns the UPDATE trigger compares (``WATCHED_BY_VERSION``). With
+    ``previous``, the triggers exist already (created at ``previous``) and only that
+    comparison changes; reversing restores ``previous``'s.
+    """
 
     reversible = True
     reduces_to_sql = True
 
+    def __init__(self, version: int = 1, previous: int | None = None) -> None:
+        self.version = version
+        self.previous = previous
+
     def state_forwards(self, app_label: str, state: ProjectState) -> None:
         pass
+
+    def _statements(self, vendor: str, *, forwards: bool) -> list[str]:
+        if self.previous is not None:
+            return watch_sql(vendor, self.version if forwards else self.previous)
+        return trigger_sql(vendor, forwards=forwards, version=self.version)
 
     def database_forwards(
         self,
@@ -216,7 +259,7 @@ class FactGenerationTriggers(Operation):
         from_state: ProjectState,
         to_state: ProjectState,
     ) -> None:
-        for sql in trigger_sql(schema_editor.connection.vendor):
+        for sql in self._statements(schema_editor.connection.vendor, forwards=True):
             schema_editor.execute(sql, params=None)
 
     def database_backwards(
@@ -226,11 +269,18 @@ class FactGenerationTriggers(Operation):
         from_state: ProjectState,
         to_state: ProjectState,
     ) -> None:
-        for sql in trigger_sql(schema_editor.connection.vendor, forwards=False):
+        for sql in self._statements(schema_editor.connection.vendor, forwards=False):
             schema_editor.execute(sql, params=None)
 
     def describe(self) -> str:
+        if self.previous is not None:
+            return f"Makes the fact generation triggers watch the columns of version {self.version}"
         return "Creates the triggers that keep each namespace's fact generation current"
 
     def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        return (self.__class__.__name__, [], {})
+        kwargs: dict[str, Any] = {}
+        if self.version != 1:
+            kwargs["version"] = self.version
+        if self.previous is not None:
+            kwargs["previous"] = self.previous
+        return (self.__class__.__name__, [], kwargs)
