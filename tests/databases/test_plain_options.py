@@ -1,5 +1,6 @@
 """A plain ``DATABASES`` entry (no ``OPTIONS``: Django prepares nothing): ttmemory prepares its
-two append statements itself, nothing else, and nothing at all with ``TTMEMORY["POOLED"]`` or
+two append statements and recall's candidate statement itself, nothing else, and nothing at all
+with ``TTMEMORY["POOLED"]`` or
 with an entry set up for a transaction pooler (``DISABLE_SERVER_SIDE_CURSORS``, or
 ``"prepare_threshold": None`` in ``OPTIONS``).
 
@@ -57,6 +58,16 @@ def append_and_read(session: MemorySession) -> list[dict[str, Any]]:
     return memory.message_recent(session=session)
 
 
+def remember_and_recall(namespace: str) -> list[str]:
+    for text in ("Ada lives in Lisbon", "Ada is allergic to cats", "Ada flies to Tokyo in May"):
+        memory.fact_remember(namespace=namespace, text=text)
+    found = []
+    for _ in range(3):
+        result = memory.fact_recall(namespace=namespace, query="where does Ada live", k=2)
+        found.append(result.hits[0][0].text)
+    return found
+
+
 @postgres_only
 def test_plain_databases_prepare_the_two_append_statements_and_nothing_else(
     plain_options: None, settings: Any
@@ -76,10 +87,23 @@ def test_plain_databases_prepare_the_two_append_statements_and_nothing_else(
 
 
 @postgres_only
+def test_plain_databases_prepare_the_recall_statement(plain_options: None, settings: Any) -> None:
+    """Planning recall's one candidate statement cost more than running it (issue 16)."""
+    settings.TTMEMORY = {**settings.TTMEMORY, "POOLED": False}
+    assert remember_and_recall("plain") == ["Ada lives in Lisbon"] * 3
+    prepared = prepared_statements()
+    # Its variants: statistics counted or kept, vectors scanned or shortlisted in memory.
+    assert 1 <= len(prepared) <= 3, prepared
+    assert all(sql.startswith("SELECT * FROM (WITH q AS") for sql in prepared), prepared
+    assert connection.connection.prepare_threshold is None
+
+
+@postgres_only
 def test_pooled_prepares_nothing(plain_options: None, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "POOLED": True}
     session = memory.session_open(namespace="pooled", key="chat")
     history = append_and_read(session)
+    assert remember_and_recall("pooled") == ["Ada lives in Lisbon"] * 3
 
     assert len(history) == 9
     assert prepared_statements() == []
@@ -100,6 +124,7 @@ def test_an_entry_set_up_for_a_pooler_prepares_nothing(
     connections["default"].close()
     session = memory.session_open(namespace="pooler-shaped", key="chat")
     history = append_and_read(session)
+    assert remember_and_recall("pooler-shaped") == ["Ada lives in Lisbon"] * 3
 
     assert len(history) == 9
     assert prepared_statements() == []
