@@ -175,6 +175,8 @@ def _postgresql(
                 vector_cache.seen_again(cache_key, generation)
                 return found
             vector_cache.drop(cache_key)  # changed since: the database's own scan, below
+            if tracked:  # the statistics that statement counted at the new generation
+                known = vector_cache.known_stats(namespace)
     sql, params = _postgresql_sql(
         namespace, terms, vector, model, limit, kinds, cached, approximate=approximate,
         budgeted=large, context=context, now=now,
