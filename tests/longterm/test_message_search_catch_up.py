@@ -13,6 +13,7 @@ from tests.longterm.test_message_search import CHAT
 from ttmemory import memory
 from ttmemory.models import MemorySession, MessageEntry, MessageTerm
 from ttmemory.selectors import episodes as selector_episodes
+from ttmemory.services import episodes as episodes_service
 from ttmemory.services.episodes import messages_index_pending
 from ttmemory.services.sessions import message_pop
 
@@ -100,6 +101,68 @@ def test_the_job_never_indexes_what_was_deleted_before_it_ran(db: Any) -> None:
     assert messages_index_pending(session_id=other.pk) == 0
     assert memory.message_search(namespace="user-1", query="narwhal horn") == []
     assert not MessageEntry.objects.filter(namespace="user-1").exists()
+
+
+def while_the_job_hashes(monkeypatch: Any, action: Any) -> None:
+    """Run ``action`` once, after the job read and hashed a batch outside the session's lock
+    and before it takes the lock to write it (what another writer may do meanwhile)."""
+    real = episodes_service._index_rows
+    pending = [action]
+
+    def hashed(session: MemorySession, messages: Any) -> Any:
+        rows = real(session, messages)
+        while pending:
+            pending.pop()()
+        return rows
+
+    monkeypatch.setattr(episodes_service, "_index_rows", hashed)
+
+
+def test_a_message_deleted_while_the_job_hashes_is_not_indexed(db: Any, monkeypatch: Any) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=[user("walrus tusk"), user("zebra mane")])
+    while_the_job_hashes(monkeypatch, lambda: message_pop(session=session))
+    assert messages_index_pending(session_id=session.pk) == 1
+    assert entries(session) == [1]
+    assert not MessageTerm.objects.filter(session_id=session.pk, seq=2).exists()
+    assert search("zebra mane") == []
+
+
+def test_a_message_restored_while_the_job_hashes_is_indexed(db: Any, monkeypatch: Any) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=session, messages=CHAT)
+    snapshot = memory.snapshot_create(session=session)
+    memory.message_add(session=session, message=user("My passport is in the drawer."))
+    memory.snapshot_rollback(session=session, snapshot=snapshot)  # #11 gone, not indexed
+    safety = memory.snapshot_list(session=session)[0]
+    # The job reads nothing past #10; the undo restores #11 before it writes.
+    while_the_job_hashes(
+        monkeypatch, lambda: memory.snapshot_rollback(session=session, snapshot=safety)
+    )
+    messages_index_pending(session_id=session.pk)
+    assert entries(session) == list(range(1, 12))
+    assert MessageTerm.objects.filter(session_id=session.pk, seq=11).exists()
+    assert messages_index_pending(session_id=session.pk) == 0
+
+
+def test_a_restore_behind_the_mark_while_the_job_hashes_is_indexed(
+    db: Any, monkeypatch: Any
+) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=session, messages=CHAT)
+    snapshot = memory.snapshot_create(session=session)
+    message_pop(session=session)  # #10 and its index rows go; the mark stays at 10
+    memory.message_add(session=session, message=user("My passport is in the drawer."))
+    # The job reads #11; the rollback deletes it and restores #10, moving the mark back to 9.
+    while_the_job_hashes(
+        monkeypatch, lambda: memory.snapshot_rollback(session=session, snapshot=snapshot)
+    )
+    messages_index_pending(session_id=session.pk)
+    assert entries(session) == list(range(1, 11))
+    assert not MessageTerm.objects.filter(session_id=session.pk, seq=11).exists()
+    assert [seq for _, seq, _ in search("passport drawer", window=0)] == []
 
 
 def test_messages_without_text_count_as_indexed(db: Any) -> None:

@@ -2,15 +2,15 @@
 
 An append stores its messages and nothing else; the ``message_index`` job
 (``messages_index_pending``), queued after commit when a session's first message is stored and
-then every ``MESSAGE_INDEX_EVERY`` messages, writes their blind-index postings under the
-session lock and moves the session's ``indexed_upto_seq`` on. Until then ``message_search``
-scores the messages past that mark from the stored messages themselves
+then every ``MESSAGE_INDEX_EVERY`` messages, hashes their terms outside the session lock and
+writes the blind-index postings under it, moving the session's ``indexed_upto_seq`` on. Until
+then ``message_search`` scores the messages past that mark from the stored messages themselves
 (``longterm.episodes.keyword_scores``), so a message is found as soon as it is committed and
 search results do not depend on whether the job has run. Vectors are made by the background
 job ``message_embed`` after the postings (an embedder never sits on the append path).
 Services that delete messages delete their index rows in the same transaction
-(``index_delete_locked``), and the job runs under the same session lock, so it can never index
-a message deleted meanwhile.
+(``index_delete_locked``), and the job writes under the same session lock only the messages
+still stored then, so it can never index a message deleted meanwhile.
 """
 
 from __future__ import annotations
@@ -55,9 +55,47 @@ def index_messages_locked(
     """
     if not app_settings.MESSAGE_SEARCH_INDEX or not messages:
         return 0
+    return _write_index(session, _index_rows(session, messages), fresh=fresh)
+
+
+@dataclass
+class _IndexRows:
+    """The index rows of some messages of one session, by seq (``_index_rows``)."""
+
+    entries: dict[int, tuple[Any, ...]]
+    postings: dict[int, list[tuple[Any, ...]]]
+
+
+def _index_rows(
+    session: MemorySession, messages: Sequence[tuple[int, Mapping[str, Any]]]
+) -> _IndexRows:
+    """The entry and postings of each message with text: term hashing, no database access."""
     namespace = session.namespace
     version = blind.index_version()
-    seqs = [seq for seq, _ in messages]
+    rows = _IndexRows({}, {})
+    memo: dict[str, int] = {}
+    session_id = session.pk
+    for seq, message in messages:
+        text = message_text(message)
+        if not text.strip():
+            continue
+        counts = entry_postings(text, namespace=namespace, memo=memo)
+        rows.entries[seq] = (session_id, namespace, seq, sum(counts.values()), "", version)
+        rows.postings[seq] = [(session_id, namespace, seq, term, tf) for term, tf in counts.items()]
+    return rows
+
+
+def _write_index(
+    session: MemorySession,
+    rows: _IndexRows,
+    *,
+    fresh: bool = False,
+    stored: set[int] | None = None,
+) -> int:
+    """Insert ``rows`` of the seqs that have no entry yet (``fresh``: none can have one) and,
+    when given, are in ``stored``; queue ``message_embed``. Inside the storing transaction, or
+    under the session lock."""
+    seqs = [seq for seq in rows.entries if stored is None or seq in stored]
     existing: set[int] = set()
     if not fresh:
         for start in range(0, len(seqs), CHUNK):
@@ -66,26 +104,14 @@ def index_messages_locked(
                     session_id=session.pk, seq__in=seqs[start : start + CHUNK]
                 ).values_list("seq", flat=True)
             )
-    entries: list[tuple[Any, ...]] = []
-    postings: list[tuple[Any, ...]] = []
-    memo: dict[str, int] = {}
-    session_id = session.pk
-    for seq, message in messages:
-        if seq in existing:
-            continue
-        text = message_text(message)
-        if not text.strip():
-            continue
-        counts = entry_postings(text, namespace=namespace, memo=memo)
-        entries.append((session_id, namespace, seq, sum(counts.values()), "", version))
-        postings.extend([(session_id, namespace, seq, term, tf) for term, tf in counts.items()])
-    if not entries:
+    seqs = [seq for seq in seqs if seq not in existing]
+    if not seqs:
         return 0
-    _insert(MessageEntry, _ENTRY_COLUMNS, entries)
-    _insert(MessageTerm, _TERM_COLUMNS, postings)
+    _insert(MessageEntry, _ENTRY_COLUMNS, [rows.entries[seq] for seq in seqs])
+    _insert(MessageTerm, _TERM_COLUMNS, [p for seq in seqs for p in rows.postings[seq]])
     if episodes.vector_weight() > 0:  # else searched by keyword only: no vector to make
         jobs.schedule("message_embed", session.pk)
-    return len(entries)
+    return len(seqs)
 
 
 _ENTRY_COLUMNS = (
@@ -141,10 +167,13 @@ def messages_index_pending(
     namespace that are behind (only that session when ``sweep`` is False: what an append's
     trigger asks, so an append never pays for other sessions' tails; or of ``namespace``, or
     every session when both are None), ``batch_size`` messages (default ``BATCH_SIZE``) per
-    transaction, each under the session's lock (so a delete, trim or rollback is never raced:
-    what it deleted is not indexed after), re-reading the mark inside it; on PostgreSQL its own
-    commits do not wait for the WAL flush (``synchronous_commit`` off for them alone: what a
-    crash loses is indexed again). Idempotent: a message
+    transaction. A batch is read and hashed outside the session's lock (appends wait for that
+    lock: hashing is most of the job) and written under it, after re-reading the mark and which
+    of its seqs are still stored (a seq always holds the same message): a delete, trim or
+    rollback meanwhile is never raced, what it deleted is not indexed and what it restored is
+    (read again under the lock), and a mark moved meanwhile means reading again. On
+    PostgreSQL its own commits do not wait for the WAL flush (``synchronous_commit`` off for
+    them alone: what a crash loses is indexed again). Idempotent: a message
     that has an entry (a restored one) is skipped, a second run finds nothing to do. Nothing
     while ``MESSAGE_SEARCH_INDEX`` is off.
     """
@@ -170,31 +199,55 @@ def messages_index_pending(
 def _index_session(session_id: int, batch: int) -> int:
     done = 0
     while True:
+        # Read and hash outside the session's lock (appenders wait for it): a seq always holds
+        # the same message, so what is read here is what is stored, if it still is; under
+        # the lock only the seqs still stored and still past the mark are written.
+        row = (
+            MemorySession.objects.filter(pk=session_id)
+            .values_list("namespace", "indexed_upto_seq", "last_seq")
+            .first()
+        )
+        if row is None:
+            return done
+        namespace, upto, last = row
+        if upto >= last:
+            return done
+        messages = list(
+            Message.objects.filter(session_id=session_id, seq__gt=upto)
+            .order_by("seq")
+            .values_list("seq", "data")[:batch]
+        )
+        mark = messages[-1][0] if len(messages) == batch else last
+        session = MemorySession(pk=session_id, namespace=namespace)
+        rows = _index_rows(session, messages)
         # Derived rows: a crash can lose only such a transaction, its postings and its move of
         # the mark together, and the next run indexes those messages again (searched from the
         # stored ones meanwhile).
         with derived_write():
             session_lock_hold(session_id)
-            row = (
+            now = (
                 MemorySession.objects.filter(pk=session_id)
-                .values_list("namespace", "indexed_upto_seq", "last_seq")
+                .values_list("indexed_upto_seq", flat=True)
                 .first()
             )
-            if row is None:
+            if now is None:
                 return done
-            namespace, upto, last = row
-            if upto >= last:
-                return done
-            messages = list(
-                Message.objects.filter(session_id=session_id, seq__gt=upto)
-                .order_by("seq")
-                .values_list("seq", "data")[:batch]
+            if now != upto:  # another run moved the mark, or a restore moved it back: again
+                continue
+            stored = set(
+                Message.objects.filter(
+                    session_id=session_id, seq__gt=upto, seq__lte=mark
+                ).values_list("seq", flat=True)
             )
-            mark = messages[-1][0] if len(messages) == batch else last
-            session = MemorySession(pk=session_id, namespace=namespace)
-            index_messages_locked(session, messages)
+            missing = sorted(stored - {seq for seq, _ in messages})
+            if missing:  # restored since the read, past the mark: read under the lock
+                restored = Message.objects.filter(session_id=session_id, seq__in=missing)
+                more = _index_rows(session, list(restored.values_list("seq", "data")))
+                rows.entries.update(more.entries)
+                rows.postings.update(more.postings)
+            _write_index(session, rows, stored=stored)
             MemorySession.objects.filter(pk=session_id).update(indexed_upto_seq=mark)
-            done += len(messages)
+            done += len(stored)
         if mark >= last:
             return done
 
