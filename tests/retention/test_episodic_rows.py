@@ -74,3 +74,26 @@ def test_the_prune_job_removes_the_index_rows_of_what_it_deletes(
     assert not MemorySession.objects.filter(pk=gone.pk).exists()
     assert indexed_seqs(gone) == ([], [])
     assert found("user-1", "axolotl gills") == []
+
+
+def test_a_deleted_session_takes_its_postings_with_it_by_service_and_through_the_orm(
+    db: Any,
+) -> None:
+    # message_term has no foreign-key constraint in the database (0021): what removes a
+    # session's postings is the service, or Django's cascade for a session deleted by the ORM.
+    by_service = memory.session_open(namespace="user-1", key="service")
+    by_orm = memory.session_open(namespace="user-1", key="orm")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=by_service, messages=[user("quokka smile")])
+        memory.message_add_many(session=by_orm, messages=[user("pangolin scales")])
+    assert indexed_seqs(by_service) == ([1], [1])
+    assert indexed_seqs(by_orm) == ([1], [1])
+
+    memory.session_delete(session=by_service)
+    MemorySession.objects.filter(pk=by_orm.pk).delete()
+
+    assert indexed_seqs(by_service) == ([], [])
+    assert indexed_seqs(by_orm) == ([], [])
+    assert MessageTerm.objects.filter(namespace="user-1").count() == 0
+    assert found("user-1", "quokka smile") == []
+    assert found("user-1", "pangolin scales") == []
