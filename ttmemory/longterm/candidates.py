@@ -167,7 +167,7 @@ def _postgresql(
             sql, params = _postgresql_sql(
                 namespace, terms, vector, model, limit, kinds, cached, approximate=False,
                 budgeted=False, context=context, now=now, given=given, generation=True,
-                known=known if tracked else None,
+                known=known,
             )  # fmt: skip
             found, generation = _postgresql_rows(namespace, sql, params, size, context)
             if generation == matrix.generation:

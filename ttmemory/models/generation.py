@@ -67,7 +67,6 @@ WATCHED_BY_VERSION: dict[int, tuple[str, ...]] = {
 }
 WATCHED_BY_VERSION[2] = (*WATCHED_BY_VERSION[1], "term_count")
 VERSION = 2
-WATCHED_COLUMNS = WATCHED_BY_VERSION[VERSION]
 
 FACT_TABLE = "ttmemory_fact"
 GENERATION_TABLE = "ttmemory_factgeneration"
