@@ -101,8 +101,9 @@ def not_served(action: Callable[[], Any]) -> Any:
 
 def warm(question: str, **kwargs: Any) -> dict[int, float]:
     """Recall until memory serves ``question`` (PostgreSQL reads a matrix once a namespace's
-    generation held for two recalls; SQLite at the first) and return that answer."""
-    for _ in range(3):
+    generation held for ``READ_AFTER_RECALLS`` recalls; SQLite at the first) and return that
+    answer."""
+    for _ in range(vector_cache.READ_AFTER_RECALLS + 1):
         hits = vector_cache.stats.hits
         found = vector_list(question, **kwargs)
         if vector_cache.stats.hits > hits:
@@ -177,7 +178,7 @@ def test_recall_from_memory_returns_what_recall_from_the_database_returns(vcache
                 return [(fact.pk, score) for fact, score in found.hits], found.mode
 
             expected, mode = uncached(recall)
-            for _ in range(2):  # read into memory
+            for _ in range(vector_cache.READ_AFTER_RECALLS):  # read into memory
                 recall()
             got, got_mode = served(recall)
             assert got_mode == mode == "hybrid"
@@ -474,3 +475,34 @@ def test_memory_stays_within_its_bound_least_recently_used_first(
     assert vector_cache.stats.evictions > evictions
     served(lambda: vector_list(question, namespace="user-3"))  # most recent: kept
     not_served(lambda: vector_list(question, namespace="user-1"))  # least recent: dropped
+
+
+def test_postgresql_reads_a_matrix_only_for_a_namespace_recalled_often_at_one_generation(
+    vcache: Any,
+) -> None:
+    # A read costs about what READ_AFTER_RECALLS served recalls save: a namespace recalled a
+    # few times between writes (many users, a few recalls each) must never pay for one.
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite reads the matrix instead of the rows, at the first recall")
+    remember(TEXTS)
+    question = QUESTIONS[0]
+    reads = vector_cache.stats.reads
+    for _ in range(vector_cache.READ_AFTER_RECALLS - 1):
+        not_served(lambda: vector_list(question))
+    assert vector_cache.stats.reads == reads, "read before the namespace was recalled enough"
+
+    # A write starts the count again: recalls at the old generation do not add up.
+    remember(["Ada keeps a spare key under the blue pot"])
+    for _ in range(vector_cache.READ_AFTER_RECALLS - 1):
+        not_served(lambda: vector_list(question))
+    assert vector_cache.stats.reads == reads
+    vector_list(question)  # the READ_AFTER_RECALLS-th at this generation: read once
+    assert vector_cache.stats.reads == reads + 1
+    served(lambda: vector_list(question))
+
+    # Dropped (as the bound's eviction drops it), it is not read again at the next recall.
+    embedder = get_embedder()
+    vector_cache.drop(vector_cache.key(NS, embedder.model, embedder.dimensions))
+    for _ in range(3):
+        not_served(lambda: vector_list(question))
+    assert vector_cache.stats.reads == reads + 1

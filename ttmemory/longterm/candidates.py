@@ -172,7 +172,7 @@ def _postgresql(
             found, generation = _postgresql_rows(namespace, sql, params, size, context)
             if generation == matrix.generation:
                 vector_cache.hit()
-                vector_cache.seen_again(cache_key, generation)
+                vector_cache.recalled(cache_key, generation)
                 return found
             vector_cache.drop(cache_key)  # changed since: the database's own scan, below
             if tracked:  # the statistics that statement counted at the new generation
@@ -191,8 +191,8 @@ def _postgresql(
         cache_key is not None
         and vector is not None
         and fits
-        and vector_cache.seen_again(cache_key, generation)
-    ):  # unchanged since the last recall: read the matrix for the next ones
+        and vector_cache.recalled(cache_key, generation)
+    ):  # READ_AFTER_RECALLS recalls at this generation: read the matrix for the next ones
         vector_cache.put(cache_key, vector_cache.read(namespace, model, len(vector)))
     return found
 

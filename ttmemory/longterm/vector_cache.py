@@ -20,9 +20,9 @@ same generation means the same committed changes, hence the same vectors. Where 
   and that statement ranks only them, with pgvector's own arithmetic (so distances, ties and
   the neighbour context's blend are the full scan's); a generation that differs drops the
   matrix and the statement runs again with the database's scan of every fact. A matrix is
-  read (one more statement) once a namespace's generation was the same for two recalls in a
-  row, so a namespace written between every two recalls costs at most one extra statement per
-  write.
+  read (one more statement, inside that recall) once a namespace's generation was the same for
+  ``READ_AFTER_RECALLS`` recalls in a row: the read costs about what that many served recalls
+  save, so a namespace recalled a few times between writes never pays for one.
 - SQLite and PostgreSQL without pgvector: one small statement reads the generation; a miss
   reads the matrix instead of the vectors it read before (the same rows plus kind and expiry).
 
@@ -75,8 +75,19 @@ logger = logging.getLogger(__name__)
 Key = tuple[tuple[str, ...], str, str, int]
 
 #: How many namespaces' last seen generation PostgreSQL recall remembers (to read a matrix
-#: only for a namespace whose generation held for two recalls).
+#: only for a namespace whose generation held for ``READ_AFTER_RECALLS`` recalls).
 SEEN_LIMIT = 10_000
+
+#: Recalls of a namespace at one generation before PostgreSQL reads its matrix (and again after
+#: each read, should the matrix be dropped). A read costs about as much as this many recalls
+#: served from memory save: measured at 1,000 facts of 384 dimensions, a 14.7 ms read against
+#: 0.8 ms saved per served recall (at 5,000 facts about 6 ms saved, the read about five times
+#: longer; docs/benchmarks.md, fifth session). Reading once the recalls forgone would have paid
+#: for it (the ski-rental rule) costs at most about twice the best choice made in hindsight;
+#: reading on the second recall, as before, paid reads that never paid back wherever many
+#: namespaces are recalled a few times each (1,000-fact namespaces of a 1,100,000-fact
+#: database: 14.8 -> 31.1 ms p50).
+READ_AFTER_RECALLS = 16
 
 _NEVER = np.iinfo(np.int64).max  # the expiry of a fact that never expires (PostgreSQL)
 _NEVER_TEXT = "~"  # sorts after any date text (SQLite)
@@ -119,7 +130,8 @@ class CacheStats:
 stats = CacheStats()
 _lock = threading.Lock()
 _matrices: OrderedDict[Key, Matrix] = OrderedDict()
-_seen: OrderedDict[Key, int] = OrderedDict()
+#: Per namespace: (generation last recalled at, recalls in a row at it since the last read).
+_seen: OrderedDict[Key, tuple[int, int]] = OrderedDict()
 #: BM25 statistics of namespaces recall counted: (generation, facts, mean term count).
 _stats_by_generation: OrderedDict[Key, tuple[int, int, float]] = OrderedDict()
 _size = 0
@@ -225,15 +237,18 @@ def put(found: Key, matrix: Matrix) -> None:
         _size += matrix.nbytes
 
 
-def seen_again(found: Key, generation: int) -> bool:
-    """Record ``generation`` as the last one seen for ``found``; True when it is the one seen
-    before (the namespace did not change between two recalls) and is a known generation."""
+def recalled(found: Key, generation: int) -> bool:
+    """Record a recall of ``found`` at ``generation``; True when its matrix is worth reading now:
+    ``READ_AFTER_RECALLS`` recalls in a row at this known generation since the last time this
+    said so (the count then starts again)."""
     with _lock:
         before = _seen.pop(found, None)
-        _seen[found] = generation
+        count = before[1] + 1 if before is not None and before[0] == generation else 1
+        due = generation != 0 and count >= READ_AFTER_RECALLS
+        _seen[found] = (generation, 0 if due else count)
         while len(_seen) > SEEN_LIMIT:
             _seen.popitem(last=False)
-    return generation != 0 and before == generation
+    return due
 
 
 def known_stats(namespace: str) -> tuple[int, int, float] | None:
