@@ -171,8 +171,7 @@ def _postgresql(
             )  # fmt: skip
             found, generation = _postgresql_rows(namespace, sql, params, size, context)
             if generation == matrix.generation:
-                vector_cache.hit()
-                vector_cache.recalled(cache_key, generation)
+                vector_cache.hit()  # served: no count towards reading it again
                 return found
             vector_cache.drop(cache_key)  # changed since: the database's own scan, below
             if tracked:  # the statistics that statement counted at the new generation
