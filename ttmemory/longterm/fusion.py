@@ -242,9 +242,13 @@ def fact_related(
         if not df or stats is None:
             return {}
         wanted = list(df)
+        # The namespace is checked on the fact row, not the posting: with it on the posting
+        # the planner read every posting of the frequent words through the (namespace, term)
+        # index (30,000 rows, 34 ms in a 100,000-fact namespace) instead of looking up each
+        # candidate's on the (fact, term) one (2 ms).
         cursor.execute(
             f"SELECT t.{fact_id}, t.term, t.tf, f.{length} FROM {terms_table} t "
-            f"JOIN {facts_table} f ON f.{pk} = t.{fact_id} WHERE t.namespace = %s "
+            f"JOIN {facts_table} f ON f.{pk} = t.{fact_id} WHERE f.namespace = %s "
             f"AND t.term IN ({', '.join(['%s'] * len(wanted))}) "
             f"AND t.{fact_id} IN ({', '.join(['%s'] * len(ids))})",
             [namespace, *wanted, *ids],
