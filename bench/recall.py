@@ -826,7 +826,7 @@ class LargeLoader:
                 (
                     ids[i], namespace, "snippet", self.encrypt(text, namespace, text_hash),
                     text_hash, "{}", vectors[i], self.model, self.plan.dimensions,
-                    sum(counts.values()), index_version, "[]", now, 0, now, now,
+                    sum(counts.values()), index_version, "[]", now, now, now,
                 )
             )  # fmt: skip
             terms += [(ids[i], namespace, h, tf) for h, tf in counts.items()]
@@ -834,7 +834,7 @@ class LargeLoader:
             with cursor.copy(
                 "COPY ttmemory_fact (id, namespace, kind, text, text_hash, metadata, embedding, "
                 "embedding_model, embedding_dim, term_count, index_version, source_seqs, "
-                "valid_from, recall_count, created_at, updated_at) FROM STDIN"
+                "valid_from, created_at, updated_at) FROM STDIN"
             ) as copy:
                 for row in facts:
                     copy.write_row(row)
@@ -909,6 +909,11 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
         progress("removing the large data set")
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM ttmemory_factterm WHERE namespace LIKE %s", [prefix + "%"])
+            cursor.execute(
+                "DELETE FROM ttmemory_factusage WHERE fact_id IN (SELECT id FROM ttmemory_fact "
+                "WHERE namespace LIKE %s)",
+                [prefix + "%"],
+            )
             cursor.execute("DELETE FROM ttmemory_fact WHERE namespace LIKE %s", [prefix + "%"])
             if created and not existed:
                 cursor.execute(f"DROP INDEX IF EXISTS {index_name(plan.dimensions)}")

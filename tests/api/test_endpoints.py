@@ -5,12 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from tests.api.conftest import BASE, append, open_session
 from tests.conftest import assistant, tool_call, tool_result, user
 from ttmemory.models import AuditEntry, LearnJob, Message
+from ttmemory.services.facts import facts_touch_recalled
 
 
 def test_open_session_creates_once_then_returns_the_same(client_a: APIClient) -> None:
@@ -455,3 +458,19 @@ def test_the_append_answer_renders_like_the_serializers_with_the_namespace_polic
         ).status_code
         == 404
     )
+
+
+def test_fact_list_shows_recall_counts_without_a_query_per_fact(client_a: APIClient) -> None:
+    def listed() -> tuple[list[int], int]:
+        with CaptureQueriesContext(connection) as queries:
+            page = client_a.get(f"{BASE}facts/").json()["results"]
+        return sorted(f["recall_count"] for f in page), len(queries)
+
+    made = [client_a.post(f"{BASE}facts/", {"text": f"fact {i}"}, "json").json() for i in "ab"]
+    facts_touch_recalled(counts=[(made[0]["id"], 3)])
+    counts, few = listed()
+    assert counts == [0, 3]
+    made += [client_a.post(f"{BASE}facts/", {"text": f"fact {i}"}, "json").json() for i in "cdef"]
+    facts_touch_recalled(counts=[(f["id"], 1) for f in made])
+    counts, many = listed()
+    assert counts == [1, 1, 1, 1, 1, 4] and many == few

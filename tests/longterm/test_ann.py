@@ -58,7 +58,7 @@ def load_clusters(namespace: str, count: int, rng: np.random.Generator) -> np.nd
     with connection.cursor() as cursor:
         with cursor.cursor.copy(
             "COPY ttmemory_fact (namespace, kind, text, text_hash, metadata, embedding, "
-            "embedding_model, embedding_dim, term_count, source_seqs, valid_from, recall_count, "
+            "embedding_model, embedding_dim, term_count, source_seqs, valid_from, "
             "created_at, updated_at) FROM STDIN"
         ) as copy:
             for i, point in enumerate(points):
@@ -69,7 +69,7 @@ def load_clusters(namespace: str, count: int, rng: np.random.Generator) -> np.nd
                 )
                 copy.write_row(
                     (namespace, "fact", blob, text_hash, "{}", vector, MODEL, DIM, 1,
-                     "[]", now, 0, now, now)
+                     "[]", now, now, now)
                 )  # fmt: skip
         cursor.execute("ANALYZE ttmemory_fact")
     return centres

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from tests.conftest import user
 from ttmemory import memory
-from ttmemory.models import ApiKey, CiphertextUpgrade, MemorySession, SessionLease
+from ttmemory.models import ApiKey, CiphertextUpgrade, FactUsage, MemorySession, SessionLease
+from ttmemory.services.facts import facts_touch_recalled
 
 pytestmark = pytest.mark.contract
 
@@ -36,6 +37,8 @@ def populate(namespace: str, owner: str) -> MemorySession:
         memory.fact_remember(namespace=namespace, text=text.replace("Ada", owner))
     memory.profile_update(namespace=namespace, kind="user", data={"name": owner})
     memory.session_state_update(session=session, values={"owner": owner})
+    hits = memory.fact_recall(namespace=namespace, query="peanut window nurse", k=10).hits
+    facts_touch_recalled(counts=[(fact.pk, 1) for fact, _ in hits])  # their FactUsage rows
     return session
 
 
@@ -52,6 +55,8 @@ def rows_per_table(namespace: str, session_ids: list[int]) -> dict[str, int]:
             continue  # one row per database-wide re-encryption; no namespace's data
         elif model is SessionLease:
             counts[model.__name__] = SessionLease.objects.filter(session_id__in=session_ids).count()
+        elif model is FactUsage:  # a fact's recall statistics: its fact's namespace
+            counts[model.__name__] = FactUsage.objects.filter(fact__namespace=namespace).count()
         else:
             raise AssertionError(f"{model.__name__} has no namespace: isolation is unchecked")
     return counts
@@ -100,6 +105,7 @@ def test_erase_removes_every_row_of_the_namespace_in_every_table_and_nothing_els
     assert set(rows_per_table("erase-me", [erased.pk]).values()) == {0}
     assert rows_per_table("keep-me", [kept.pk]) == before_kept
     assert receipt.counts["message"] == 2 and receipt.counts["fact"] == 4
+    assert before_kept["FactUsage"] > 0 and receipt.counts["fact_usage"] > 0
     assert receipt.counts["session_lease"] == 1 and receipt.total > 10
     assert "Ada" not in str(receipt)  # a receipt has counts, never content
     assert memory.namespace_export(namespace="erase-me")["facts"] == []

@@ -20,7 +20,6 @@ import pytest
 from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
-from django.db.models import F
 from django.test import override_settings
 from django.utils import timezone
 
@@ -31,6 +30,7 @@ from ttmemory.longterm import blind, candidates, vector_cache
 from ttmemory.models import Fact, FactGeneration, FactTerm
 from ttmemory.models.generation import trigger_sql
 from ttmemory.models.vectors import PGVECTOR, vector_storage
+from ttmemory.services.facts import facts_touch_recalled
 
 NS = "user-vcache"
 TEXTS = [
@@ -286,9 +286,7 @@ def test_bookkeeping_updates_keep_the_matrix(vcache: Any) -> None:
     question = QUESTIONS[0]
     before = warm(question)
     memory.fact_recall(namespace=NS, query=question, k=5)
-    Fact.objects.filter(namespace=NS).update(
-        recall_count=F("recall_count") + 1, last_recalled_at=timezone.now()
-    )
+    facts_touch_recalled(counts=[(fact.pk, 1) for fact in facts])
     fact = Fact.objects.get(pk=facts[0].pk)
     fact.metadata = {"source": "import"}
     fact.save()  # every column written, the watched ones unchanged
@@ -314,7 +312,9 @@ def test_the_generation_changes_with_every_change_to_recallable_facts(vcache: An
             cursor.execute(f"UPDATE {table} SET {column} = %s WHERE id = %s", [value, fact.pk])
             seen.append(generation())
         elsewhere = generation("user-elsewhere")  # the new namespace's changed too
-        cursor.execute(f"UPDATE {table} SET recall_count = 7, metadata = %s", ['{"a": 1}'])
+        cursor.execute(
+            f"UPDATE {table} SET updated_at = %s, metadata = %s", [timezone.now(), '{"a": 1}']
+        )
         assert generation() == seen[-1] and generation("user-elsewhere") == elsewhere
         cursor.execute(f"DELETE FROM {FactTerm._meta.db_table}")
         cursor.execute(f"DELETE FROM {table} WHERE namespace = %s", ["user-elsewhere"])
@@ -444,7 +444,7 @@ def test_migration_0020_watches_term_count_and_reverses(vcache: Any) -> None:
         MigrationExecutor(connection).migrate(leaf)
     assert bumped("term_count", 51)
     assert bumped("kind", "fact")
-    assert not bumped("recall_count", 3)
+    assert not bumped("metadata", '{"b": 3}')
     assert vector_cache.tracked()
 
 

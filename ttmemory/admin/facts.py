@@ -123,7 +123,7 @@ class FactAdmin(ConsoleAdmin):
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Fact]:
-        return super().get_queryset(request).defer("embedding")
+        return super().get_queryset(request).select_related("usage").defer("embedding")
 
     def get_list_display(self, request: HttpRequest) -> list[Any]:
         """The text column masks per fact, so it needs the request: a closure, not state."""
@@ -160,6 +160,10 @@ class FactAdmin(ConsoleAdmin):
         if term.lstrip("#").isdigit():
             condition |= Q(pk=int(term.lstrip("#")))
         return queryset.filter(condition), False
+
+    @admin.display(description="Recall count", ordering="usage__recall_count")
+    def recall_count(self, obj: Fact) -> int:
+        return obj.recall_count  # FactUsage's row, fetched with the fact (get_queryset)
 
     @admin.display(description="Validity")
     def status(self, obj: Fact) -> str:

@@ -46,6 +46,7 @@ class FactViewSet(
     def get_queryset(self) -> Any:
         return (
             Fact.objects.for_namespace(self.namespace)
+            .select_related("usage")  # recall_count, without a query per fact
             .defer("embedding")
             .order_by("-created_at", "-pk")
         )

@@ -237,6 +237,7 @@ class FactSourceSerializer(serializers.Serializer[Any]):
 class FactSerializer(serializers.ModelSerializer[Fact]):
     text = serializers.CharField()
     source = serializers.SerializerMethodField()  # type: ignore[assignment]
+    recall_count = serializers.IntegerField(read_only=True)  # FactUsage's, via Fact's property
 
     class Meta:
         model = Fact
@@ -254,7 +255,6 @@ class FactSerializer(serializers.ModelSerializer[Fact]):
             "created_at",
             "updated_at",
         ]
-        read_only_fields = ["recall_count"]  # as SessionSerializer's message_count
 
     @extend_schema_field(FactSourceSerializer)
     def get_source(self, obj: Fact) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from ttmemory.models.apikey import ApiKey
 from ttmemory.models.audit import AuditAction, AuditEntry
 from ttmemory.models.ciphertext import CiphertextUpgrade
 from ttmemory.models.episode import MessageEntry, MessageTerm
-from ttmemory.models.fact import Fact, FactTerm, Profile
+from ttmemory.models.fact import Fact, FactTerm, FactUsage, Profile
 from ttmemory.models.generation import FactGeneration
 from ttmemory.models.graph import GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem
 from ttmemory.models.idempotency import IdempotencyRecord
@@ -24,6 +24,7 @@ __all__ = [
     "Fact",
     "FactGeneration",
     "FactTerm",
+    "FactUsage",
     "GraphCheckpoint",
     "GraphCheckpointWrite",
     "GraphStoreItem",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import struct
 from typing import Any
 
@@ -105,8 +106,6 @@ class Fact(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
     )
     expires_at = models.DateTimeField(null=True, blank=True)
-    recall_count = models.PositiveIntegerField(default=0)
-    last_recalled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
@@ -132,6 +131,46 @@ class Fact(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} of {self.namespace}"
+
+    @property
+    def recall_count(self) -> int:
+        """How many recalls returned this fact (``FactUsage``; written in the background)."""
+        usage = self._usage()
+        return usage.recall_count if usage is not None else 0
+
+    @property
+    def last_recalled_at(self) -> dt.datetime | None:
+        """When a recall last returned this fact (``FactUsage``), None if never."""
+        usage = self._usage()
+        return usage.last_recalled_at if usage is not None else None
+
+    def _usage(self) -> FactUsage | None:
+        # One query unless fetched with ``select_related("usage")`` (the API and the admin do).
+        try:
+            return self.usage
+        except FactUsage.DoesNotExist:
+            return None
+
+
+class FactUsage(models.Model):
+    """A fact's recall statistics, in a narrow row of their own.
+
+    Kept off the fact row on purpose: updating a column of ``ttmemory_fact`` writes a new
+    version of the whole wide row (the vector inline), and with no free space on its page
+    PostgreSQL inserts that version into every index of the table again, the HNSW index
+    included: a few hundred recall counts took 0.2-3 s in a 1,100,000-fact database
+    (docs/benchmarks.md). Here a count is an upsert of a small row with one index. No row: never
+    recalled. Deleted with its fact.
+    """
+
+    fact = models.OneToOneField(
+        Fact, primary_key=True, on_delete=models.CASCADE, related_name="usage"
+    )
+    recall_count = models.PositiveIntegerField(default=0)
+    last_recalled_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"recalls of fact #{self.pk}"
 
 
 class FactTerm(models.Model):

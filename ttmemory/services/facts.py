@@ -7,8 +7,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ttmemory import events, jobs
@@ -16,7 +15,7 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.longterm import blind
 from ttmemory.longterm.embedding import embed_for
-from ttmemory.models import Fact, FactTerm, MemorySession, Message, Profile
+from ttmemory.models import Fact, FactTerm, FactUsage, MemorySession, Message, Profile
 from ttmemory.models.binding import derived_write
 from ttmemory.selectors.facts import facts_orphaned_by
 from ttmemory.services.holds import refuse_if_held
@@ -291,8 +290,9 @@ def facts_touch_recalled(*, counts: Sequence[tuple[int, int]]) -> int:
 
     ``counts`` is ``(fact_id, times recalled)`` pairs, buffered by ``ttmemory.jobs.recall_counts``
     and written by the background job ``recall_touch``, so recall itself stays a read. Statistics,
-    not content: on PostgreSQL the write does not wait for fsync (``derived_write``). Unknown
-    ids are ignored.
+    not content: an upsert into ``FactUsage`` (never the wide fact row), and on PostgreSQL the
+    write does not wait for fsync (``derived_write``). Unknown ids, and facts deleted while
+    this runs, are ignored.
     """
     by_count: dict[int, list[int]] = {}
     for fact_id, count in counts:
@@ -300,13 +300,35 @@ def facts_touch_recalled(*, counts: Sequence[tuple[int, int]]) -> int:
     if not by_count:
         return 0
     now = timezone.now()
-    updated = 0
-    with derived_write():
-        for count, ids in by_count.items():
-            updated += Fact.objects.filter(pk__in=ids).update(
-                recall_count=F("recall_count") + count, last_recalled_at=now
-            )
-    return updated
+    for attempt in (1, 2):
+        try:
+            with derived_write():
+                return sum(
+                    _upsert_usage(sorted(ids[start : start + 1000]), count, now)
+                    for count, ids in sorted(by_count.items())
+                    for start in range(0, len(ids), 1000)
+                )
+        except IntegrityError:
+            # A fact deleted after the join read it (its usage row then fails the foreign key
+            # at commit): the second attempt no longer sees it.
+            if attempt == 2:
+                raise
+    return 0  # not reached
+
+
+def _upsert_usage(ids: list[int], count: int, now: dt.datetime) -> int:
+    quote = connection.ops.quote_name
+    usage, fact = quote(FactUsage._meta.db_table), quote(Fact._meta.db_table)
+    marks = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {usage} (fact_id, recall_count, last_recalled_at) "
+            f"SELECT f.id, %s, %s FROM {fact} f WHERE f.id IN ({marks}) "
+            f"ON CONFLICT (fact_id) DO UPDATE SET recall_count = {usage}.recall_count "
+            "+ excluded.recall_count, last_recalled_at = excluded.last_recalled_at",
+            [count, now, *ids],
+        )
+        return max(0, cursor.rowcount)
 
 
 def facts_prune_expired(*, now: dt.datetime | None = None, batch_size: int = 1000) -> int:

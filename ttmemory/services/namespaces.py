@@ -18,6 +18,7 @@ from ttmemory.models import (
     Fact,
     FactGeneration,
     FactTerm,
+    FactUsage,
     GraphCheckpoint,
     GraphCheckpointWrite,
     GraphStoreItem,
@@ -80,6 +81,7 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
             "graph_checkpoint": GraphCheckpoint.objects.filter(namespace=namespace).delete()[0],
         }
         Fact.objects.filter(namespace=namespace).update(superseded_by=None)
+        counts["fact_usage"] = FactUsage.objects.filter(fact__namespace=namespace).delete()[0]
         counts["fact"] = Fact.objects.filter(namespace=namespace).delete()[0]
         # Its row was just given a new generation by the deletes; no row: recall keeps
         # nothing of the namespace in memory (ttmemory.models.generation).

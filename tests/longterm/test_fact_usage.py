@@ -1,0 +1,76 @@
+"""Recall statistics live in ``FactUsage``, off the wide fact row (migration 0022): counts add
+up across flushes, go with their fact, survive the upgrade and its reversal, and writing them
+never touches the fact row (nor, so, its indexes or the vector cache's generation)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+from ttmemory import memory
+from ttmemory.models import Fact, FactUsage
+from ttmemory.services.facts import facts_touch_recalled
+
+NS = "user-usage"
+
+
+def row_version(fact: Fact) -> str | None:
+    """PostgreSQL's xmin of the fact's row: it changes whenever the row is written."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT xmin::text FROM ttmemory_fact WHERE id = %s", [fact.pk])
+        return str(cursor.fetchone()[0])
+
+
+def test_counts_add_up_across_flushes_and_leave_the_fact_row_alone(db: Any) -> None:
+    ada = memory.fact_remember(namespace=NS, text="Ada collects vinyl records")
+    bob = memory.fact_remember(namespace=NS, text="Bob keeps bees on the roof")
+    before = row_version(ada)
+    assert ada.recall_count == 0 and ada.last_recalled_at is None  # never recalled: no row
+
+    assert facts_touch_recalled(counts=[(ada.pk, 2), (bob.pk, 1), (999_999_999, 4)]) == 2
+    assert facts_touch_recalled(counts=[(ada.pk, 3)]) == 1
+
+    ada = Fact.objects.get(pk=ada.pk)
+    assert (ada.recall_count, Fact.objects.get(pk=bob.pk).recall_count) == (5, 1)
+    assert ada.last_recalled_at is not None
+    assert not FactUsage.objects.filter(pk=999_999_999).exists()  # unknown ids are ignored
+    assert row_version(ada) == before  # the fact row was not written (PostgreSQL: its xmin)
+
+    memory.fact_forget(namespace=NS, fact_id=bob.pk)
+    assert not FactUsage.objects.filter(pk=bob.pk).exists()  # gone with its fact
+
+
+def test_migration_0022_moves_counts_and_moves_them_back(transactional_db: Any) -> None:
+    fact = memory.fact_remember(namespace=NS, text="Ada collects vinyl records")
+    other = memory.fact_remember(namespace=NS, text="Bob keeps bees on the roof")
+    at = timezone.now().replace(microsecond=0) - dt.timedelta(days=2)
+    executor = MigrationExecutor(connection)
+    leaf = executor.loader.graph.leaf_nodes()
+    try:
+        executor.migrate([("ttmemory", "0021_message_term_no_db_constraint")])
+        with connection.cursor() as cursor:  # counts written by the release before 0022
+            cursor.execute(
+                "UPDATE ttmemory_fact SET recall_count = 7, last_recalled_at = %s WHERE id = %s",
+                [at, fact.pk],
+            )
+        MigrationExecutor(connection).migrate(leaf)
+        moved = Fact.objects.get(pk=fact.pk)
+        assert (moved.recall_count, moved.last_recalled_at) == (7, at)
+        assert not FactUsage.objects.filter(pk=other.pk).exists()  # never recalled: no row
+        facts_touch_recalled(counts=[(fact.pk, 1)])
+
+        MigrationExecutor(connection).migrate([("ttmemory", "0021_message_term_no_db_constraint")])
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id, recall_count FROM ttmemory_fact WHERE namespace = %s ORDER BY id",
+                [NS],
+            )
+            assert cursor.fetchall() == [(fact.pk, 8), (other.pk, 0)]
+    finally:
+        MigrationExecutor(connection).migrate(leaf)
