@@ -58,6 +58,7 @@ class Migration(migrations.Migration):
                 (
                     "fact",
                     models.OneToOneField(
+                        db_constraint=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         primary_key=True,
                         related_name="usage",

@@ -160,11 +160,13 @@ class FactUsage(models.Model):
     PostgreSQL inserts that version into every index of the table again, the HNSW index
     included: a few hundred recall counts took 0.2-3 s in a 1,100,000-fact database
     (docs/benchmarks.md). Here a count is an upsert of a small row with one index. No row: never
-    recalled. Deleted with its fact.
+    recalled. Deleted with its fact (``on_delete``, by Django). No foreign-key constraint in the
+    database: a count written while its fact is being deleted must not make that delete fail
+    at commit (the write joins the fact table, so only that race can leave a row behind).
     """
 
     fact = models.OneToOneField(
-        Fact, primary_key=True, on_delete=models.CASCADE, related_name="usage"
+        Fact, primary_key=True, on_delete=models.CASCADE, related_name="usage", db_constraint=False
     )
     recall_count = models.PositiveIntegerField(default=0)
     last_recalled_at = models.DateTimeField(null=True, blank=True)

@@ -291,8 +291,7 @@ def facts_touch_recalled(*, counts: Sequence[tuple[int, int]]) -> int:
     ``counts`` is ``(fact_id, times recalled)`` pairs, buffered by ``ttmemory.jobs.recall_counts``
     and written by the background job ``recall_touch``, so recall itself stays a read. Statistics,
     not content: an upsert into ``FactUsage`` (never the wide fact row), and on PostgreSQL the
-    write does not wait for fsync (``derived_write``). Unknown ids, and facts deleted while
-    this runs, are ignored.
+    write does not wait for fsync (``derived_write``). Unknown ids are ignored.
     """
     by_count: dict[int, list[int]] = {}
     for fact_id, count in counts:
@@ -300,20 +299,12 @@ def facts_touch_recalled(*, counts: Sequence[tuple[int, int]]) -> int:
     if not by_count:
         return 0
     now = timezone.now()
-    for attempt in (1, 2):
-        try:
-            with derived_write():
-                return sum(
-                    _upsert_usage(sorted(ids[start : start + 1000]), count, now)
-                    for count, ids in sorted(by_count.items())
-                    for start in range(0, len(ids), 1000)
-                )
-        except IntegrityError:
-            # A fact deleted after the join read it (its usage row then fails the foreign key
-            # at commit): the second attempt no longer sees it.
-            if attempt == 2:
-                raise
-    return 0  # not reached
+    with derived_write():
+        return sum(
+            _upsert_usage(sorted(ids[start : start + 1000]), count, now)
+            for count, ids in sorted(by_count.items())
+            for start in range(0, len(ids), 1000)
+        )
 
 
 def _upsert_usage(ids: list[int], count: int, now: dt.datetime) -> int:
