@@ -40,6 +40,7 @@ from ttmemory.longterm import blind, recall
 from ttmemory.longterm.embedding import embed_texts, reset_health
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
+from ttmemory.services.facts import facts_touch_recalled
 
 PREFIX = "bench-recall-"
 KS = (5, 10, 50)
@@ -897,12 +898,14 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
                 _large_row("large namespace (HNSW)", [big_ns], loader, plan, approximate=True),
                 _large_row("1,000-fact namespaces (exact)", small, loader, plan, approximate=False),
             ]
+        progress("timing recall-count flushes")
         return {
             "environment": environment(),
             "plan": plan.__dict__ | {"total": plan.total},
             "load_seconds": load_seconds,
             "index_seconds": index_seconds,
             "rows": rows,
+            "touch": touch_timings(big_ns, loader.rng),
         }
     finally:
         loader.close()
@@ -919,6 +922,27 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
                 cursor.execute(f"DROP INDEX IF EXISTS {index_name(plan.dimensions)}")
         if existed:
             ensure_hnsw_index(plan.dimensions)  # as migrated (shipped dimensions)
+
+
+def touch_timings(
+    namespace: str, rng: np.random.Generator, *, flushes: int = 8, batch: int = 300
+) -> dict[str, Any]:
+    """Milliseconds per write of ``batch`` recall counts of random facts of ``namespace``: what
+    the ``recall_touch`` job does, in the request that flushes them when there is no broker."""
+    ids = np.asarray(Fact.objects.filter(namespace=namespace).values_list("pk", flat=True))
+    samples = []
+    for _ in range(flushes):
+        picked = sorted(int(i) for i in rng.choice(ids, size=min(batch, len(ids)), replace=False))
+        start = time.perf_counter_ns()
+        facts_touch_recalled(counts=[(fact_id, 1) for fact_id in picked])
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+    return {
+        "batch": min(batch, len(ids)),
+        "flushes": flushes,
+        "median": statistics.median(samples),
+        "low": min(samples),
+        "high": max(samples),
+    }
 
 
 def _large_row(

@@ -74,7 +74,9 @@ def test_the_large_run_measures_approximate_search(transactional_db: Any, tmp_pa
     assert hnsw["facts_per_namespace"] == 600 and exact["facts_per_namespace"] == 100
     assert 0.0 <= hnsw["recall_at_10"] <= 1.0 and exact["recall_at_10"] == 1.0
     assert not Fact.objects.filter(namespace__startswith="bench-recall-").exists()
+    assert large["touch"]["batch"] == 300 and large["touch"]["median"] > 0
     assert "SCALED DOWN" in render({"large": large})
+    assert "Recall counts: writing 300 facts' counts" in render({"large": large})
 
 
 def test_writing_the_section_keeps_the_other_benchmarks(tmp_path: Path) -> None:

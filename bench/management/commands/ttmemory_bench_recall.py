@@ -425,4 +425,13 @@ def render_large(result: dict[str, Any]) -> list[str]:
             f"{row['recall_at_10']:.3f} | {target} |"
         )
     lines.append("")
+    touch = result.get("touch")
+    if touch:
+        lines.append(
+            f"Recall counts: writing {touch['batch']:,} facts' counts (the `recall_touch` job, "
+            "which runs in the request that flushes them when no broker is configured) took "
+            f"{_ms(touch['median'])} ms median ({_ms(touch['low'])}-{_ms(touch['high'])} ms) over "
+            f"{touch['flushes']} flushes in the large namespace."
+        )
+        lines.append("")
     return lines
