@@ -474,3 +474,23 @@ def test_fact_list_shows_recall_counts_without_a_query_per_fact(client_a: APICli
     facts_touch_recalled(counts=[(f["id"], 1) for f in made])
     counts, many = listed()
     assert counts == [1, 1, 1, 1, 1, 4] and many == few
+
+
+def test_recall_shows_recall_counts_without_a_query_per_hit(client_a: APIClient) -> None:
+    def recalled(k: int) -> tuple[list[int], int]:
+        with CaptureQueriesContext(connection) as queries:
+            hits = client_a.post(
+                f"{BASE}facts/recall/", {"query": "violin lessons", "k": k}, "json"
+            ).json()["hits"]
+        return sorted(h["fact"]["recall_count"] for h in hits), len(queries)
+
+    made = [
+        client_a.post(f"{BASE}facts/", {"text": f"violin lessons on day {i}"}, "json").json()
+        for i in range(4)
+    ]
+    facts_touch_recalled(counts=[(made[0]["id"], 5)])
+    recalled(4)  # the namespace's statistics counted and kept: the same statements from here
+    one, few = recalled(1)
+    four, many = recalled(4)
+    assert len(one) == 1 and len(four) == 4 and 5 in four
+    assert many == few

@@ -5,8 +5,10 @@ Responses are rendered by these serializers from what the services and selectors
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, cast
 
+from django.db.models import prefetch_related_objects
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
@@ -234,6 +236,19 @@ class FactSourceSerializer(serializers.Serializer[Any]):
     seqs = serializers.ListField(child=serializers.IntegerField())
 
 
+def fetch_usage(facts: Iterable[Fact]) -> None:
+    """The recall statistics of ``facts`` about to be rendered (``recall_count``, read from
+    ``FactUsage``) in one query, not one per fact; facts fetched with them already are skipped."""
+    prefetch_related_objects(list(facts), "usage")
+
+
+class FactListSerializer(serializers.ListSerializer[Fact]):
+    def to_representation(self, data: Any) -> Any:
+        facts = list(data.all() if hasattr(data, "all") else data)
+        fetch_usage(facts)
+        return super().to_representation(facts)
+
+
 class FactSerializer(serializers.ModelSerializer[Fact]):
     text = serializers.CharField()
     source = serializers.SerializerMethodField()  # type: ignore[assignment]
@@ -255,6 +270,7 @@ class FactSerializer(serializers.ModelSerializer[Fact]):
             "created_at",
             "updated_at",
         ]
+        list_serializer_class = FactListSerializer
 
     @extend_schema_field(FactSourceSerializer)
     def get_source(self, obj: Fact) -> dict[str, Any]:
@@ -375,6 +391,10 @@ class RecallSerializer(serializers.Serializer[Any]):
     mode = serializers.ChoiceField(choices=["hybrid", "keyword", "vector"])
     fallback_reason = serializers.CharField(allow_blank=True)
     hits = RecallHitSerializer(many=True)
+
+    def to_representation(self, instance: Any) -> Any:
+        fetch_usage(fact for fact, _ in instance.hits)
+        return super().to_representation(instance)
 
 
 class LearnRequestSerializer(serializers.Serializer[Any]):
