@@ -21,6 +21,13 @@ from ttmemory.models import MemorySession
 POOLER = os.environ.get("TTMEMORY_TEST_POOLER", "")
 
 
+def pytest_report_header() -> str:
+    """The run's random blind-index key (tests/settings.py): HashEmbedder's vectors are keyed
+    hashes, so a ranking that fails with one key can be replayed with the same key."""
+    key = os.environ.get("TTMEMORY_TEST_BLIND_KEY", "(not set yet)")
+    return f"ttmemory: TTMEMORY_TEST_BLIND_KEY={key} (export it to replay this run's rankings)"
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
     """Each test starts with an empty cache: the API's write throttle counts requests per user
