@@ -74,3 +74,27 @@ def test_migration_0022_moves_counts_and_moves_them_back(transactional_db: Any) 
             assert cursor.fetchall() == [(fact.pk, 8), (other.pk, 0)]
     finally:
         MigrationExecutor(connection).migrate(leaf)
+
+
+def test_recalled_facts_carry_their_counts_without_a_query_each(
+    db: Any, django_assert_num_queries: Any
+) -> None:
+    """A Python caller reading ``recall_count`` of its hits: the counts came with the hits."""
+    texts = ["Ada collects vinyl records", "Ada keeps vinyl in the attic", "Bob sells vinyl"]
+    facts = [memory.fact_remember(namespace=NS, text=text) for text in texts]
+    facts_touch_recalled(counts=[(facts[0].pk, 4), (facts[1].pk, 2)])
+    stored = {u.pk: u.last_recalled_at for u in FactUsage.objects.all()}
+
+    found = memory.fact_recall(namespace=NS, query="vinyl records", k=5)
+    hits = {fact.pk: fact for fact, _ in found.hits}
+    assert set(hits) == {fact.pk for fact in facts}
+    with django_assert_num_queries(0):
+        seen = {pk: (fact.recall_count, fact.last_recalled_at) for pk, fact in hits.items()}
+    # The counts as they were before this recall (its own are written after it, in the
+    # background), their time a timezone-aware datetime on every database.
+    assert seen == {
+        facts[0].pk: (4, stored[facts[0].pk]),
+        facts[1].pk: (2, stored[facts[1].pk]),
+        facts[2].pk: (0, None),  # never recalled before
+    }
+    assert isinstance(stored[facts[0].pk], dt.datetime) and stored[facts[0].pk].tzinfo

@@ -17,6 +17,7 @@ from ttmemory.exceptions import LegalHoldError
 from ttmemory.models import (
     AuditEntry,
     Fact,
+    FactUsage,
     LedgerEntry,
     MemorySession,
     Message,
@@ -24,6 +25,7 @@ from ttmemory.models import (
 )
 from ttmemory.selectors.retention import session_expires_at
 from ttmemory.services.audit import audit_record
+from ttmemory.services.facts import facts_touch_recalled
 from ttmemory.services.ledger import ledger_record
 from ttmemory.services.retention import (
     legal_hold_lift,
@@ -254,3 +256,27 @@ def test_the_command_shows_progress_and_counts(db: Any, clock: Clock, lifetimes:
     assert "expired sessions deleted: 3" in out.getvalue()
     assert "messages of expired sessions deleted: 6" in out.getvalue()
     assert "... sessions: 3" in err.getvalue()
+
+
+def test_recall_statistics_left_by_a_raw_delete_are_swept(db: Any, clock: Clock) -> None:
+    """FactUsage has no database constraint: a fact deleted behind the services' back leaves
+    its counts; the prune job removes them, keeps everyone else's, and then finds nothing."""
+    kept, gone, also_gone = (
+        memory.fact_remember(namespace="user-9", text=text)
+        for text in ("Ada likes tea", "Ada likes jazz", "Ada likes chess")
+    )
+    facts_touch_recalled(counts=[(kept.pk, 3), (gone.pk, 1), (also_gone.pk, 2)])
+    with connection.cursor() as cursor:  # what a hand-written cleanup script might do
+        for table, column in (("ttmemory_factterm", "fact_id"), ("ttmemory_fact", "id")):
+            cursor.execute(
+                f"DELETE FROM {table} WHERE {column} IN (%s, %s)", [gone.pk, also_gone.pk]
+            )
+    assert FactUsage.objects.count() == 3
+
+    out = io.StringIO()
+    call_command("ttmemory_prune", "--batch-size", "1", stdout=out, stderr=io.StringIO())
+    assert "recall statistics of deleted facts removed: 2" in out.getvalue()
+    assert list(FactUsage.objects.values_list("pk", "recall_count")) == [(kept.pk, 3)]
+    assert Fact.objects.get(pk=kept.pk).recall_count == 3
+    again = prune_expired()
+    assert again.total == 0 and again.batches == 0

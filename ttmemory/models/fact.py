@@ -145,7 +145,8 @@ class Fact(models.Model):
         return usage.last_recalled_at if usage is not None else None
 
     def _usage(self) -> FactUsage | None:
-        # One query unless fetched with ``select_related("usage")`` (the API and the admin do).
+        # One query, unless fetched with ``select_related("usage")`` (the API and the admin do)
+        # or returned by ``fact_recall`` (its hits come with their usage).
         try:
             return self.usage
         except FactUsage.DoesNotExist:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from django.db import connection, models, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from ttmemory import events
@@ -28,6 +28,7 @@ from ttmemory.exceptions import LockTimeout, MemoryValidationError
 from ttmemory.models import (
     AuditEntry,
     Fact,
+    FactUsage,
     IdempotencyRecord,
     LearnJob,
     LedgerEntry,
@@ -543,9 +544,34 @@ def prune_expired(
         _prune_rows(
             report, kind, model, groups, time_field, batch, progress, session_field=session_field
         )
+    _sweep_orphan_usage(report, batch, progress)
     report.seconds = time.perf_counter() - started
     _record(report)
     return report
+
+
+def _sweep_orphan_usage(report: PruneReport, batch: int, progress: Progress | None) -> None:
+    """Delete recall statistics whose fact is gone (``fact_usage_orphan``, counted in total only:
+    the row no longer says whose namespace it was).
+
+    ``FactUsage`` has no foreign-key constraint in the database (models/fact.py), so a count
+    written while its fact was being deleted, or a fact deleted by raw SQL, leaves its row
+    behind. Nothing reads such a row; this keeps the table from growing with them. Pages in
+    ``pk`` order; each delete checks again that the fact is still gone.
+    """
+    orphans = FactUsage.objects.filter(~Exists(Fact.objects.filter(pk=OuterRef("pk"))))
+    after = 0
+    while True:
+        ids = list(orphans.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True)[:batch])
+        if not ids:
+            return
+        after = ids[-1]
+        report.batches += 1
+        deleted = orphans.filter(pk__in=ids)._raw_delete(connection.alias)
+        if deleted:
+            report.counts["fact_usage_orphan"] = report.counts.get("fact_usage_orphan", 0) + deleted
+            if progress is not None:
+                progress("fact_usage_orphan", report.counts["fact_usage_orphan"])
 
 
 def _record(report: PruneReport) -> None:

@@ -23,6 +23,7 @@ LINES = (
     ("idempotency_record", "idempotency answers deleted"),
     ("ledger_entry", "ledger entries deleted"),
     ("audit_entry", "audit entries deleted"),
+    ("fact_usage_orphan", "recall statistics of deleted facts removed"),
 )
 
 
