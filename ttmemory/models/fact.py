@@ -145,12 +145,27 @@ class Fact(models.Model):
         return usage.last_recalled_at if usage is not None else None
 
     def _usage(self) -> FactUsage | None:
-        # One query, unless fetched with ``select_related("usage")`` (the API and the admin do)
-        # or returned by ``fact_recall`` (its hits come with their usage).
+        # One query, unless fetched with ``select_related("usage")`` (the API and the admin
+        # do); for facts read together (``fetch_usage_together``: ``fact_recall``'s hits), one
+        # query for all of them at the first read.
+        together = self.__dict__.pop("_usage_together", None)
+        if together is not None:
+            for fact in together:
+                fact.__dict__.pop("_usage_together", None)
+            models.prefetch_related_objects(together, "usage")  # skips those fetched already
         try:
             return self.usage
         except FactUsage.DoesNotExist:
             return None
+
+
+def fetch_usage_together(facts: list[Fact]) -> None:
+    """Mark ``facts`` as read together: the first read of one's ``recall_count`` or
+    ``last_recalled_at`` fetches the ``FactUsage`` of all of them in one query (none is
+    fetched if nobody reads them, as when hits are rendered into a prompt)."""
+    if len(facts) > 1:
+        for fact in facts:
+            fact.__dict__["_usage_together"] = facts
 
 
 class FactUsage(models.Model):

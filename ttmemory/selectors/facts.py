@@ -6,7 +6,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.db import connection
-from django.db.models.expressions import Col
 from django.utils import timezone
 
 from ttmemory.backends.embedders import get_embedder
@@ -16,7 +15,8 @@ from ttmemory.jobs import recall_counts
 from ttmemory.jobs.ledger_calls import record_later
 from ttmemory.longterm import blind, candidates, fusion, recall
 from ttmemory.longterm.embedding import embed_for
-from ttmemory.models import Fact, FactUsage, MemorySession, Profile
+from ttmemory.models import Fact, MemorySession, Profile
+from ttmemory.models.fact import fetch_usage_together
 from ttmemory.results import RecallResult
 from ttmemory.validation import clean_count, clean_identifier, clean_kind, clean_metadata
 
@@ -146,60 +146,30 @@ def fact_recall(
     best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
     by_id = _hits_by_id([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
+    fetch_usage_together([fact for fact, _ in hits])
     recall_counts.count_recalled(fact.pk for fact, _ in hits)
     return RecallResult(hits=hits, mode=mode, fallback_reason=reason)
 
 
 def _hits_by_id(ids: list[int]) -> dict[int, Fact]:
-    """The hits by id with their recall statistics, without their vectors (their text
-    decrypted on first use).
+    """The hits by id, without their vectors (their text decrypted on first use).
 
     A raw read, not ``in_bulk``: the same rows and fields (the vector deferred), without
     compiling a query per recall; on PostgreSQL one statement text for any number of hits.
-    Each hit's ``FactUsage`` comes in the same statement (a left join), so reading
-    ``recall_count`` or ``last_recalled_at`` of a hit costs no query.
     """
     if not ids:
         return {}
-    meta, usage_meta = Fact._meta, FactUsage._meta
+    meta = Fact._meta
     quote = connection.ops.quote_name
-    columns = ", ".join(
-        f"f.{quote(str(f.column))}" for f in meta.concrete_fields if f.name != "embedding"
-    )
-    pk = f"f.{quote(str(meta.pk.column))}"
+    columns = ", ".join(quote(str(f.column)) for f in meta.concrete_fields if f.name != "embedding")
+    pk = quote(str(meta.pk.column))
     params: list[Any]
     if connection.vendor == "postgresql":
         where, params = f"{pk} = ANY(%s::bigint[])", [ids]
     else:
         where, params = f"{pk} IN ({', '.join(['%s'] * len(ids))})", list(ids)
-    count = quote(str(usage_meta.get_field("recall_count").column))
-    last = quote(str(usage_meta.get_field("last_recalled_at").column))
-    sql = (
-        f"SELECT {columns}, u.{count} AS ttm_usage_count, u.{last} AS ttm_usage_last "
-        f"FROM {quote(meta.db_table)} f LEFT JOIN {quote(usage_meta.db_table)} u "
-        f"ON u.{quote(str(usage_meta.pk.column))} = {pk} WHERE {where}"
-    )
-    facts = {fact.pk: fact for fact in Fact.objects.raw(sql, params)}
-    last_field = usage_meta.get_field("last_recalled_at")
-    column = Col(usage_meta.db_table, last_field)
-    # The backend's own conversion of a datetime column (SQLite returns text), as raw() does
-    # for the model's fields: the extra columns get none by themselves.
-    converters = connection.ops.get_db_converters(column) + last_field.get_db_converters(connection)
-    cache = Fact.usage.related  # the reverse one-to-one's per-instance cache
-    for fact in facts.values():
-        recalled, last_at = (
-            fact.__dict__.pop("ttm_usage_count"),
-            fact.__dict__.pop("ttm_usage_last"),
-        )
-        for converter in converters:
-            last_at = converter(last_at, column, connection)
-        usage = None
-        if recalled is not None:
-            usage = FactUsage(fact_id=fact.pk, recall_count=recalled, last_recalled_at=last_at)
-            usage._state.adding, usage._state.db = False, fact._state.db
-            cache.field.set_cached_value(usage, fact)
-        cache.set_cached_value(fact, usage)
-    return facts
+    sql = f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {where}"
+    return {fact.pk: fact for fact in Fact.objects.raw(sql, params)}
 
 
 def _scores_with_metadata(
