@@ -889,6 +889,7 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
             cursor.execute("ANALYZE ttmemory_factterm")
         index_seconds = time.perf_counter() - started
         progress(f"index built in {index_seconds:,.0f} s; measuring")
+        memory = server_memory(index_name(plan.dimensions))
         embedder = {
             "BACKEND": f"{__name__}.LookupEmbedder",
             "OPTIONS": {"dimensions": plan.dimensions, "model": loader.model},
@@ -904,6 +905,7 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
             "plan": plan.__dict__ | {"total": plan.total},
             "load_seconds": load_seconds,
             "index_seconds": index_seconds,
+            "memory": memory,
             "rows": rows,
             "touch": touch_timings(big_ns, loader.rng),
         }
@@ -922,6 +924,20 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
                 cursor.execute(f"DROP INDEX IF EXISTS {index_name(plan.dimensions)}")
         if existed:
             ensure_hnsw_index(plan.dimensions)  # as migrated (shipped dimensions)
+
+
+def server_memory(index: str) -> dict[str, int]:
+    """PostgreSQL's ``shared_buffers`` and the HNSW index's size, in bytes: approximate search
+    reads the index pages it visits from outside the buffers when the index does not fit
+    (docs/scaling.md)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT setting::bigint * current_setting('block_size')::bigint FROM pg_settings "
+            "WHERE name = 'shared_buffers'"
+        )
+        buffers = int(cursor.fetchone()[0])
+        cursor.execute("SELECT coalesce(pg_relation_size(to_regclass(%s)), 0)", [index])
+        return {"shared_buffers": buffers, "index": int(cursor.fetchone()[0])}
 
 
 def touch_timings(

@@ -75,6 +75,8 @@ def test_the_large_run_measures_approximate_search(transactional_db: Any, tmp_pa
     assert 0.0 <= hnsw["recall_at_10"] <= 1.0 and exact["recall_at_10"] == 1.0
     assert not Fact.objects.filter(namespace__startswith="bench-recall-").exists()
     assert large["touch"]["batch"] == 300 and large["touch"]["median"] > 0
+    assert large["memory"]["shared_buffers"] > 0 and large["memory"]["index"] > 0
+    assert "Server memory: `shared_buffers`" in render({"large": large})
     assert "SCALED DOWN" in render({"large": large})
     assert "Recall counts: writing 300 facts' counts" in render({"large": large})
 

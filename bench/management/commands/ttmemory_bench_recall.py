@@ -402,6 +402,20 @@ def render_large(result: dict[str, Any]) -> list[str]:
             else ""
         )
     )
+    memory = result.get("memory")
+    if memory:
+        mb = 1024 * 1024
+        fits = memory["index"] <= memory["shared_buffers"]
+        lines[-1] += (
+            f" Server memory: `shared_buffers` {memory['shared_buffers'] / mb:,.0f} MB, the HNSW "
+            f"index {memory['index'] / mb:,.0f} MB"
+            + (
+                "."
+                if fits
+                else ": the index does not fit, so each approximate search reads most of the "
+                "index pages it visits from outside PostgreSQL's buffers (docs/scaling.md)."
+            )
+        )
     lines.append("")
     lines.append(
         "| namespace | facts | `fact_recall` k=10 p50 (ms) | p95 | vector search p50 (ms) | p95 | "
