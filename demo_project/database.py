@@ -4,13 +4,16 @@
 - ``DATABASE_URL=sqlite:///path/to/file.sqlite3``: SQLite, with IMMEDIATE transactions.
 - unset: an embedded PostgreSQL 18 with pgvector whose data lives in ``<repo>/.data/pg``. It is
   started on first use (about a second), shared by every process of the run, and stopped when the
-  last of them exits.
+  last of them exits. Its ``shared_buffers`` is a quarter of this machine's memory (128 MB to
+  8 GB; ``TTMEMORY_EMBEDDED_SHARED_BUFFERS=2GB`` or ``=default`` to choose), set with
+  ``ALTER SYSTEM`` and so in force from the server's next start.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,10 @@ logger = logging.getLogger(__name__)
 
 # TTMEMORY_EMBEDDED_DB names the database on the embedded server (parallel runs use their own).
 EMBEDDED_DB_NAME = os.environ.get("TTMEMORY_EMBEDDED_DB", "ttmemory")
+
+#: The embedded server's buffers: a quarter of the machine's memory, within these bounds.
+MIN_SHARED_BUFFERS = 128 * 1024**2  # PostgreSQL's own default
+MAX_SHARED_BUFFERS = 8 * 1024**3
 
 
 def database_settings(base_dir: Path) -> dict[str, Any]:
@@ -73,6 +80,7 @@ def embedded_settings(pgdata: Path) -> dict[str, Any]:
         ).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{EMBEDDED_DB_NAME}"')
+        _configure_shared_buffers(conn, os.environ.get("TTMEMORY_EMBEDDED_SHARED_BUFFERS"))
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": EMBEDDED_DB_NAME,
@@ -82,6 +90,55 @@ def embedded_settings(pgdata: Path) -> dict[str, Any]:
         "CONN_MAX_AGE": 60,
         "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5},
     }
+
+
+def shared_buffers_wanted(total_memory: int, override: str | None) -> str | None:
+    """The embedded server's ``shared_buffers`` (``"6144MB"``), None for PostgreSQL's default.
+
+    A quarter of ``total_memory``, from 128 MB to 8 GB: recall's HNSW index is read in no order
+    a cache likes, and with PostgreSQL's default of 128 MB a search in a large namespace read
+    most of its pages from outside the buffers (docs/scaling.md). Buffers are memory the server
+    takes as it reads data, not at start. ``override`` (``TTMEMORY_EMBEDDED_SHARED_BUFFERS``): a
+    size PostgreSQL understands (``512MB``, ``2GB``) or ``default``.
+    """
+    if override is not None and override.strip():
+        value = override.strip()
+        if value.lower() == "default":
+            return None
+        if not re.fullmatch(r"[1-9][0-9]*(kB|MB|GB|TB)", value):
+            from django.core.exceptions import ImproperlyConfigured
+
+            raise ImproperlyConfigured(
+                f"TTMEMORY_EMBEDDED_SHARED_BUFFERS={value!r}: give a size such as 512MB or 2GB, "
+                "or 'default' for PostgreSQL's own (128MB)"
+            )
+        return value
+    wanted = min(MAX_SHARED_BUFFERS, max(MIN_SHARED_BUFFERS, total_memory // 4))
+    return f"{wanted // 1024**2}MB"
+
+
+def _configure_shared_buffers(conn: Any, override: str | None) -> None:
+    """Set the embedded server's ``shared_buffers`` (``shared_buffers_wanted``) with ``ALTER
+    SYSTEM`` when it is not already set so: in force from the server's next start (it stops
+    when the last process using it exits), never a restart under a running process."""
+    import psutil
+    from psycopg import sql
+
+    wanted = shared_buffers_wanted(psutil.virtual_memory().total, override)
+    row = conn.execute(
+        "SELECT setting FROM pg_file_settings WHERE name = 'shared_buffers' "
+        "AND sourcefile LIKE '%%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1"
+    ).fetchone()
+    current = row[0] if row else None
+    if current == wanted:
+        return
+    if wanted is None:
+        conn.execute("ALTER SYSTEM RESET shared_buffers")
+    else:
+        conn.execute(sql.SQL("ALTER SYSTEM SET shared_buffers = {}").format(sql.Literal(wanted)))
+    logger.info(
+        "embedded PostgreSQL: shared_buffers %s from its next start", wanted or "default (128MB)"
+    )
 
 
 def _forget_dead_handles(pgdata: Path) -> None:
