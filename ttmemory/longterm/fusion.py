@@ -46,6 +46,7 @@ not pick (one statement, small index scans on ``ttm_fact_ns_id_idx``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from django.db import connection
@@ -215,10 +216,11 @@ def fact_related(
         return {}
     skip = {int(term) for term in exclude}
     stats = recall.recent_stats(namespace)
+    asked = _Asked(namespace, seeds, ids, skip)
     if connection.vendor == "postgresql":
-        df, rows, stats = _related_postgresql(namespace, seeds, ids, skip, stats)
+        df, rows, stats = _related_postgresql(asked, stats)
     else:
-        df, rows, stats = _related_portable(namespace, seeds, ids, skip, stats)
+        df, rows, stats = _related_portable(asked, stats)
     if not df or stats is None:
         return {}
     total, avg_len = stats
@@ -236,13 +238,30 @@ def fact_related(
 Related = tuple[dict[int, int], list[tuple[Any, ...]], tuple[int, float] | None]
 
 
-def _related_postgresql(
-    namespace: str,
-    seeds: list[int],
-    ids: list[int],
-    skip: set[int],
-    stats: tuple[int, float] | None,
-) -> Related:
+@dataclass(frozen=True)
+class _Asked:
+    """What ``fact_related`` asks: the seeds' words not in ``skip``, among the facts ``ids``."""
+
+    namespace: str
+    seeds: list[int]
+    ids: list[int]
+    skip: set[int]
+
+
+def _related_names() -> tuple[str, str, str, str, str]:
+    """Quoted: the postings table, the fact table, the posting's fact column, the fact's term
+    count column and its primary key."""
+    quote = connection.ops.quote_name
+    return (
+        quote(FactTerm._meta.db_table),
+        quote(Fact._meta.db_table),
+        quote(str(FactTerm._meta.get_field("fact").column)),
+        quote(str(Fact._meta.get_field("term_count").column)),
+        quote(str(Fact._meta.pk.column)),
+    )
+
+
+def _related_postgresql(asked: _Asked, stats: tuple[int, float] | None) -> Related:
     """``fact_related``'s lists in one round trip: the seeds' terms not in ``skip`` (query
     words, whose frequencies are not needed, are never counted), their document frequencies
     (rows 0), the candidates' postings of them (rows 1) and, when ``stats`` is None, N and
@@ -258,11 +277,8 @@ def _related_postgresql(
       checked on the fact row: with the namespace on the posting the planner read every
       posting of the frequent words through the (namespace, term) index (30,000 rows, 34 ms in
       a 100,000-fact namespace) instead (2 ms)."""
-    quote = connection.ops.quote_name
-    terms_table, facts_table = quote(FactTerm._meta.db_table), quote(Fact._meta.db_table)
-    fact_id = quote(str(FactTerm._meta.get_field("fact").column))
-    length = quote(str(Fact._meta.get_field("term_count").column))
-    pk = quote(str(Fact._meta.pk.column))
+    namespace, seeds, ids, skip = asked.namespace, asked.seeds, asked.ids, asked.skip
+    terms_table, facts_table, fact_id, length, pk = _related_names()
     sql = (
         f"WITH w AS MATERIALIZED (SELECT DISTINCT s.term FROM {terms_table} s "
         f"WHERE s.{fact_id} = ANY(%(seeds)s::bigint[]) AND NOT (s.term = ANY(%(skip)s::bigint[]))) "
@@ -295,19 +311,10 @@ def _related_postgresql(
     return df, rows, stats
 
 
-def _related_portable(
-    namespace: str,
-    seeds: list[int],
-    ids: list[int],
-    skip: set[int],
-    stats: tuple[int, float] | None,
-) -> Related:
+def _related_portable(asked: _Asked, stats: tuple[int, float] | None) -> Related:
     """``fact_related``'s lists in two statements (SQLite: a round trip costs nothing there)."""
-    quote = connection.ops.quote_name
-    terms_table, facts_table = quote(FactTerm._meta.db_table), quote(Fact._meta.db_table)
-    fact_id = quote(str(FactTerm._meta.get_field("fact").column))
-    length = quote(str(Fact._meta.get_field("term_count").column))
-    pk = quote(str(Fact._meta.pk.column))
+    namespace, seeds, ids, skip = asked.namespace, asked.seeds, asked.ids, asked.skip
+    terms_table, facts_table, fact_id, length, pk = _related_names()
     counted = (
         ", 0, 0.0"
         if stats is not None
