@@ -390,11 +390,7 @@ class RecallHitSerializer(serializers.Serializer[Any]):
 class RecallSerializer(serializers.Serializer[Any]):
     mode = serializers.ChoiceField(choices=["hybrid", "keyword", "vector"])
     fallback_reason = serializers.CharField(allow_blank=True)
-    hits = RecallHitSerializer(many=True)
-
-    def to_representation(self, instance: Any) -> Any:
-        fetch_usage(fact for fact, _ in instance.hits)
-        return super().to_representation(instance)
+    hits = RecallHitSerializer(many=True)  # their recall counts: one query (fact_recall's)
 
 
 class LearnRequestSerializer(serializers.Serializer[Any]):

@@ -227,9 +227,7 @@ def fact_related(
     weight = {term: recall.idf(total, n) for term, n in df.items()}
     k1, b = recall.BM25_K1, recall.BM25_B
     found: dict[int, float] = {}
-    for fact, term, tf, size in rows:
-        if int(term) not in weight:
-            continue
+    for fact, term, tf, size in rows:  # only terms with a document frequency have postings
         norm = tf + k1 * (1.0 - b) + k1 * b * float(size or 0) / avg_len
         found[int(fact)] = found.get(int(fact), 0.0) + weight[int(term)] * tf * (k1 + 1.0) / norm
     return found
