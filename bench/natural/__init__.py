@@ -6,7 +6,9 @@ into a fresh namespace with the offline learner; then, from another session of t
 each question is asked of ``fact_recall`` (top 5) and ``prompt_build``. What is scored:
 
 - current: a fact holding every answer term is in the top 5 and in the prompt's memories;
-- stale: no fact recalled or rendered for the question serves the old value as current;
+- stale: no fact recalled or rendered for the question serves the old value as current (and a
+  change is followed when, besides, the new value is served: a learner that stores nothing
+  serves no stale value, but follows no change);
 - never: no fact, current or superseded, holds what must never be stored;
 - the namespace's active facts, each classified as true (an expected fact), stale (an old value
   still active), forbidden (a "never" item) or invented (matches nothing expected):
@@ -325,6 +327,8 @@ class Score:
     stale_ok: int = 0
     stale_active: int = 0
     stale_in_chain: int = 0
+    changes: int = 0
+    changes_followed: int = 0
     never: int = 0
     never_ok: int = 0
     active: int = 0
@@ -346,6 +350,7 @@ class Score:
             "current_prompt": rate(self.current_prompt, self.current),
             "current": rate(self.current_ok, self.current),
             "stale_ok": rate(self.stale_ok, self.stale),
+            "changes_followed": rate(self.changes_followed, self.changes),
             "never_ok": rate(self.never_ok, self.never),
             "precision": rate(self.true, self.active),
             "invented": rate(self.invented, self.active),
@@ -421,6 +426,7 @@ def score(conv: dict[str, Any], *, namespace: str) -> Result:
             )
         return served[question]
 
+    served_now: dict[str, bool] = {}
     for item in conv.get("current", []):
         s.current += 1
         top, prompt = ask(item["question"])
@@ -429,6 +435,7 @@ def score(conv: dict[str, Any], *, namespace: str) -> Result:
         s.current_top5 += in_top
         s.current_prompt += in_prompt
         s.current_ok += in_top and in_prompt
+        served_now[item["id"]] = in_top and in_prompt
         if not (in_top and in_prompt):
             result.failures.append(
                 f"current {item['id']}: {item['question']!r} wants {item['answer']}; "
@@ -445,6 +452,9 @@ def score(conv: dict[str, Any], *, namespace: str) -> Result:
         top, prompt = ask(question)
         wrong = [text for text in {*top, *prompt} if serves_stale(conv, item, text)]
         s.stale_ok += not wrong
+        if "current" in item:  # a change: followed when the new value is served, the old not
+            s.changes += 1
+            s.changes_followed += served_now[item["current"]] and not wrong
         s.stale_active += any(serves_stale(conv, item, text) for text in active)
         s.stale_in_chain += any(holds(item["value"], text) for text in past)
         if wrong:
@@ -558,8 +568,9 @@ def table(summary: dict[str, Any], *, label: str = "") -> str:
     lines = [
         f"| {label or 'group'} | convs | current in top 5 | in prompt | current: both "
         "(>= 0.9) | stale not served (>= 0.95) | old value superseded | old value still "
-        "active | never stored ok | active facts | invented (<= 0.02) | precision (>= 0.9) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "active | change followed | never stored ok | active facts | invented (<= 0.02) | "
+        "precision (>= 0.9) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
 
     def row(name: str, score: dict[str, Any]) -> str:
@@ -569,7 +580,8 @@ def table(summary: dict[str, Any], *, label: str = "") -> str:
             f"{_cell(rates['current_prompt'])} | {_cell(rates['current'])} "
             f"({score['current_ok']}/{score['current']}) | {_cell(rates['stale_ok'])} "
             f"({score['stale_ok']}/{score['stale']}) | {score['stale_in_chain']}/{score['stale']} "
-            f"| {score['stale_active']}/{score['stale']} | {_cell(rates['never_ok'])} "
+            f"| {score['stale_active']}/{score['stale']} | {_cell(rates['changes_followed'])} "
+            f"({score['changes_followed']}/{score['changes']}) | {_cell(rates['never_ok'])} "
             f"({score['never_ok']}/{score['never']}) | {score['active']} | "
             f"{_cell(rates['invented'])} ({score['invented']}) | {_cell(rates['precision'])} "
             f"({score['true']}) |"

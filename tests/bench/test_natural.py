@@ -134,6 +134,7 @@ def test_the_score_of_a_hand_made_namespace(db: Any) -> None:
     s = result.score
     assert (s.current, s.current_top5, s.current_prompt, s.current_ok) == (2, 2, 2, 2)
     assert (s.stale, s.stale_ok, s.stale_active, s.stale_in_chain) == (2, 1, 1, 1)
+    assert (s.changes, s.changes_followed) == (2, 1)
     assert (s.never, s.never_ok) == (1, 0)
     assert (s.active, s.true, s.stale_facts, s.forbidden, s.invented) == (5, 2, 1, 1, 1)
     rates = s.rates()
@@ -160,6 +161,7 @@ def test_a_stale_value_no_longer_served_scores_full(db: Any) -> None:
         "current_prompt": 1.0,
         "current": 1.0,
         "stale_ok": 1.0,
+        "changes_followed": 1.0,
         "never_ok": None,
         "precision": 1.0,
         "invented": 0.0,
@@ -213,3 +215,14 @@ def test_a_slice_is_not_written_into_the_docs_and_an_unknown_id_is_named() -> No
         call_command("ttmemory_bench_natural", "--languages=zh")
     with pytest.raises(CommandError, match="no conversation with id nope"):
         call_command("ttmemory_bench_natural", "--ids=nope", "--no-write")
+
+
+def test_a_namespace_that_learned_nothing_serves_no_stale_value_but_follows_no_change(
+    db: Any,
+) -> None:
+    s = natural.score(HAND_MADE, namespace="bench-natural-empty").score
+
+    rates = s.rates()
+    assert rates["current"] == 0.0 and rates["stale_ok"] == 1.0 and rates["never_ok"] == 1.0
+    assert rates["changes_followed"] == 0.0
+    assert rates["precision"] is None and rates["invented"] is None

@@ -123,11 +123,12 @@ def _environment() -> dict[str, Any]:
     from ttmemory.conf import app_settings
 
     connection.ensure_connection()
-    server: Any = (
-        connection.connection.info.server_version
-        if connection.vendor == "postgresql"
-        else connection.Database.sqlite_version
-    )
+    if connection.vendor == "postgresql":
+        server: Any = connection.connection.info.server_version
+    else:
+        import sqlite3
+
+        server = sqlite3.sqlite_version
     embedder = app_settings.EMBEDDER
     backend = embedder.get("BACKEND", "") if isinstance(embedder, dict) else str(embedder)
     return {"database": connection.vendor, "server": server, "embedder": backend}
