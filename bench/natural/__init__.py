@@ -49,13 +49,21 @@ TARGETS = {"current": 0.9, "stale_ok": 0.95, "invented": 0.02, "precision": 0.9}
 # A fact holding the old value with one of these says it is past or negated ("no longer lives
 # in Paris", "бросил курить", "不再喝咖啡"): true now, so not the old value served as current. A
 # stale item's own "unless" list replaces these. All languages apply to every fact, since a
-# learner may write a Russian conversation's facts in English.
+# learner may write a Russian conversation's facts in English. Each is a whole word or phrase
+# (a trailing "*": a stem, any ending); Chinese and Japanese ones match anywhere.
 PAST_MARKERS = (
     # English
     "no longer",
-    "not ",
-    "n't",
+    "not",
     "never",
+    "no",
+    "don't",
+    "doesn't",
+    "isn't",
+    "aren't",
+    "wasn't",
+    "didn't",
+    "won't",
     "anymore",
     "any more",
     "used to",
@@ -64,8 +72,8 @@ PAST_MARKERS = (
     "former",
     "before",
     "moved from",
-    "left ",
-    "quit",
+    "left",
+    "quit*",
     "stopped",
     "gave up",
     "instead of",
@@ -73,27 +81,47 @@ PAST_MARKERS = (
     # Russian
     "больше не",
     "уже не",
-    "не ",
+    "не",
     "раньше",
     "прежде",
-    "бывш",
-    "прежн",
-    "бросил",
-    "бросила",
+    "бывш*",
+    "прежн*",
+    "бросил*",
     "ушёл",
     "ушел",
     "ушла",
     "вместо",
     # German
     "nicht mehr",
-    "nicht ",
-    "kein",
+    "nicht",
+    "kein*",
     "früher",
-    "ehemalig",
+    "ehemalig*",
     "vorher",
     "aufgehört",
     "gekündigt",
     "statt",
+    # Spanish
+    "ya no",
+    "antes",
+    "dejé",
+    "dejó",
+    "en vez de",
+    # French
+    "ne",
+    "n'",
+    "plus",
+    "avant",
+    "ancien*",
+    "au lieu de",
+    # Japanese
+    "以前",
+    "前は",
+    "もう",
+    "やめ",
+    "ではな",
+    "じゃな",
+    "ません",
     # Chinese
     "不再",
     "不",
@@ -145,9 +173,23 @@ def holds(terms: Sequence[str], text: str) -> bool:
     )
 
 
+def word_in(word: str, text: str) -> bool:
+    """Whether the whole word or phrase ``word`` occurs in ``text`` ("not" is not in "notes",
+    "ne" not in "phone"); a trailing ``*`` makes it a stem, and Chinese and Japanese words
+    match anywhere."""
+    stem = word.endswith("*")
+    needle = _fold(word.rstrip("*").strip())
+    if not needle:
+        return False
+    left = _WORD_START if re.match(r"\w", needle) and not _CJK.match(needle) else ""
+    spaced_end = re.search(r"\w$", needle) is not None and not _CJK.search(needle[-1])
+    right = r"(?!\w)" if spaced_end and not stem else ""
+    return re.search(left + re.escape(needle) + right, _fold(text)) is not None
+
+
 def any_in(words: Iterable[str], text: str) -> bool:
-    folded = _fold(text)
-    return any(_fold(word) in folded for word in words)
+    """Whether any of ``words`` (``word_in``) occurs in ``text``."""
+    return any(word_in(word, text) for word in words)
 
 
 # Loading.
@@ -268,13 +310,17 @@ def serves_stale(conv: dict[str, Any], stale: dict[str, Any], text: str) -> bool
     linked = next((c for c in conv.get("current", []) if c["id"] == stale.get("current")), None)
     if linked is not None and holds(linked["answer"], text):
         return False
-    return not any_in(stale.get("unless", PAST_MARKERS), text)
+    if "unless" in stale:
+        return not any(term_in(word, text) for word in stale["unless"])
+    return not any_in(PAST_MARKERS, text)
 
 
 def breaks_never(item: dict[str, Any], text: str) -> bool:
     """Whether ``text`` stores what ``item`` says must never be stored (its ``unless`` words
     mark the same words legitimately said of someone else)."""
-    return holds(item["terms"], text) and not any_in(item.get("unless", ()), text)
+    return holds(item["terms"], text) and not any(
+        term_in(word, text) for word in item.get("unless", ())
+    )
 
 
 def classify(conv: dict[str, Any], text: str) -> str:

@@ -109,6 +109,10 @@ def test_an_old_value_is_stale_unless_said_to_be_past_or_replaced() -> None:
     assert not natural.serves_stale(HAND_MADE, stale, "The user moved from Paris to Berlin")
     assert not natural.serves_stale(HAND_MADE, stale, "The user no longer lives in Paris")
     assert not natural.serves_stale(HAND_MADE, stale, "Пользователь раньше жил в Paris")
+    # Past words are whole words: "notes" holds no "not", "phone" no French "ne".
+    assert natural.serves_stale(HAND_MADE, stale, "The user takes notes in Paris")
+    assert natural.serves_stale(HAND_MADE, stale, "The user's phone number is from Paris")
+    assert not natural.serves_stale(HAND_MADE, stale, "The user doesn't live in Paris")
     assert natural.classify(HAND_MADE, "The user lives in Paris") == "stale"
     assert natural.classify(HAND_MADE, "The user would retire to Malta") == "forbidden"
     assert natural.classify(HAND_MADE, "The user's grandfather collected stamps") == "true"
