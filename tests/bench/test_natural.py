@@ -212,6 +212,11 @@ def test_the_command_scores_a_slice_per_language_and_renders_it(db: Any, tmp_pat
     assert section.startswith(START) and section.endswith(END)
     assert "| lang zh | 1 |" in section and "| relocation | 2 |" in section
     assert "Targets met" in section
+    saved = tmp_path / "runs.json"
+    saved.write_text(json.dumps([run, run]))
+    printed = io.StringIO()
+    call_command("ttmemory_bench_natural", "--render", str(saved), "--no-write", stdout=printed)
+    assert printed.getvalue().count("| lang zh | 1 |") == 2
 
 
 def test_a_slice_is_not_written_into_the_docs_and_an_unknown_id_is_named() -> None:

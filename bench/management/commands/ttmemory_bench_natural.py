@@ -49,10 +49,21 @@ class Command(BenchCommand):
         parser.add_argument(
             "--save-json", default="", help="also write every database's result to this file"
         )
+        parser.add_argument(
+            "--render",
+            default="",
+            help="render a --save-json file instead of running (writes unless --no-write)",
+        )
         self.add_report_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         logging.getLogger("ttmemory").setLevel(logging.WARNING)
+        if options["render"]:
+            import json
+
+            saved = json.loads(Path(options["render"]).read_text())
+            self.publish(render(saved, command=_command_line(options)), options)
+            return
         selection = self._selection(options)
         if options["current"]:
             self.migrate_if_asked(options)
@@ -165,6 +176,10 @@ def render(runs: list[dict[str, Any]], *, command: str = COMMAND, partial: bool 
         "- **stale not served**: no fact recalled or rendered for the question states an old "
         "value as current (one in the supersede chain, or saying it is past, is fine; target "
         ">= 0.95);",
+        "- **old value superseded / still active**: old values found in the supersede chain / "
+        "in an active fact stating them as current; **change followed**: the new value served "
+        "and the old one not (a learner that stores nothing serves no stale value but follows "
+        "no change);",
         "- **never stored ok**: hypotheticals, questions, quoted speech, jokes and other "
         "people's facts were not stored as facts (current or superseded);",
         "- **invented**: active facts matching nothing said (target <= 2% of active facts); "
