@@ -77,6 +77,8 @@ PAST_MARKERS = (
     "stopped",
     "gave up",
     "instead of",
+    "was",
+    "were",
     "ex-",
     # Russian
     "больше не",
@@ -91,6 +93,9 @@ PAST_MARKERS = (
     "ушел",
     "ушла",
     "вместо",
+    "был",
+    "была",
+    "были",
     # German
     "nicht mehr",
     "nicht",
@@ -101,12 +106,16 @@ PAST_MARKERS = (
     "aufgehört",
     "gekündigt",
     "statt",
+    "war",
+    "waren",
     # Spanish
     "ya no",
     "antes",
     "dejé",
     "dejó",
     "en vez de",
+    "era",
+    "fui",
     # French
     "ne",
     "n'",
@@ -114,6 +123,8 @@ PAST_MARKERS = (
     "avant",
     "ancien*",
     "au lieu de",
+    "étais",
+    "était",
     # Japanese
     "以前",
     "前は",
@@ -288,6 +299,8 @@ def check(conv: Any, *, where: str) -> None:
             fail(f"stale {item.get('id')!r}: no current item {linked!r}")
         if "unless" in item:
             terms(item["unless"], f"stale {item.get('id')!r} unless")
+        if not isinstance(item.get("past_markers", True), bool):
+            fail(f"stale {item.get('id')!r}: past_markers is true or false")
     for item in conv.get("never", []):
         terms(item.get("terms"), f"never {item.get('id')!r} terms")
         if "unless" in item:
@@ -304,15 +317,16 @@ def check(conv: Any, *, where: str) -> None:
 def serves_stale(conv: dict[str, Any], stale: dict[str, Any], text: str) -> bool:
     """Whether ``text`` states ``stale``'s old value as current: it holds the value, and neither
     the value replacing it (its linked current item: "moved from Paris to Berlin") nor a word
-    saying it is past or negated (``PAST_MARKERS`` or the item's own ``unless``)."""
+    saying it is past or negated (``PAST_MARKERS``, unless the item sets ``past_markers`` false,
+    and the item's own ``unless`` words)."""
     if not holds(stale["value"], text):
         return False
     linked = next((c for c in conv.get("current", []) if c["id"] == stale.get("current")), None)
     if linked is not None and holds(linked["answer"], text):
         return False
-    if "unless" in stale:
-        return not any(term_in(word, text) for word in stale["unless"])
-    return not any_in(PAST_MARKERS, text)
+    if stale.get("past_markers", True) and any_in(PAST_MARKERS, text):
+        return False
+    return not any(term_in(word, text) for word in stale.get("unless", ()))
 
 
 def breaks_never(item: dict[str, Any], text: str) -> bool:
@@ -326,13 +340,15 @@ def breaks_never(item: dict[str, Any], text: str) -> bool:
 def classify(conv: dict[str, Any], text: str) -> str:
     """An active fact's class, the first that applies: "forbidden" (breaks a never item),
     "true" (holds a current item's answer), "stale" (serves an old value), "true" (holds an
-    allowed item: true of the user but not asked about), else "invented"."""
+    old value said as past, or an allowed item: true but not asked about), else "invented"."""
     if any(breaks_never(item, text) for item in conv.get("never", [])):
         return "forbidden"
     if any(holds(item["answer"], text) for item in conv.get("current", [])):
         return "true"
     if any(serves_stale(conv, item, text) for item in conv.get("stale", [])):
         return "stale"
+    if any(holds(item["value"], text) for item in conv.get("stale", [])):
+        return "true"  # the old value said as past ("no longer lives in Paris"): history
     if any(holds(terms, text) for terms in conv.get("allowed", [])):
         return "true"
     return "invented"
@@ -435,20 +451,33 @@ def namespace_of(conv: dict[str, Any]) -> str:
     return NAMESPACE_PREFIX + conv["id"]
 
 
-def feed(conv: dict[str, Any], *, namespace: str) -> None:
+FACTS_FROM = ("learner", "turns")
+
+
+def feed(conv: dict[str, Any], *, namespace: str, facts_from: str = "learner") -> None:
     """The conversation through ``turn_add``, one user message (and the replies after it) per
-    call, in one session: the way an agent loop stores and learns."""
+    call, in one session: the way an agent loop stores and learns.
+
+    ``facts_from="turns"`` is a reference, not a learner: nothing is learned and every user
+    message is remembered verbatim (``fact_remember``), so what recall finds can be told apart
+    from what learning stored, and the stale check is seen firing on old values kept as said.
+    """
     from ttmemory import memory
 
+    if facts_from not in FACTS_FROM:
+        raise ValueError(f"facts_from {facts_from!r}: one of {', '.join(FACTS_FROM)}")
+    learn = facts_from == "learner"
     session = memory.session_open(namespace=namespace, key="told")
     turn: list[dict[str, Any]] = []
     for message in conv["turns"]:
         if message["role"] == "user" and turn:
-            memory.turn_add(session=session, messages=turn)
+            memory.turn_add(session=session, messages=turn, learn=learn)
             turn = []
         turn.append({"role": message["role"], "content": message["content"]})
+        if not learn and message["role"] == "user":
+            memory.fact_remember(namespace=namespace, text=message["content"])
     if turn:
-        memory.turn_add(session=session, messages=turn)
+        memory.turn_add(session=session, messages=turn, learn=learn)
 
 
 def score(conv: dict[str, Any], *, namespace: str) -> Result:
@@ -527,7 +556,7 @@ def score(conv: dict[str, Any], *, namespace: str) -> Result:
     return result
 
 
-def run_one(conv: dict[str, Any], *, keep: bool = False) -> Result:
+def run_one(conv: dict[str, Any], *, keep: bool = False, facts_from: str = "learner") -> Result:
     """Feed and score one conversation in its own fresh namespace (erased before and, unless
     ``keep``, after)."""
     from ttmemory import memory
@@ -536,7 +565,7 @@ def run_one(conv: dict[str, Any], *, keep: bool = False) -> Result:
     memory.namespace_erase(namespace=namespace)
     started = time.perf_counter()
     try:
-        feed(conv, namespace=namespace)
+        feed(conv, namespace=namespace, facts_from=facts_from)
         result = score(conv, namespace=namespace)
     finally:
         if not keep:
@@ -567,6 +596,7 @@ def run(
     conversations: Sequence[dict[str, Any]],
     *,
     keep: bool = False,
+    facts_from: str = "learner",
     progress: Callable[[str], None] | None = None,
 ) -> list[Result]:
     """Every conversation through ``run_one`` under ``offline_settings()``, in order."""
@@ -575,7 +605,7 @@ def run(
     results = []
     with override_settings(TTMEMORY=offline_settings()):
         for n, conv in enumerate(conversations, start=1):
-            result = run_one(conv, keep=keep)
+            result = run_one(conv, keep=keep, facts_from=facts_from)
             results.append(result)
             if progress is not None:
                 s = result.score

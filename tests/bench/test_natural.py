@@ -114,6 +114,10 @@ def test_an_old_value_is_stale_unless_said_to_be_past_or_replaced() -> None:
     assert natural.serves_stale(HAND_MADE, stale, "The user's phone number is from Paris")
     assert not natural.serves_stale(HAND_MADE, stale, "The user doesn't live in Paris")
     assert natural.classify(HAND_MADE, "The user lives in Paris") == "stale"
+    assert natural.classify(HAND_MADE, "The user no longer lives in Paris") == "true"
+    strict = {**stale, "past_markers": False, "unless": ["moved away"]}
+    assert natural.serves_stale(HAND_MADE, strict, "The user lives in Paris, not Lyon")
+    assert not natural.serves_stale(HAND_MADE, strict, "The user moved away from Paris")
     assert natural.classify(HAND_MADE, "The user would retire to Malta") == "forbidden"
     assert natural.classify(HAND_MADE, "The user's grandfather collected stamps") == "true"
     assert natural.classify(HAND_MADE, "The user likes opera") == "invented"

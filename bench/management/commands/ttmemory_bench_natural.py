@@ -50,6 +50,13 @@ class Command(BenchCommand):
             "--save-json", default="", help="also write every database's result to this file"
         )
         parser.add_argument(
+            "--facts-from",
+            choices=natural.FACTS_FROM,
+            default="learner",
+            help="learner: what turn_add learns (the measurement); turns: every user message "
+            "remembered verbatim, nothing learned (a reference for recall; needs --no-write)",
+        )
+        parser.add_argument(
             "--render",
             default="",
             help="render a --save-json file instead of running (writes unless --no-write)",
@@ -67,7 +74,12 @@ class Command(BenchCommand):
         selection = self._selection(options)
         if options["current"]:
             self.migrate_if_asked(options)
-            results = natural.run(selection, keep=options["keep"], progress=self.progress)
+            results = natural.run(
+                selection,
+                keep=options["keep"],
+                facts_from=options["facts_from"],
+                progress=self.progress,
+            )
             payload = {
                 "environment": _environment(),
                 "conversations": len(results),
@@ -77,6 +89,8 @@ class Command(BenchCommand):
             self.emit(payload, options)
             return
         partial = len(selection) != len(natural.load(Path(options["set"])))
+        if options["facts_from"] != "learner" and not options["no_write"]:
+            raise CommandError("--facts-from turns is a reference, not written: add --no-write")
         if partial and not options["no_write"]:
             raise CommandError(
                 "a slice of the set is not written to docs/benchmarks.md: add --no-write"
@@ -89,6 +103,7 @@ class Command(BenchCommand):
             argv.append(f"--limit={options['limit']}")
         if options["keep"]:
             argv.append("--keep")
+        argv.append(f"--facts-from={options['facts_from']}")
         runs = self.measure_per_database(options, *argv, "--migrate")
         if options["save_json"]:
             import json
