@@ -239,3 +239,22 @@ def test_a_namespace_that_learned_nothing_serves_no_stale_value_but_follows_no_c
     assert rates["current"] == 0.0 and rates["stale_ok"] == 1.0 and rates["never_ok"] == 1.0
     assert rates["changes_followed"] == 0.0
     assert rates["precision"] is None and rates["invented"] is None
+
+
+def test_the_turns_reference_stores_every_user_message_and_learns_nothing(
+    db: Any, tmp_path: Path
+) -> None:
+    out = tmp_path / "turns.json"
+    call_command(
+        "ttmemory_bench_natural", "--current", "--ids=en-reloc-02", "--facts-from=turns",
+        "--json", str(out), stderr=io.StringIO(),
+    )  # fmt: skip
+    (result,) = json.loads(out.read_text())["results"]
+
+    told = [t["content"] for t in natural.load(ids=["en-reloc-02"])[0]["turns"]]
+    assert sorted(f["text"] for f in result["facts"]) == sorted(told[0::2])
+    classes = {f["text"]: f["class"] for f in result["facts"]}
+    assert classes["I live in Manchester, for context."] == "stale"
+    assert classes["Trying to figure out council tax bands. Not urgnet"] == "invented"
+    with pytest.raises(CommandError, match="reference, not written"):
+        call_command("ttmemory_bench_natural", "--facts-from=turns")
