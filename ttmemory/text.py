@@ -1,4 +1,4 @@
-"""Text normalisation per language: the one tokenizer of the blind index, upsert hashing and BM25."""
+"""Text normalisation per language: the one tokenizer of the blind index, upsert keys and BM25."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ _CJK_CHARS = (
     "\U00020000-\U0003134f"
 )
 _CJK = re.compile(f"[{_CJK_CHARS}]+")
+# Russian writes yo (U+0451) as ie (U+0435) as often as not: one term for both.
+_YO = str.maketrans("\u0451", "\u0435")
 _DATA = Path(__file__).resolve().parent / "text_data"
 
 # The script each Snowball language is written in (the rest: Latin). A word is analysed in the
@@ -196,7 +198,7 @@ def stop_words(language: str) -> frozenset[str]:
     if not path.is_file():
         return frozenset()
     words = (line.split("#", 1)[0].strip() for line in path.read_text("utf-8").splitlines())
-    return frozenset(normalise_text(w).replace("ё", "е") for w in words if w)
+    return frozenset(normalise_text(w).translate(_YO) for w in words if w)
 
 
 #: The English stop list (the first release's; kept as a name for callers).
@@ -223,7 +225,9 @@ def _build_analyser(language: str) -> Callable[[str], str | None]:
             stop=stop_words(chosen), stem=_stemmer(chosen) if stemming else None
         )
     if own_script not in scripts:  # hebrew: Yiddish is its only Snowball language
-        scripts[own_script] = _Script(stop_words(language), _stemmer(language) if stemming else None)
+        scripts[own_script] = _Script(
+            stop_words(language), _stemmer(language) if stemming else None
+        )
     plain = _Script(frozenset(), None)
     latin, cyrillic = scripts["latin"], scripts["cyrillic"]
     cache_: dict[str, str | None] = {}
@@ -235,8 +239,7 @@ def _build_analyser(language: str) -> Callable[[str], str | None]:
         if len(word) < 2:
             return None
         script = latin if ord(word[0]) < 0x0370 else scripts.get(script_of(word), plain)
-        # Russian writes "ё" as "е" as often as not: one term for both.
-        folded = word.replace("ё", "е") if script is cyrillic else word
+        folded = word.translate(_YO) if script is cyrillic else word
         if folded in script.stop:
             result = None
         elif script.stem is None:
