@@ -92,11 +92,12 @@ def normalise_terms(text: str, *, language: str | None = None) -> list[str]:
     So an English and a Russian text in one namespace both meet their queries. Each language
     has its Snowball stems and, for English, Russian, German, Spanish and French, a stop list
     (``ttmemory/text_data/stopwords``). Runs of Chinese, Japanese or Korean characters become
-    overlapping character bigrams ("我对花生过敏" -> 我对 对花 花生 生过 过敏; a lone character
-    stays itself), so the query 花生 meets it. English folds one more thing: a stem's final
-    "i" (Snowball's ending of words in -y/-ies) is dropped, so "allergies" meets "allergic".
-    ``STEMMER_LANGUAGE`` None keeps whole words (stop words still go). Changing what this
-    returns changes every blind-index term: bump ``NORMALISER_VERSION``.
+    overlapping character bigrams plus each Han character off the stop list ("我对花生过敏" ->
+    我对 对 对花 花 花生 生 ...), so the queries 花生 and 猫 meet the facts that say them.
+    English folds one more thing: a stem's final "i" (Snowball's ending of words in -y/-ies)
+    is dropped, so "allergies" meets "allergic". ``STEMMER_LANGUAGE`` None keeps whole words
+    (stop words still go). Changing what this returns changes every blind-index term: bump
+    ``NORMALISER_VERSION``.
     """
     analyse = _analyser(_language(language))
     normal = normalise_text(text)
@@ -110,7 +111,7 @@ def normalise_terms(text: str, *, language: str | None = None) -> list[str]:
     for word in _WORD.findall(normal):
         for part in _split_cjk(word):
             if _CJK.match(part):
-                terms.extend(_bigrams(part))
+                terms.extend(_cjk_terms(part))
             else:
                 term = analyse(part)
                 if term is not None:
@@ -132,10 +133,31 @@ def _split_cjk(word: str) -> list[str]:
     return parts
 
 
-def _bigrams(run: str) -> list[str]:
-    if len(run) == 1:
-        return [run]
-    return [run[i : i + 2] for i in range(len(run) - 1)]
+def _cjk_terms(run: str) -> list[str]:
+    """A run's overlapping bigrams and, between them, each Han character not on the stop list.
+
+    Many Chinese words and Japanese kanji are one character (猫 cat, 茶 tea), which bigrams alone
+    never match; kana and Hangul alone are mostly particles and stay out, as does a lone one.
+    """
+    stop = _han_stop()
+    terms: list[str] = []
+    last = len(run) - 1
+    for i, char in enumerate(run):
+        if _is_han(char) and char not in stop:
+            terms.append(char)
+        if i < last:
+            terms.append(run[i : i + 2])
+    return terms
+
+
+def _is_han(char: str) -> bool:
+    point = ord(char)
+    return (
+        0x3400 <= point <= 0x4DBF
+        or 0x4E00 <= point <= 0x9FFF
+        or 0xF900 <= point <= 0xFAFF
+        or 0x20000 <= point <= 0x3134F
+    )
 
 
 #: What ``normalise_terms`` returns, as a version: part of every blind-index marker and of the
@@ -199,6 +221,10 @@ def stop_words(language: str) -> frozenset[str]:
         return frozenset()
     words = (line.split("#", 1)[0].strip() for line in path.read_text("utf-8").splitlines())
     return frozenset(normalise_text(w).translate(_YO) for w in words if w)
+
+
+def _han_stop() -> frozenset[str]:
+    return stop_words("chinese")
 
 
 #: The English stop list (the first release's; kept as a name for callers).
