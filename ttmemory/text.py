@@ -102,7 +102,7 @@ def normalise_terms(text: str, *, language: str | None = None) -> list[str]:
     analyse = _analyser(_language(language))
     normal = normalise_text(text)
     terms: list[str] = []
-    if _CJK.search(normal) is None:
+    if normal.isascii() or _CJK.search(normal) is None:
         for word in _WORD.findall(normal):
             term = analyse(word)
             if term is not None:

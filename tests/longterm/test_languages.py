@@ -150,18 +150,20 @@ def test_negations_are_never_stop_words() -> None:
 
 
 def test_a_mixed_namespace_recalls_in_each_language(db: Any) -> None:
-    """English, Russian and Chinese in one namespace of the default language: each word is
+    """English, Russian, Chinese and Japanese in one namespace of the default language: each word is
     analysed by its script, so each fact meets a question in its own language."""
     ns = "mixed"
     memory.fact_remember(namespace=ns, text="I am allergic to peanuts")
     memory.fact_remember(namespace=ns, text="Моя сестра работает учителем")
     memory.fact_remember(namespace=ns, text="我喜欢靠窗的座位")
     memory.fact_remember(namespace=ns, text="Я переехал из Парижа в Берлин")
+    memory.fact_remember(namespace=ns, text="私はピーナッツアレルギーです")
 
     assert top(ns, "any allergies?") == "I am allergic to peanuts"
     assert top(ns, "кем работает сестра") == "Моя сестра работает учителем"
     assert top(ns, "座位") == "我喜欢靠窗的座位"
     assert top(ns, "переехали в Берлин?") == "Я переехал из Парижа в Берлин"
+    assert top(ns, "ピーナッツ") == "私はピーナッツアレルギーです"
     # One sentence in two scripts: each half keeps its own stems.
     assert normalise_terms("allergies и аллергии") == ["allerg", "аллерг"]
 
