@@ -225,3 +225,27 @@ def test_changing_a_namespace_language_rebuilds_its_index(db: Any, settings: Any
     assert reindex.stale_facts().count() == 1
     call_command("ttmemory_reindex", stdout=io.StringIO())
     assert reindex.stale_facts().count() == 0
+
+
+def test_the_most_specific_key_decides_which_rows_are_stale(db: Any, settings: Any) -> None:
+    namespaces = ["acme/a", "acme/fr-1", "acme/x", "other"]
+    for ns in namespaces:
+        memory.fact_remember(namespace=ns, text="Je travaille avec des chevaux")
+    languages = {"acme/*": "german", "acme/fr*": "french", "acme/x": "spanish"}
+    settings.TTMEMORY = {**settings.TTMEMORY, "NAMESPACE_LANGUAGES": languages}
+
+    assert [namespace_language(ns) for ns in namespaces] == [
+        "german",
+        "french",
+        "spanish",
+        "english",
+    ]
+    assert sorted(f.namespace for f in reindex.stale_facts()) == namespaces[:3]
+    memory.fact_remember(namespace="acme/x", text="Vivimos en Lyon")  # written current
+    assert reindex.stale_facts().count() == 3
+
+    call_command("ttmemory_reindex", stdout=io.StringIO())
+
+    assert reindex.stale_facts().count() == 0
+    assert keyword_matches("acme/fr-1", "cheval") == {"Je travaille avec des chevaux"}
+    assert keyword_matches("other", "cheval") == set()

@@ -205,19 +205,33 @@ _Rows = TypeVar("_Rows", bound="QuerySet[Any]")
 def stale(rows: _Rows) -> _Rows:
     """Those of ``rows`` (facts or message entries) whose marker is not their namespace's.
 
-    Without ``NAMESPACE_LANGUAGES`` one marker is current everywhere; with it, the namespaces
-    present are grouped by the marker of their language (one query for the namespaces).
+    Without ``NAMESPACE_LANGUAGES`` one marker is current everywhere. With it, each key's
+    namespaces (minus those a more specific key claims, as ``namespace_language`` resolves
+    them) must carry the marker of the key's language, and the rest the default marker: a
+    condition on the namespace column, so no namespace list is read first.
     """
     default = index_version()
-    if not app_settings.NAMESPACE_LANGUAGES:
+    overrides = app_settings.NAMESPACE_LANGUAGES
+    if not overrides:
         return rows.exclude(index_version=default)
-    others: dict[str, list[str]] = {}
-    for namespace in rows.order_by().values_list("namespace", flat=True).distinct():
-        marker = index_version(namespace)
-        if marker != default:
-            others.setdefault(marker, []).append(namespace)
-    own = [namespace for namespaces in others.values() for namespace in namespaces]
-    condition = ~Q(namespace__in=own) & ~Q(index_version=default)
-    for marker, namespaces in others.items():
-        condition |= Q(namespace__in=namespaces) & ~Q(index_version=marker)
-    return rows.filter(condition)
+    claimed = Q()
+    condition = Q()
+    for key in overrides:
+        mine = _namespace_match(key)
+        for other in overrides:
+            if _more_specific(other, than=key):
+                mine &= ~_namespace_match(other)
+        condition |= mine & ~Q(index_version=index_version(key))
+        claimed |= _namespace_match(key)
+    return rows.filter(condition | (~claimed & ~Q(index_version=default)))
+
+
+def _namespace_match(key: str) -> Q:
+    return Q(namespace__startswith=key[:-1]) if key.endswith("*") else Q(namespace=key)
+
+
+def _more_specific(other: str, *, than: str) -> bool:
+    """Whether key ``other`` wins over key ``than`` for the namespaces both match."""
+    if other == than or not than.endswith("*") or not other.startswith(than[:-1]):
+        return False
+    return not other.endswith("*") or len(other) > len(than)
