@@ -4,7 +4,7 @@ Run: ``.venv/bin/python bench/languages.py`` (jieba and py3langid must be instal
 columns; ttmemory needs neither). Segmenters are compared on a small design sample of facts a
 user says about themself, with questions worded as a user asks them: index size, recall of
 the right fact at 1 and 3 by BM25, speed, import time and memory. Detection is py3langid's
-on short texts in the five languages with stop lists, as queries are.
+and lingua's on short texts in the five languages with stop lists, as queries are.
 """
 
 # ruff: noqa: RUF001 (Chinese punctuation and Cyrillic letters are the data)
@@ -202,31 +202,62 @@ def segmentation() -> None:
 
 
 def detection() -> None:
+    for name, setup in [("py3langid", _py3langid), ("lingua", _lingua)]:
+        found = setup()
+        if found is None:
+            print(f"{name} not installed: not measured")
+            continue
+        classify, statement = found
+        took, mb = cost_of_import(statement)
+        right = total = 0
+        wrong: list[str] = []
+        for language, texts in SHORT.items():
+            for text in texts:
+                guess = classify(text)
+                total += 1
+                right += guess == language
+                if guess != language:
+                    wrong.append(f"{text!r} ({language}) -> {guess}")
+        print(
+            f"{name} on {total} short texts, 5 languages allowed: {right / total:.2f} right "
+            f"(import + first call {took:.2f} s, {mb:.0f} MB)"
+        )
+        for line in wrong:
+            print("  " + line)
+
+
+def _py3langid() -> tuple[Callable[[str], str], str] | None:
     try:
         import py3langid
     except ImportError:
-        print("py3langid not installed: detection not measured")
-        return
-    took, mb = cost_of_import("import py3langid; py3langid.classify('hello')")
+        return None
     identifier = py3langid.langid.LanguageIdentifier.from_pickled_model(
         py3langid.langid.MODEL_FILE, norm_probs=True
     )
     identifier.set_languages(list(SHORT))
-    right = total = 0
-    wrong: list[str] = []
-    for language, texts in SHORT.items():
-        for text in texts:
-            guess, _ = identifier.classify(text)
-            total += 1
-            right += guess == language
-            if guess != language:
-                wrong.append(f"{text!r} ({language}) -> {guess}")
-    print(
-        f"py3langid on {total} short texts, 5 languages allowed: {right / total:.2f} right "
-        f"(import + first call {took:.2f} s, {mb:.0f} MB)"
+    return (lambda text: str(identifier.classify(text)[0])), (
+        "import py3langid; py3langid.classify('hello')"
     )
-    for line in wrong:
-        print("  " + line)
+
+
+def _lingua() -> tuple[Callable[[str], str], str] | None:
+    try:
+        from lingua import Language, LanguageDetectorBuilder
+    except ImportError:
+        return None
+    five = [Language.ENGLISH, Language.GERMAN, Language.SPANISH, Language.FRENCH]
+    detector = LanguageDetectorBuilder.from_languages(*five, Language.RUSSIAN).build()
+
+    def classify(text: str) -> str:
+        found = detector.detect_language_of(text)
+        return "?" if found is None else found.iso_code_639_1.name.lower()
+
+    statement = (
+        "from lingua import Language as L, LanguageDetectorBuilder as B; "
+        "B.from_languages(L.ENGLISH, L.GERMAN, L.SPANISH, L.FRENCH, L.RUSSIAN).build()"
+        ".detect_language_of('hello there')"
+    )
+    return classify, statement
 
 
 if __name__ == "__main__":
