@@ -249,3 +249,19 @@ def test_the_most_specific_key_decides_which_rows_are_stale(db: Any, settings: A
     assert reindex.stale_facts().count() == 0
     assert keyword_matches("acme/fr-1", "cheval") == {"Je travaille avec des chevaux"}
     assert keyword_matches("other", "cheval") == set()
+
+
+def test_rows_of_the_previous_normaliser_are_stale_until_rebuilt(db: Any) -> None:
+    """NORMALISER_VERSION 3 (languages) makes the markers of version 2 stale."""
+    fact = memory.fact_remember(namespace="zh-old", text="我对花生过敏")
+    old = blind.index_version().replace("-3-english.", "-2-english.")
+    assert old != blind.index_version()
+    FactTerm.objects.filter(fact=fact).delete()  # version 2 indexed the clause as one word
+    type(fact).objects.filter(pk=fact.pk).update(index_version=old)
+    assert keyword_matches("zh-old", "花生") == set()
+    assert [m.id for m in check_derived_values(databases=["default"])] == ["ttmemory.W040"]
+
+    call_command("ttmemory_reindex", stdout=io.StringIO())
+
+    assert reindex.stale_facts().count() == 0
+    assert keyword_matches("zh-old", "花生") == {"我对花生过敏"}
