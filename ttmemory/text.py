@@ -19,7 +19,8 @@ from ttmemory.conf import app_settings
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Han (with extensions and compatibility ideographs), kana and Hangul syllables: scripts written
 # without spaces between words (Korean has spaces, but particles glue onto its nouns), cut
-# into overlapping character bigrams as Lucene's CJK analyzer does (docs/languages.md).
+# into overlapping character bigrams as Lucene's CJK analyzer does, plus single Han
+# characters (its outputUnigrams); measured against jieba in docs/languages.md.
 _CJK_CHARS = (
     "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
     "\U00020000-\U0003134f"
