@@ -136,6 +136,10 @@ def test_the_test_settings_pass_every_check() -> None:
         # a stemmer language Snowball does not have (E045)
         ("STEMMER_LANGUAGE", "klingon", "ttmemory.E045"),
         ("STEMMER_LANGUAGE", 1, "ttmemory.E045"),
+        # per-namespace languages (E048)
+        ("NAMESPACE_LANGUAGES", {"user-1": "klingon"}, "ttmemory.E048"),
+        ("NAMESPACE_LANGUAGES", {"acme/*/x": "german"}, "ttmemory.E048"),
+        ("NAMESPACE_LANGUAGES", ["german"], "ttmemory.E048"),
         # model prices for the cost metric (E060)
         ("TELEMETRY_MODEL_PRICES", {"m": {"input": -1}}, "ttmemory.E060"),
         ("TELEMETRY_MODEL_PRICES", {"m": {"input": 1, "currency": "EUR"}}, "ttmemory.E060"),

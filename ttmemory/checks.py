@@ -27,7 +27,8 @@ from ttmemory.backends.locks import SessionLock
 from ttmemory.conf import DEFAULTS, SETTINGS, InvalidSetting, app_settings
 from ttmemory.crypto import Keyring
 from ttmemory.exceptions import EncryptionKeyError
-from ttmemory.longterm.blind import index_version, parse_blind_key
+from ttmemory.longterm.blind import parse_blind_key
+from ttmemory.longterm.blind import stale as stale_rows
 from ttmemory.models import ApiKey, Fact
 from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade
 from ttmemory.models.partitioning import configured_partitions, message_partitions
@@ -412,7 +413,7 @@ def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.Ch
     for alias in databases or ():
         facts = Fact.objects.using(alias)
         try:
-            stale = facts.exclude(index_version=index_version()).count()
+            stale = stale_rows(facts).count()
             keyless = facts.filter(embedding_model__regex=r"^hash-[0-9]+$").count()
         except (DatabaseError, ImproperlyConfigured):
             continue
@@ -421,7 +422,7 @@ def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.Ch
                 checks.Warning(
                     f"{stale} facts in database {alias!r} have a blind keyword index written "
                     "with an older scheme, BLIND_INDEX_KEY or term normaliser (stemmer, "
-                    "STEMMER_LANGUAGE).",
+                    "STEMMER_LANGUAGE, NAMESPACE_LANGUAGES).",
                     hint="Run: python manage.py ttmemory_reindex (resumable), and with the "
                     "HashEmbedder ttmemory_reembed. Facts of the first release are still found "
                     "meanwhile; after a key or normaliser change keyword search misses the "

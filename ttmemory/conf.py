@@ -241,17 +241,53 @@ def encoding_name(value: Any) -> str:
     return value
 
 
+#: Languages whose words are written without spaces: segmented into character bigrams whatever
+#: the language, so naming one only chooses English and Russian for Latin and Cyrillic words.
+SEGMENTED_LANGUAGES = ("chinese", "japanese", "korean")
+
+
+def language_names() -> list[str]:
+    """Every language a namespace can have: Snowball's and the segmented ones."""
+    return sorted({*snowballstemmer.algorithms(), *SEGMENTED_LANGUAGES})
+
+
 def stemmer_language(value: Any) -> str | None:
-    """A Snowball stemmer language such as "english" or None (no stemming) (E045)."""
+    """A language such as "english" (Snowball's or a segmented one) or None (no stems) (E045)."""
     if value is None:
         return None
-    if not isinstance(value, str) or value.lower() not in snowballstemmer.algorithms():
+    if not isinstance(value, str) or value.lower() not in language_names():
         raise InvalidSetting(
-            f"is {value!r}, which has no Snowball stemmer; use None (no stemming) or one of: "
-            + ", ".join(snowballstemmer.algorithms()),
+            f"is {value!r}, which is no language ttmemory knows; use None (no stemming) or one "
+            "of: " + ", ".join(language_names()),
             check_id="ttmemory.E045",
         )
     return value.lower()
+
+
+def namespace_languages(value: Any) -> dict[str, str]:
+    """Namespace (or prefix ending in "*") -> language, each one ``stemmer_language`` accepts
+    (E048)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidSetting(
+            f"must be a dict of namespace -> language, not {value!r}", check_id="ttmemory.E048"
+        )
+    languages: dict[str, str] = {}
+    for key, language in value.items():
+        if not isinstance(key, str) or not key or "*" in key[:-1]:
+            raise InvalidSetting(
+                f"has the key {key!r}: use a namespace, or a prefix followed by one '*'",
+                check_id="ttmemory.E048",
+            )
+        if not isinstance(language, str) or language.lower() not in language_names():
+            raise InvalidSetting(
+                f"maps {key!r} to {language!r}, which is no language ttmemory knows; use one "
+                "of: " + ", ".join(language_names()),
+                check_id="ttmemory.E048",
+            )
+        languages[key] = language.lower()
+    return languages
 
 
 # DRF's rate syntax, as SimpleRateThrottle.parse_rate reads it: "<count>/<s|m|h|d...>".
@@ -502,7 +538,11 @@ class AppSettings:
     # Language of the stemmer that folds words to keyword terms (blind index, HashEmbedder):
     # a Snowball language ("english", "portuguese", "german", ...) or None (whole words).
     # Changing it makes every fact's keyword index stale (ttmemory.W040): run ttmemory_reindex.
+    # The default language of keyword terms (stems, stop words; docs/languages.md).
     STEMMER_LANGUAGE = Setting("english", stemmer_language)
+    # Per-namespace languages: {"user-42": "german", "acme/*": "russian"}; a change makes those
+    # namespaces' blind index stale (W040) until ttmemory_reindex has rebuilt it.
+    NAMESPACE_LANGUAGES = Setting({}, namespace_languages)
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
     # None: the embedder's own (0.8 for sentence embedders and WordLlama, 0.1 for the lexical
     # HashEmbedder), cross-validated on the conversational set's tune half (docs/benchmarks.md).

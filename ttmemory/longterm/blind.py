@@ -10,6 +10,9 @@ Every fact records the index it was written with (``Fact.index_version``, see
 still found: queries hash each word both ways until ``ttmemory_reindex`` has rebuilt them. A
 change of key or tokenizer makes facts stale too; ``ttmemory_reindex`` rebuilds them from their
 (decrypted) text, and the system check ttmemory.W040 counts them until it has.
+
+Terms are those of the namespace's language (``ttmemory.text.namespace_language``), which is
+part of the marker: changing a namespace's language makes only its rows stale.
 """
 
 from __future__ import annotations
@@ -18,29 +21,33 @@ import hashlib
 import hmac
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
+from django.db.models import Q
 from django.dispatch import receiver
 
 from ttmemory.conf import app_settings
 from ttmemory.crypto import decode_key_material, derive_key
-from ttmemory.text import normalise_terms, normalise_text, normaliser_version
+from ttmemory.text import namespace_language, normalise_terms, normalise_text, normaliser_version
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
 
 #: The scheme of the postings: 2 = one HKDF subkey per namespace. The first release (one global
 #: key for every namespace) wrote no marker: ``LEGACY_INDEX_VERSION``.
 INDEX_SCHEME = 2
 #: Bump when ``ttmemory.text.normalise_text`` changes what it returns; a change of
-#: ``normalise_terms`` (its ``NORMALISER_VERSION`` or ``STEMMER_LANGUAGE``) is part of the marker
-#: by itself. Every fact is then stale until ``ttmemory_reindex`` has rebuilt its postings.
+#: ``normalise_terms`` (its ``NORMALISER_VERSION`` or the namespace's language) is part of the
+#: marker by itself. Every fact is then stale until ``ttmemory_reindex`` has rebuilt its postings.
 TOKENIZER_VERSION = 1
 LEGACY_INDEX_VERSION = ""
 NAMESPACE_KEY_CACHE = 4096
 
 _key: bytes | None = None
 _namespace_keys: dict[str, bytes] = {}
-_version: str | None = None
+_versions: dict[str, str] = {}
 
 
 def parse_blind_key(value: object) -> bytes:
@@ -73,9 +80,9 @@ def blind_key() -> bytes:
 
 
 def reset_blind_key() -> None:
-    global _key, _version
+    global _key
     _key = None
-    _version = None
+    _versions.clear()
     _namespace_keys.clear()
 
 
@@ -97,18 +104,25 @@ def namespace_key(namespace: str) -> bytes:
     return key
 
 
-def index_version() -> str:
-    """The marker of postings written now: scheme, tokenizer and a fingerprint of the key.
+def index_version(namespace: str | None = None) -> str:
+    """The marker of postings written now in ``namespace``: scheme, tokenizer and language,
+    and a fingerprint of the key (no namespace: the default language's).
 
     The fingerprint (32 bits of an HMAC of a constant) tells a key change apart and reveals
-    nothing of the key. A fact whose marker differs is stale (``ttmemory_reindex``).
+    nothing of the key. A row whose marker differs is stale (``ttmemory_reindex``).
     """
-    global _version
-    if _version is None:
+    language = namespace_language(namespace) if namespace is not None else None
+    version = _versions.get(language or "")
+    if version is None:
         mac = hmac.new(blind_key(), b"ttmemory/blind-index/fingerprint", hashlib.sha256)
-        tokenizer = f"{TOKENIZER_VERSION}-{normaliser_version()}"
-        _version = f"{INDEX_SCHEME}.{tokenizer}.{mac.hexdigest()[:8]}"
-    return _version
+        tokenizer = f"{TOKENIZER_VERSION}-{normaliser_version(language)}"
+        version = _versions[language or ""] = f"{INDEX_SCHEME}.{tokenizer}.{mac.hexdigest()[:8]}"
+    return version
+
+
+def terms(text: str, *, namespace: str) -> list[str]:
+    """The terms of ``text`` in ``namespace``'s language (``normalise_terms``)."""
+    return normalise_terms(text, language=namespace_language(namespace))
 
 
 def _hash64(key: bytes, message: bytes) -> int:
@@ -143,14 +157,16 @@ def legacy_term_hash(term: str) -> int:
 def term_counts(text: str, *, namespace: str) -> Counter[int]:
     """Keyed hashes of the terms of ``text`` in ``namespace``, with how often each occurs."""
     hash_term = term_hasher(namespace)
-    return Counter(hash_term(term) for term in normalise_terms(text))
+    return Counter(hash_term(term) for term in terms(text, namespace=namespace))
 
 
 def query_terms(text: str, *, namespace: str) -> list[int]:
     """Distinct keyed hashes of a query's terms in ``namespace``, in order."""
     key = namespace_key(namespace)
     return list(
-        dict.fromkeys(_hash64(key, b"t:" + term.encode("utf-8")) for term in normalise_terms(text))
+        dict.fromkeys(
+            _hash64(key, b"t:" + term.encode("utf-8")) for term in terms(text, namespace=namespace)
+        )
     )
 
 
@@ -164,7 +180,7 @@ def query_hashes(text: str, *, namespace: str) -> dict[int, int]:
     """
     key = namespace_key(namespace)
     hashes: dict[int, int] = {}
-    for term in dict.fromkeys(normalise_terms(text)):
+    for term in dict.fromkeys(terms(text, namespace=namespace)):
         word = _hash64(key, b"t:" + term.encode("utf-8"))
         hashes[word] = word
         hashes.setdefault(legacy_term_hash(term), word)
@@ -181,3 +197,41 @@ def legacy_text_hash(text: str) -> str:
     """The first release's upsert key (one key for every namespace)."""
     normal = normalise_text(text).encode("utf-8")
     return hmac.new(blind_key(), b"x:" + normal, hashlib.sha256).hexdigest()
+
+
+_Rows = TypeVar("_Rows", bound="QuerySet[Any]")
+
+
+def stale(rows: _Rows) -> _Rows:
+    """Those of ``rows`` (facts or message entries) whose marker is not their namespace's.
+
+    Without ``NAMESPACE_LANGUAGES`` one marker is current everywhere. With it, each key's
+    namespaces (minus those a more specific key claims, as ``namespace_language`` resolves
+    them) must carry the marker of the key's language, and the rest the default marker: a
+    condition on the namespace column, so no namespace list is read first.
+    """
+    default = index_version()
+    overrides = app_settings.NAMESPACE_LANGUAGES
+    if not overrides:
+        return rows.exclude(index_version=default)
+    claimed = Q()
+    condition = Q()
+    for key in overrides:
+        mine = _namespace_match(key)
+        for other in overrides:
+            if _more_specific(other, than=key):
+                mine &= ~_namespace_match(other)
+        condition |= mine & ~Q(index_version=index_version(key))
+        claimed |= _namespace_match(key)
+    return rows.filter(condition | (~claimed & ~Q(index_version=default)))
+
+
+def _namespace_match(key: str) -> Q:
+    return Q(namespace__startswith=key[:-1]) if key.endswith("*") else Q(namespace=key)
+
+
+def _more_specific(other: str, *, than: str) -> bool:
+    """Whether key ``other`` wins over key ``than`` for the namespaces both match."""
+    if other == than or not than.endswith("*") or not other.startswith(than[:-1]):
+        return False
+    return not other.endswith("*") or len(other) > len(than)

@@ -28,7 +28,6 @@ from ttmemory.longterm import blind
 from ttmemory.longterm.recall import BM25_B, BM25_K1
 from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
-from ttmemory.text import normalise_terms
 
 #: Weight of a neighbour's terms in a message's keyword score (its own count 1).
 NEIGHBOUR_WEIGHT = 0.5
@@ -310,7 +309,7 @@ def entry_postings(
     memo = {} if memo is None else memo
     postings: dict[int, int] = {}
     hash_term = None
-    for term, count in Counter(normalise_terms(text)).items():
+    for term, count in Counter(blind.terms(text, namespace=namespace)).items():
         hashed = memo.get(term)
         if hashed is None:
             if hash_term is None:

@@ -71,7 +71,7 @@ def _index_rows(
 ) -> _IndexRows:
     """The entry and postings of each message with text: term hashing, no database access."""
     namespace = session.namespace
-    version = blind.index_version()
+    version = blind.index_version(namespace)
     rows = _IndexRows({}, {})
     memo: dict[str, int] = {}
     session_id = session.pk
@@ -379,13 +379,12 @@ def messages_reindex(
     resumes. Also indexes stored messages that have text and no entry yet (stored before the
     index existed) and drops entries whose message is gone.
     """
-    version = blind.index_version()
     stats = EpisodicRebuildStats()
     stale_sessions = set(
-        MessageEntry.objects.exclude(index_version=version).values_list("session_id", flat=True)
+        blind.stale(MessageEntry.objects.all()).values_list("session_id", flat=True)
     )
     indexed = MessageEntry.objects.values_list("session_id", "seq")
-    stats.pending = MessageEntry.objects.exclude(index_version=version).count()
+    stats.pending = blind.stale(MessageEntry.objects.all()).count()
     for session in MemorySession.objects.order_by("pk").iterator():
         have = set(indexed.filter(session_id=session.pk).values_list("seq", flat=True))
         seqs = list(

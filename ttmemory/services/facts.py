@@ -204,7 +204,7 @@ def _upsert(
         fact.embedding_dim = len(vector)
     fact.text_hash = text_hash
     fact.term_count = sum(counts.values())
-    fact.index_version = blind.index_version()
+    fact.index_version = blind.index_version(fact.namespace)
     fact.updated_at = now
     is_new = fact.pk is None
     fact.save()

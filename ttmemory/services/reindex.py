@@ -11,7 +11,7 @@ from django.db import transaction
 from django.db.models import Count, QuerySet
 
 from ttmemory.longterm import blind
-from ttmemory.models import Fact, FactTerm
+from ttmemory.models import Fact, FactTerm, MessageEntry
 
 
 @dataclass
@@ -27,20 +27,32 @@ class ReindexStats:
 
 
 def stale_facts() -> QuerySet[Fact]:
-    """Facts whose postings were written with another index (older scheme, key or tokenizer)."""
-    return Fact.objects.exclude(index_version=blind.index_version())
+    """Facts whose postings were written with another index (older scheme, key, tokenizer or
+    their namespace's language)."""
+    return blind.stale(Fact.objects.all())
+
+
+def stale_message_entries() -> int:
+    """How many entries of the episodic index (``message_search``) are stale."""
+    return blind.stale(MessageEntry.objects.all()).count()
 
 
 def index_groups() -> list[tuple[str, int, bool]]:
-    """``(index_version, facts, current)`` per index the facts' postings were written with."""
-    current = blind.index_version()
-    rows = (
-        Fact.objects.values_list("index_version")
-        .annotate(count=Count("pk"))
-        .order_by("index_version")
-        .values_list("index_version", "count")
-    )
-    return [(version, count, version == current) for version, count in rows]
+    """``(index_version, facts, current)`` per index the facts' postings were written with; an
+    index current in some namespaces and stale in others (their language changed) gives two."""
+
+    def counts(rows: QuerySet[Fact]) -> dict[str, int]:
+        grouped = rows.values_list("index_version").annotate(count=Count("pk"))
+        return dict(grouped.order_by().values_list("index_version", "count"))
+
+    every, stale = counts(Fact.objects.all()), counts(stale_facts())
+    groups = []
+    for version in sorted(every):
+        if every[version] > stale.get(version, 0):
+            groups.append((version, every[version] - stale.get(version, 0), True))
+        if stale.get(version):
+            groups.append((version, stale[version], False))
+    return groups
 
 
 def facts_reindex(
@@ -73,7 +85,7 @@ def facts_reindex(
             break
         with transaction.atomic():
             facts = list(stale_facts().select_for_update().filter(pk__in=pks).order_by("pk"))
-            _rebuild(facts, version, stats)
+            _rebuild(facts, stats)
         stats.reindexed += len(facts)
         stats.skipped += len(pks) - len(facts)
         stats.batches += 1
@@ -83,7 +95,7 @@ def facts_reindex(
     return stats
 
 
-def _rebuild(facts: list[Fact], version: str, stats: ReindexStats) -> None:
+def _rebuild(facts: list[Fact], stats: ReindexStats) -> None:
     hashes = {fact.pk: blind.text_hash(fact.text, namespace=fact.namespace) for fact in facts}
     # Who holds each new key now (a fact of this batch may still hold one under its old key).
     taken = {
@@ -107,7 +119,7 @@ def _rebuild(facts: list[Fact], version: str, stats: ReindexStats) -> None:
         )
         fact.text_hash = text_hash
         fact.term_count = sum(counts.values())
-        fact.index_version = version
+        fact.index_version = blind.index_version(fact.namespace)
         # The text is saved again too (same plaintext, fresh nonce), so a value whose
         # associated data names the row's upsert key stays readable.
         fact.save(update_fields=["text", "text_hash", "term_count", "index_version"])

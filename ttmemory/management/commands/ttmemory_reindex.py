@@ -1,4 +1,4 @@
-"""Rebuild the blind keyword index of facts written with another index scheme, key or tokenizer."""
+"""Rebuild the blind keyword index of rows written with another scheme, key, tokenizer, language."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ class Command(BaseCommand):
     help = (
         "Rebuild the blind keyword index (postings and upsert key) of every fact written with "
         "another index than the current one: the first release's global key, another "
-        "BLIND_INDEX_KEY, or another tokenizer. One transaction per batch; safe to interrupt: "
+        "BLIND_INDEX_KEY, another tokenizer, or another language of its namespace "
+        "(STEMMER_LANGUAGE, NAMESPACE_LANGUAGES), then the same for the episodic index of "
+        "messages. One transaction per batch; safe to interrupt: "
         "run it again to resume. Recall keeps finding every fact meanwhile (queries also match "
         "the first release's postings until their fact is rebuilt)."
     )
@@ -32,6 +34,9 @@ class Command(BaseCommand):
         if batch_size < 1:
             raise CommandError("--batch-size must be positive", returncode=2)
         self.stdout.write(f"blind index: {blind.index_version()!r}")
+        for pattern, language in app_settings.NAMESPACE_LANGUAGES.items():
+            marker = blind.index_version(pattern)
+            self.stdout.write(f"  namespaces {pattern!r} ({language}): {marker!r}")
         pending = 0
         for version, count, current in reindex.index_groups():
             label = repr(version) if version else "first release (one key for all namespaces)"
@@ -59,7 +64,11 @@ class Command(BaseCommand):
             )
         )
         # The episodic index of messages (message_search): stale, missing and orphaned rows.
-        messages = episodes.messages_reindex(batch_size=batch_size)
+        bar = ProgressBar(
+            "reindexing messages", reindex.stale_message_entries(), stream=self.stdout
+        )
+        messages = episodes.messages_reindex(batch_size=batch_size, on_batch=bar.advance)
+        bar.finish()
         self.stdout.write(
             self.style.SUCCESS(
                 f"done: {messages.done} messages reindexed in {messages.sessions} sessions"
