@@ -66,16 +66,16 @@ EXTRACTION_SYSTEM_PROMPT = (
     'reversal ("actually I prefer aisle seats now") and a correction ("sorry, I meant '
     'Tuesday", "I\'m 43, not 34") SUPERSEDE the fact they replace, never ADD beside it. '
     '"Not anymore", "no longer", "stopped", "left <employer>", "not allergic anymore" '
-    "RETRACT. When the user names the old value and no existing fact holds it (\"I moved from "
+    'RETRACT. When the user names the old value and no existing fact holds it ("I moved from '
     'Paris to Berlin"), ADD the old value first with "previous": true, then the new value: the '
-    "old one is kept as history. An addition (\"I'm vegetarian too\", \"also\") is a fact "
+    'old one is kept as history. An addition ("I\'m vegetarian too", "also") is a fact '
     'without the word "too".\n'
-    "Facts about people close to the user stay theirs: \"my sister Lena is a teacher\" is "
-    "\"The user's sister Lena is a teacher\", never a fact about the user. Nothing from "
+    'Facts about people close to the user stay theirs: "my sister Lena is a teacher" is '
+    '"The user\'s sister Lena is a teacher", never a fact about the user. Nothing from '
     "questions, hypotheticals, plans and wishes, quoted or reported speech (what someone says "
-    "or said), or jokes marked as such (\"just kidding\").\n"
+    'or said), or jokes marked as such ("just kidding").\n'
     'Write each fact as one short third-person statement ("The user is allergic to peanuts"), '
-    "one fact per item, in the language the user writes in; leave out time words (\"now\", "
+    'one fact per item, in the language the user writes in; leave out time words ("now", '
     '"last month") and clause tails (", so careful with the dessert recipes"). Name the '
     'attribute a single-valued fact sets in "slot" (location, employer, job, diet, age, name, '
     'address, phone number, email, marital, birthday, birthplace; "" for others). Answer with '

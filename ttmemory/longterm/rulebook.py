@@ -54,6 +54,7 @@ class Language:
     possessive: str = "{S}'s"
     subject_forms: dict[str, str] = field(default_factory=dict)
     value_classes: dict[str, str] = field(default_factory=dict)
+    slots: tuple[tuple[str, str], ...] = ()
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -83,7 +84,10 @@ def languages(codes: Iterable[str] | None = None) -> tuple[Language, ...]:
 def load(code: str) -> Language:
     """One language's rule file, compiled (cached: the files ship with the package)."""
     raw = resources.files("ttmemory.longterm.rules").joinpath(f"{code}.toml").read_text("utf-8")
-    data = tomllib.loads(raw)
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"rules/{code}.toml: {exc}") from exc
     fragments = {
         name: "|".join(value) if isinstance(value, list) else str(value)
         for name, value in data.get("fragments", {}).items()
@@ -147,6 +151,7 @@ def load(code: str) -> Language:
         pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
         possessive=text.get("possessive", "{S}'s"),
         subject_forms=dict(data.get("subject_forms", {})),
+        slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
         value_classes={
             name: "|".join(re.escape(word) for word in words)
             for name, words in lexicon.get("value_classes", {}).items()
@@ -157,7 +162,12 @@ def load(code: str) -> Language:
 @functools.cache
 def joined(codes: tuple[str, ...], name: str) -> re.Pattern[str] | None:
     """One pattern matching where any of the languages' ``[text] name`` patterns matches."""
-    parts = [lang.patterns[name].pattern for lang in languages(codes) if name in lang.patterns]
+    parts = [
+        # Each language's named groups get its index: "v" becomes "v_0", "v_1", ...
+        re.sub(r"\(\?P<(\w+)>", rf"(?P<\1_{index}>", lang.patterns[name].pattern)
+        for index, lang in enumerate(languages(codes))
+        if name in lang.patterns
+    ]
     return re.compile("|".join(f"(?:{part})" for part in parts), re.I) if parts else None
 
 

@@ -27,7 +27,12 @@ SINGLE_VALUED_SLOTS = frozenset(
     {"name", "location", "employer", "job", "diet", "age", "birthday", "birthplace", "marital"}
 )
 # Slot names of earlier releases, still matched when looking for the current value.
-SLOT_ALIASES = {"location": ("home_city",), "employer": ("work",), "job": ("work",)}
+SLOT_ALIASES = {
+    "location": ("home_city",),
+    "employer": ("work",),
+    "job": ("work",),
+    "email": ("email address",),
+}
 MAX_STATEMENT_CHARS = 300
 # What a statement does to the facts stored before it (see rules/en.toml's header).
 CHANGES = ("add", "replace", "retract", "previous", "correct")
@@ -67,7 +72,7 @@ def rule_statements(
     I meant Tuesday") changes the statement before it, or becomes a ``correct`` statement.
     """
     codes = tuple(languages) if languages is not None else rulebook.available()
-    langs = rulebook.languages(codes)
+    rulebook.languages(codes)  # ValueError for an unknown language, before any work
     question = rulebook.joined(codes, "question")
     joke = rulebook.joined(codes, "joke")
     correction = rulebook.joined(codes, "correction")
@@ -90,8 +95,12 @@ def rule_statements(
             for clause in _clauses(sentence, codes):
                 said.extend(clause_statements(clause, subject=subject, languages=codes))
             fixed = correction.match(sentence.strip()) if correction is not None else None
-            if not said and fixed is not None and fixed.group("v"):
-                value = _strip(fixed.group("v"))
+            fixed_value = next(
+                (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:2] == "v_" and v),
+                "",
+            )
+            if not said and fixed_value:
+                value = _strip(fixed_value)
                 earlier = next(
                     (s for s in reversed(found) if s.change in {"add", "replace"} and s.value),
                     None,
@@ -130,7 +139,12 @@ def user_clauses(content: str, *, languages: Sequence[str] | None = None) -> lis
     ]
 
 
-_QUOTED = re.compile('"[^"]*"|\u201c[^\u201d]*\u201d|\u00ab[^\u00bb]*\u00bb|\u300c[^\u300d]*\u300d|\u201e[^\u201c\u201d]*[\u201c\u201d]')
+# Quoted speech in any of the shipped languages' quotation marks: "...", “...”, «...»,
+# 「...」, „...“.
+_QUOTED = re.compile(
+    '"[^"]*"|\u201c[^\u201d]*\u201d|\u00ab[^\u00bb]*\u00bb|\u300c[^\u300d]*\u300d'
+    "|\u201e[^\u201c\u201d]*[\u201c\u201d]"
+)
 
 
 def _sentences(content: str, codes: tuple[str, ...]) -> list[str]:
@@ -446,46 +460,23 @@ def quality_problem(text: str, *, language: str | None = None) -> str | None:
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
-_SLOT_PATTERNS: list[tuple[str, str]] = [
-    (r"^the user's name is\b", "name"),
-    (r"^{S} (?:lives|resides) in\b", "location"),
-    (r"^{S} works (?:at|for)\b", "employer"),
-    (r"^{S} works as\b", "job"),
-    (r"^{S} is an? (?:(?:[\w-]+\s+){0,2}?(?:{PROFESSIONS}))$", "job"),
-    (r"^{S} is (?:retired|unemployed|self-employed)$", "job"),
-    (r"^{S} is (?:an? )?(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian)$", "diet"),
-    (r"^{S} follows an? [\w-]+ diet$", "diet"),
-    (r"^{S} is \d{1,3} years old$", "age"),
-    (r"^{S} was born on\b", "birthday"),
-    (r"^{POS} birthday is\b", "birthday"),
-    (r"^{S} was born in\b", "birthplace"),
-    (r"^{S} is (?:married|single|divorced|engaged|widowed)\b", "marital"),
-    (r"^{S} is allergic to\b", "allergy"),
-    (r"^{POS} (favou?rite [\w-]+(?: [\w-]+)?) is\b", "{1}"),
-    (r"^{POS} (?:new |current |updated )?((?:[\w-]+(?:'s)? )?(?:name|phone number|email|email address|address)) is\b", "{1}"),
-    (r"^{POS} (?:new |current |updated )?(?:mobile|mobile number|phone|cell|cell number|number) is\b", "phone number"),
-    (r"^{POS} (?:new |current |updated )?(?:e-mail|email) (?:address )?is\b", "email"),
-    (r"^{POS} (?:new |current |updated )?(?:home |postal |mailing )?address is\b", "address"),
-    # Facts about the people close to the user: their own slots, never the user's.
-    (r"^{POS} ((?:[\w-]+ ){0,2}?[\w-]+) (?:is an? (?:(?:[\w-]+\s+){0,2}?(?:{PROFESSIONS}))|works as)\b", "{1} job"),
-    (r"^{POS} ((?:[\w-]+ ){0,2}?[\w-]+) lives in\b", "{1} location"),
-    (r"^{POS} ((?:[\w-]+ ){0,2}?[\w-]+) works (?:at|for)\b", "{1} employer"),
-]
-
-
 def infer_slot(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
-    """The attribute a statement sets (``location`` for "... lives in Porto"), or ""."""
-    subjects = "|".join(re.escape(s) for s in dict.fromkeys([subject, DEFAULT_SUBJECT]))
-    s_part = f"(?:{subjects})"
-    pos_part = f"(?:{'|'.join(re.escape(_possessive(s)) for s in dict.fromkeys([subject, DEFAULT_SUBJECT]))})"
-    for pattern, slot in _SLOT_PATTERNS:
-        pattern = pattern.replace("{PROFESSIONS}", _professions())
-        match = re.match(pattern.replace("{S}", s_part).replace("{POS}", pos_part), text, re.I)
-        if match:
-            if "{1}" in slot:
-                group = normalise_text(match.group(1)).replace("favorite", "favourite")
-                return slot.replace("{1}", group)
-            return slot
+    """The attribute a statement sets (``location`` for "... lives in Porto"), or "".
+
+    The rule files' ``[[slot]]`` tables name them: ``{S}`` is the subject, ``{POS}`` its
+    possessive, ``{1}`` in a slot the pattern's first group ("favourite colour").
+    """
+    names = dict.fromkeys([subject, DEFAULT_SUBJECT])
+    s_part = "(?:" + "|".join(re.escape(s) for s in names) + ")"
+    pos_part = "(?:" + "|".join(re.escape(_possessive(s)) for s in names) + ")"
+    for lang in rulebook.languages():
+        for pattern, slot in lang.slots:
+            found = re.match(pattern.replace("{S}", s_part).replace("{POS}", pos_part), text, re.I)
+            if found:
+                if "{1}" in slot:
+                    group = normalise_text(found.group(1)).replace("favorite", "favourite")
+                    return slot.replace("{1}", group)
+                return slot
     return ""
 
 
@@ -500,11 +491,6 @@ def is_single_valued(slot: str) -> bool:
             in {"name", "number", "email", "address", "job", "location", "employer"}
         )
     )
-
-
-def _professions() -> str:
-    pattern = rulebook.load("en").pattern("professions")
-    return pattern.pattern if pattern is not None else "nurse|doctor|teacher"
 
 
 def canonical(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:

@@ -215,9 +215,7 @@ def _apply(
     changes = FactChanges()
     # A slot-wide retraction ("I changed jobs") applies last, and not to a slot that gets a new
     # value in the same batch: that value supersedes the old one and keeps the chain.
-    refilled = {
-        c.slot for c in candidates if c.slot and c.change not in {"retract", "previous"}
-    }
+    refilled = {c.slot for c in candidates if c.slot and c.change not in {"retract", "previous"}}
     ordered = [c for c in candidates if not (c.change == "retract" and not c.value and c.slot)]
     ordered += [
         c
@@ -298,8 +296,10 @@ def _retract(namespace: str, fact: Fact) -> Fact:
     """End ``fact`` (``valid_to``, no successor): no longer true, kept as history."""
     now = timezone.now()
     with transaction.atomic():
-        ended = Fact.objects.current().filter(namespace=namespace, pk=fact.pk).update(
-            valid_to=now, updated_at=now
+        ended = (
+            Fact.objects.current()
+            .filter(namespace=namespace, pk=fact.pk)
+            .update(valid_to=now, updated_at=now)
         )
     if ended:
         events.emit(
@@ -346,13 +346,24 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
             candidate.slot,
             *statements.SLOT_ALIASES.get(candidate.slot, ()),
         }:
-            if value and value in normalise_text(fact.text):
+            if value and _holds_value(normalise_text(fact.text), value):
                 ended.append(fact)
             continue
         held = statements.content_terms(fact.text, subject=subject)
         if not candidate.slot and terms and terms <= held and len(held) <= len(terms) + 2:
             ended.append(fact)
     return ended
+
+
+def _holds_value(text: str, value: str) -> bool:
+    """True when ``text`` holds ``value``, also in another case ending ("из Яндекса" names the
+    fact "работает в Яндексе": the value without its last two letters, when five or more)."""
+    if value in text:
+        return True
+    return (
+        len(value) >= 5
+        and re.search(rf"(?<!\w){re.escape(value[:-2])}\w{{0,3}}(?!\w)", text) is not None
+    )
 
 
 def _replaced(
@@ -385,7 +396,7 @@ def _corrected(
     subject: str,
     source: tuple[MemorySession, list[int]] | None,
 ) -> extraction.Candidate:
-    """"Sorry, I meant Tuesday" said in a later turn: the newest fact learned in the session (or
+    """ "Sorry, I meant Tuesday" said in a later turn: the newest fact learned in the session (or
     the namespace) with its value swapped, superseding it; no text when there is none."""
     facts = Fact.objects.current().filter(namespace=namespace)
     if source is not None:
