@@ -85,8 +85,11 @@ def rule_statements(
         before: list[Statement] = []
         for sentence in _sentences(content, codes):
             if joke is not None and joke.search(sentence):
-                # "I'm a billionaire. Just kidding!": the joke marker takes back what came before.
-                found = [s for s in found if not any(s is b for b in before)]
+                # "I'm a billionaire, lol jk" says nothing; "Just kidding!" on its own takes
+                # back the sentence before it.
+                alone = _strip_prefix(joke.sub(" ", sentence), codes).strip(" ,.!?")
+                if len(alone.split()) < 3 and not _CJK.search(alone):
+                    found = [s for s in found if not any(s is b for b in before)]
                 before = []
                 continue
             if question is not None and question.search(sentence):
@@ -106,9 +109,8 @@ def rule_statements(
                     None,
                 )
                 if earlier is not None and value:
-                    found[found.index(earlier)] = replace(
-                        earlier, text=swap_value(earlier.text, earlier.value, value), value=value
-                    )
+                    text = correct_value(earlier.text, value, old=earlier.value)
+                    found[found.index(earlier)] = replace(earlier, text=text, value=value)
                 elif value:
                     found.append(
                         Statement(value, change="correct", value=value, message_index=index)
@@ -279,12 +281,12 @@ def swap_value(text: str, old: str, new: str) -> str:
     return text[:at] + new + text[at + len(old) :]
 
 
-def correct_value(text: str, new: str) -> str:
+def correct_value(text: str, new: str, *, old: str = "") -> str:
     """``text`` with the value ``new`` corrects put in place ("... on Monday" + "Tuesday").
 
     A weekday, month or number replaces the last word of the same class (the classes are
     lexicons of the rule files); a capitalised value the trailing capitalised words; anything
-    else as many trailing words as it has.
+    else the ``old`` value when known, else as many trailing words as it has.
     """
     new = _strip(new)
     if not new:
@@ -301,6 +303,8 @@ def correct_value(text: str, new: str) -> str:
         found = list(re.finditer(r"\d[\d.,:]*", text))
         if found:
             return text[: found[-1].start()] + new + text[found[-1].end() :]
+    if old and old.lower() in text.lower():
+        return swap_value(text, old, new)
     words = text.split()
     if new[:1].isupper():
         keep = len(words)
