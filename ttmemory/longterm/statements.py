@@ -405,7 +405,11 @@ def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
                 text = subject + text[len(other) :]
                 break
     text = _INNER_FILLER.sub("", text)
-    text = _trim(text, rulebook.detect(text))
+    lang = rulebook.detect(text)
+    tail = lang.pattern("tail")
+    if tail is not None:
+        text = tail.sub("", text)
+    text = _trim(text, lang)
     name = re.match(rf"^{re.escape(_possessive(subject))} name is (.+)$", text, re.I)
     if name:
         text = f"The user's name is {name.group(1)}"
