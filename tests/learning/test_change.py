@@ -338,7 +338,7 @@ def test_facts_about_people_close_to_the_user_stay_theirs(db: Any) -> None:
         "My sister says I'm allergic to cats.",
         "My boss told me I work too much.",
         "I'm a billionaire, just kidding!",
-        "I live on the moon. Just kidding.",
+        "I live in Atlantis. Just kidding.",
         "Imagine I was a pilot.",
     ],
 )

@@ -292,8 +292,10 @@ def correct_value(text: str, new: str, *, old: str = "") -> str:
     if not new:
         return text
     for lang in rulebook.languages():
-        for words in lang.value_classes.values():
-            pattern = re.compile(rf"\b(?:{words})\b", re.I)
+        for alternatives in lang.value_classes.values():
+            # Chinese words have no boundaries to look for.
+            edge = "" if _CJK.search(alternatives) else r"(?<!\w)"
+            pattern = re.compile(rf"{edge}(?:{alternatives}){edge.replace('<', '')}", re.I)
             if pattern.fullmatch(new):
                 found = list(pattern.finditer(text))
                 if found:
