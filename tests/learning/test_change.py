@@ -101,6 +101,14 @@ def test_a_move_names_the_old_city_even_when_it_was_never_said_before(db: Any) -
             "The user works as a nurse",
         ),
         ("I'm a teacher.", "Now I work as a nurse", "The user works as a nurse"),
+        ("I work at Siemens.", "Just started at Zalando!", "The user works at Zalando"),
+        ("I work at Siemens.", "My new job is at Zalando", "The user works at Zalando"),
+        (
+            "I work as an engineer.",
+            "I got promoted to senior engineer",
+            "The user works as a senior engineer",
+        ),
+        ("I work as an engineer.", "I retired last year", "The user is retired"),
     ],
 )
 def test_a_new_job_or_employer_supersedes_the_old_one(
@@ -137,6 +145,27 @@ def test_leaving_an_employer_ends_it_without_a_successor(db: Any, said: str) -> 
     assert "Siemens" not in served("Where does the user work?")
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I don't live in Paris anymore, I moved to Berlin",
+        "We moved to Berlin last month",
+        "Just moved to Berlin!",
+        "We live in Berlin now",
+    ],
+)
+def test_other_ways_of_saying_a_move_supersede_and_keep_the_chain(db: Any, said: str) -> None:
+    chat("I live in Paris.")
+
+    chat(said)
+
+    assert current() == ["The user lives in Berlin"]
+    assert chain("The user lives in Paris") == [
+        "The user lives in Paris",
+        "The user lives in Berlin",
+    ]
+
+
 def test_changing_jobs_with_a_new_employer_keeps_the_chain(db: Any) -> None:
     chat("I work at Siemens.")
 
@@ -164,6 +193,11 @@ def test_changing_jobs_with_a_new_employer_keeps_the_chain(db: Any) -> None:
             "My phone number is 555 0100.",
             "My new number is 555 0199",
             "The user's number is 555 0199",
+        ),
+        (
+            "My phone number is 555 0100.",
+            "I changed my phone number to 555 0199",
+            "The user's phone number is 555 0199",
         ),
         (
             "My email is ada@old.example.",
@@ -223,6 +257,9 @@ def test_a_reversal_of_one_preference_leaves_the_others(db: Any) -> None:
         ("I eat meat.", "I stopped eating meat", "The user eats meat"),
         ("I'm vegetarian.", "I'm not vegetarian anymore", "The user is vegetarian"),
         ("I love jazz.", "I don't like jazz anymore", "The user loves jazz"),
+        ("I drink coffee.", "I gave up coffee", "The user drinks coffee"),
+        ("I have a car.", "I sold my car", "The user has a car"),
+        ("I smoke.", "I quit smoking", "The user smokes"),
     ],
 )
 def test_not_anymore_no_longer_and_stopped_retract_the_fact(
@@ -254,6 +291,14 @@ def test_sorry_i_meant_corrects_the_value_said_just_before(db: Any) -> None:
 
     assert current() == ["The user's yoga class is on Tuesday"]
     assert chain("The user's yoga class is on Monday")[-1] == "The user's yoga class is on Tuesday"
+
+
+def test_i_meant_tuesday_not_monday_corrects_too(db: Any) -> None:
+    chat("My yoga class is on Monday.")
+
+    chat("I meant Tuesday, not Monday.")
+
+    assert current() == ["The user's yoga class is on Tuesday"]
 
 
 def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) -> None:

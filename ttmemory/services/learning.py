@@ -213,15 +213,13 @@ def _apply(
     subject: str,
 ) -> FactChanges:
     changes = FactChanges()
-    # A slot-wide retraction ("I changed jobs") applies last, and not to a slot that gets a new
-    # value in the same batch: that value supersedes the old one and keeps the chain.
+    # A retraction of a slot that gets a new value in the same batch ("I don't live in Paris
+    # anymore, I moved to Berlin", "I changed jobs: I now work at ...") gives way: the new value
+    # supersedes the old one and keeps the chain. A slot-wide retraction applies last.
     refilled = {c.slot for c in candidates if c.slot and c.change not in {"retract", "previous"}}
-    ordered = [c for c in candidates if not (c.change == "retract" and not c.value and c.slot)]
-    ordered += [
-        c
-        for c in candidates
-        if c.change == "retract" and not c.value and c.slot and c.slot not in refilled
-    ]
+    kept = [c for c in candidates if not (c.change == "retract" and c.slot in refilled)]
+    ordered = [c for c in kept if not (c.change == "retract" and not c.value and c.slot)]
+    ordered += [c for c in kept if c.change == "retract" and not c.value and c.slot]
     for candidate in ordered:
         if source is not None and candidate.message_index is not None:
             # Provenance as precise as the extractor knows it: the one message that said it.
