@@ -61,8 +61,10 @@ class Language:
         return self.patterns.get(name)
 
 
+@functools.cache
 def available() -> tuple[str, ...]:
-    """The language codes of the shipped rule files, English first."""
+    """The language codes of the shipped rule files, English first (they ship with the
+    package: listed once)."""
     names = sorted(
         entry.name[:-5]
         for entry in resources.files("ttmemory.longterm.rules").iterdir()
@@ -74,10 +76,17 @@ def available() -> tuple[str, ...]:
 def languages(codes: Iterable[str] | None = None) -> tuple[Language, ...]:
     """The compiled rules of ``codes`` (default: every shipped language). ValueError if unknown."""
     wanted = tuple(codes) if codes is not None else available()
+    if wanted == available():
+        return _all()
     unknown = sorted(set(wanted) - set(available()))
     if unknown:
         raise ValueError(f"no rule file for language(s) {', '.join(unknown)}")
     return tuple(load(code) for code in wanted)
+
+
+@functools.cache
+def _all() -> tuple[Language, ...]:
+    return tuple(load(code) for code in available())
 
 
 @functools.cache
