@@ -172,6 +172,18 @@ def test_hypotheticals_questions_reported_speech_and_jokes_store_nothing(
     assert current() == []
 
 
+def test_the_profiles_name_is_the_subject_in_every_language(db: Any) -> None:
+    memory.profile_update(namespace=NS, kind="user", data={"name": "Anna"})
+
+    chat("Я живу в Москве.", "Ich arbeite als Lehrerin.", "我对花生过敏。")
+
+    assert current() == [
+        "Anna arbeitet als Lehrerin",
+        "Anna живёт в Москве",
+        "Anna对花生过敏",
+    ]
+
+
 def test_a_russian_and_a_german_conversation_recall_their_facts_by_keyword(db: Any) -> None:
     chat("Я живу в Казани. У меня аллергия на арахис.", "Ich arbeite bei Siemens.")
     later = memory.session_open(namespace=NS, key="later")

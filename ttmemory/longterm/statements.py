@@ -406,7 +406,8 @@ def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
         text = subject + text[len(subject) :]
     elif subject != DEFAULT_SUBJECT:
         for other in rulebook.subjects():
-            if text.startswith(other + " "):
+            # Chinese writes no space after the subject ("用户住在北京").
+            if text.startswith(other + " ") or (_CJK.match(other) and text.startswith(other)):
                 text = subject + text[len(other) :]
                 break
     text = _INNER_FILLER.sub("", text)
