@@ -275,6 +275,40 @@ def test_not_anymore_no_longer_and_stopped_retract_the_fact(
     assert gone not in served(gone)
 
 
+@pytest.mark.parametrize(
+    ("question", "gone"),
+    [
+        ("Noted. Do you still live in Paris?", "The user lives in Paris"),
+        ("Are you still vegetarian?", "The user is vegetarian"),
+    ],
+)
+def test_a_bare_not_anymore_takes_back_what_the_assistant_asked_about(
+    db: Any, question: str, gone: str
+) -> None:
+    session = memory.session_open(namespace=NS, key="chat-1")
+    memory.turn_add(
+        session=session,
+        messages=[user("I live in Paris. I'm vegetarian."), assistant(question)],
+    )
+
+    memory.turn_add(session=session, messages=[user("Not anymore."), assistant("Noted.")])
+
+    assert gone not in current() and ended(gone)
+    assert len(current()) == 1  # the other fact stays
+
+
+def test_a_bare_yes_to_do_you_still_changes_nothing(db: Any) -> None:
+    session = memory.session_open(namespace=NS, key="chat-1")
+    memory.turn_add(
+        session=session,
+        messages=[user("I live in Paris."), assistant("Do you still live in Paris?")],
+    )
+
+    memory.turn_add(session=session, messages=[user("Yes, I do."), assistant("Noted.")])
+
+    assert current() == ["The user lives in Paris"]
+
+
 def test_i_am_43_not_34_corrects_the_age(db: Any) -> None:
     chat("I'm 34.")
 

@@ -55,6 +55,8 @@ class Language:
     subject_forms: dict[str, str] = field(default_factory=dict)
     value_classes: dict[str, str] = field(default_factory=dict)
     slots: tuple[tuple[str, str], ...] = ()
+    # A bare "not anymore" answering "Do you still ...?": (reply, question, clause per group).
+    still: tuple[re.Pattern[str], re.Pattern[str], dict[str, str]] | None = None
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -161,6 +163,15 @@ def load(code: str) -> Language:
         possessive=text.get("possessive", "{S}'s"),
         subject_forms=dict(data.get("subject_forms", {})),
         slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
+        still=(
+            (
+                compiled(data["still"]["reply"], "[still] reply"),
+                compiled(data["still"]["question"], "[still] question"),
+                {k: v for k, v in data["still"].items() if k not in {"reply", "question"}},
+            )
+            if "still" in data
+            else None
+        ),
         value_classes={
             name: "|".join(re.escape(word) for word in words)
             for name, words in lexicon.get("value_classes", {}).items()

@@ -82,6 +82,13 @@ def rule_statements(
         content = message.get("content")
         if message.get("role") != "user" or not isinstance(content, str):
             continue
+        taken_back = _still_taken_back(content, messages[index - 1] if index else None, codes)
+        if taken_back:
+            found.extend(
+                replace(s, change="retract", message_index=index)
+                for s in clause_statements(taken_back, subject=subject, languages=codes)
+            )
+            continue
         before: list[Statement] = []
         for sentence in _sentences(content, codes):
             if joke is not None and joke.search(sentence):
@@ -127,6 +134,26 @@ def rule_statements(
             found.extend(said)
             before = said
     return found
+
+
+def _still_taken_back(
+    content: str, previous: dict[str, object] | None, codes: tuple[str, ...]
+) -> str:
+    """The clause a bare "not anymore" takes back from the assistant's "Do you still ...?"."""
+    asked = previous.get("content") if previous and previous.get("role") == "assistant" else None
+    if not isinstance(asked, str):
+        return ""
+    for lang in rulebook.languages(codes):
+        if lang.still is None:
+            continue
+        reply, question, clauses = lang.still
+        if not reply.match(content.strip().replace("\u2019", "'")):
+            continue
+        for found in question.finditer(asked.replace("\u2019", "'")):
+            for group, value in found.groupdict().items():
+                if value and group in clauses:
+                    return clauses[group].format(x=value.strip())
+    return ""
 
 
 def user_clauses(content: str, *, languages: Sequence[str] | None = None) -> list[str]:

@@ -486,10 +486,20 @@ def session_learn(*, session_id: int, upto_seq: int) -> list[FactChange]:
     )
     changes: list[FactChange] = []
     if rows:
-        seqs = [seq for seq, _ in rows]
+        # The assistant's message just before the range, for context: a bare "not anymore"
+        # answers its "Do you still live in Paris?". Assistant messages never become facts.
+        asked = (
+            Message.objects.filter(session=session, seq__lte=session.learned_upto_seq)
+            .order_by("-seq")
+            .values_list("seq", "data")
+            .first()
+        )
+        context = [asked] if asked and isinstance(asked[1], dict) else []
+        context = [row for row in context if row[1].get("role") == "assistant"]
+        seqs = [seq for seq, _ in context + rows]
         changes = facts_learn(
             namespace=session.namespace,
-            messages=[data for _, data in rows],
+            messages=[data for _, data in context + rows],
             source=(session, seqs),
         )
     MemorySession.objects.filter(pk=session.pk, learned_upto_seq__lt=upto_seq).update(
