@@ -75,7 +75,8 @@ class RecallResult:
 
 @dataclass(frozen=True, slots=True)
 class FactChange:
-    """One decision of fact extraction: ADD, UPDATE, SUPERSEDE or NOOP, and the facts involved."""
+    """One decision of fact extraction: ADD, UPDATE, SUPERSEDE, RETRACT or NOOP, and the facts
+    involved (for RETRACT, ``fact`` is the fact that was ended)."""
 
     action: str
     fact: Any

@@ -1,20 +1,24 @@
-"""Facts as short third-person statements: the offline rules, normalisation, slots and the gate.
+"""Facts as short third-person statements: the offline rule engine, normalisation, slots, the gate.
 
-Pure functions, no storage. Both extractors end here: the offline rules write statements with
-the subject already in place; an LLM's candidates are normalised by ``normalise_statement``.
-Then ``infer_slot`` names the attribute a statement sets ("lives in" -> ``location``) and
-``quality_problem`` rejects what must never be stored (first person left in, a question, a
-hypothetical, a fragment). ``services.learning`` resolves the subject and applies the results.
+Pure functions, no storage. The offline rules are data, one file per language
+(``longterm/rules/<language>.toml``, loaded by ``rulebook``); this engine knows no language.
+Both extractors end here: the offline rules write statements with the subject already in place;
+an LLM's candidates are normalised by ``normalise_statement``. Then ``infer_slot`` names the
+attribute a statement sets ("lives in" -> ``location``) and ``quality_problem`` rejects what must
+never be stored (first person left in, a question, a hypothetical, a fragment).
+``services.learning`` resolves the subject and applies the results.
 
-One subject convention: the user's name when it is known (``subject``), else "The user"; the
-name itself is always stored as "The user's name is <name>".
+One subject convention: the user's name when it is known (``subject``), else the language's
+default subject ("The user"); the name itself is stored as "The user's name is <name>".
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
+from ttmemory.longterm import rulebook
 from ttmemory.text import normalise_terms, normalise_text
 
 DEFAULT_SUBJECT = "The user"
@@ -23,375 +27,361 @@ SINGLE_VALUED_SLOTS = frozenset(
     {"name", "location", "employer", "job", "diet", "age", "birthday", "birthplace", "marital"}
 )
 # Slot names of earlier releases, still matched when looking for the current value.
-SLOT_ALIASES = {"location": ("home_city",), "employer": ("work",), "job": ("work",)}
+SLOT_ALIASES = {
+    "location": ("home_city",),
+    "employer": ("work",),
+    "job": ("work",),
+    "email": ("email address",),
+}
 MAX_STATEMENT_CHARS = 300
+# What a statement does to the facts stored before it (see rules/en.toml's header).
+CHANGES = ("add", "replace", "retract", "previous", "correct")
 
 
 @dataclass(frozen=True, slots=True)
 class Statement:
-    """A statement about the user found in one message: text, kind, slot, message index."""
+    """A statement found in one message: text, kind, slot, message index, and how it changes
+    what is stored (``change``; ``value`` is its value, ``match`` the facts a retraction ends)."""
 
     text: str
     kind: str = "fact"
     slot: str = ""
     message_index: int | None = None
+    change: str = "add"
+    value: str = ""
+    match: str = ""
+    language: str = ""
 
 
-# -- the offline rules ----------------------------------------------------------------------
-
-_NAME = r"(?-i:[A-Z][\w'-]{1,30}(?:\s+[A-Z][\w'-]{1,30})?)"
-_ADV = (
-    r"(?:(?:really|also|actually|currently|now|still|usually|always|absolutely|totally|"
-    r"definitely|mostly|just|only|truly|genuinely|generally|normally|often|so|very|quite|"
-    r"definitely|kind of|sort of)\s+)*"
-)
-_I_AM = r"(?:i'm|i am|im)\s+" + _ADV
-_V = r"(?P<v>.{2,120}?)"
-_END = r"\s*$"
-_PROFESSIONS = (
-    "nurse|doctor|teacher|engineer|developer|programmer|designer|student|lawyer|accountant|"
-    "architect|chef|pilot|writer|journalist|scientist|researcher|manager|consultant|dentist|"
-    "pharmacist|photographer|musician|artist|farmer|electrician|plumber|mechanic|librarian|"
-    "professor|firefighter|paramedic|veterinarian|vet|analyst|translator|therapist|surgeon|"
-    "cook|driver|carpenter|baker|barista|waiter|waitress|cashier|entrepreneur|freelancer|"
-    "economist|physicist|biologist|chemist|historian|editor|banker|pharmacist|tutor|coach"
-)
-_TRANSIENT = (
-    "question|questions|problem|problems|meeting|meetings|appointment|idea|call|minute|"
-    "second|moment|doubt|issue|request|favou?r|feeling|headache|cold|day|flight|reservation|"
-    "booking|trip|plan|lot|bit|few|couple|quick|look|chance|break|deadline|presentation|"
-    "interview|date|test|exam|task|reminder|suggestion|complaint|cough|fever"
-)
-_THIRD_PERSON = {
-    "prefer": "prefers",
-    "love": "loves",
-    "like": "likes",
-    "enjoy": "enjoys",
-    "adore": "adores",
-    "play": "plays",
-    "use": "uses",
-    "drive": "drives",
-    "drink": "drinks",
-    "eat": "eats",
-    "read": "reads",
-    "watch": "watches",
-    "run": "runs",
-    "cook": "cooks",
-    "bake": "bakes",
-    "ski": "skis",
-    "swim": "swims",
-    "surf": "surfs",
-    "collect": "collects",
-    "study": "studies",
-    "teach": "teaches",
-    "practice": "practices",
-    "practise": "practises",
-    "volunteer": "volunteers",
-    "speak": "speaks",
-    "have": "has",
-    "own": "owns",
-    "hate": "hates",
-    "dislike": "dislikes",
-    "live": "lives",
-    "work": "works",
-    "go": "goes",
-    "do": "does",
-    "need": "needs",
-    "want": "wants",
-    "wear": "wears",
-    "support": "supports",
-    "follow": "follows",
-    "grow": "grows",
-    "write": "writes",
-    "take": "takes",
-    "listen": "listens",
-    "travel": "travels",
-    "walk": "walks",
-    "cycle": "cycles",
-    "hike": "hikes",
-    "climb": "climbs",
-    "paint": "paints",
-    "sing": "sings",
-    "dance": "dances",
-}
-_HABITS = "play|use|drive|drink|eat|read|watch|run|cook|bake|ski|swim|surf|collect|study|teach|practi[cs]e|volunteer|wear|support|grow|write|listen to|cycle|hike|climb|paint|sing|dance"
-
-# (pattern, template, kind): the template's {S} is the subject, {v} the cleaned value, {w} a
-# word of the pattern. Tried in order; the first match of a clause wins.
-_RULE_TABLE: list[tuple[str, str, str]] = [
-    (r"^(?:my name is|my name's|call me|you can call me|i go by|i'm called|i am called)\s+"
-     + r"(?P<v>" + _NAME + r")(?:\s*,.*)?" + _END, "The user's name is {v}", "fact"),
-    (r"^(?:i'm|i am|im|this is)\s+(?P<v>" + _NAME + r")" + _END, "The user's name is {v}", "fact"),
-    (_I_AM + r"(?:(?:very|severely|mildly|highly|deathly)\s+)?allergic to\s+" + _V + _END,
-     "{S} is allergic to {v}", "fact"),
-    (r"^i have (?:an?\s+)?(?:(?:severe|mild|serious)\s+)?allergy to\s+" + _V + _END,
-     "{S} is allergic to {v}", "fact"),
-    (r"^i have (?:an?\s+)?(?:(?:severe|mild|serious)\s+)?(?P<v>[\w-]+(?:\s+[\w-]+)?) allerg(?:y|ies)" + _END,
-     "{S} is allergic to {v}", "fact"),
-    (r"^i (?:don't|do not|never|dont) (?P<w>eat|drink)\s+" + _V + _END,
-     "{S} does not {w} {v}", "preference"),
-    (r"^i (?:don't|do not|dont) (?:really )?like\s+" + _V + _END, "{S} dislikes {v}", "preference"),
-    (r"^i " + _ADV + r"(?:hate|dislike|can't stand|cannot stand|detest)\s+" + _V + _END,
-     "{S} dislikes {v}", "preference"),
-    (_I_AM + r"(?:an?\s+)?(?:strict\s+)?(?P<w>vegetarian|vegan|pescatarian|pescetarian|flexitarian)" + _END,
-     "{S} is {w}", "preference"),
-    (r"^i (?:eat|follow|am on|'m on|keep)\s+(?:an?\s+)?(?P<w>keto|paleo|vegan|vegetarian|low-carb|gluten-free|halal|kosher|mediterranean) diet" + _END,
-     "{S} follows a {w} diet", "preference"),
-    (r"^i (?:eat|keep) (?P<w>halal|kosher)" + _END, "{S} follows a {w} diet", "preference"),
-    (_I_AM + r"(?P<w>lactose intolerant|lactose-intolerant|gluten intolerant|coeliac|celiac|diabetic|colou?r ?blind|left-handed|right-handed)" + _END,
-     "{S} is {w}", "fact"),
-    (r"^i " + _ADV + r"(?P<w>prefer|love|like|enjoy|adore)\s+" + _V + _END, "{S} {w3} {v}", "preference"),
-    (r"^i (?:(?:currently|still|now)\s+)*(?:live|reside|am living|'m living)\s+in\s+" + _V + _END,
-     "{S} lives in {v}", "fact"),
-    (r"^i(?:'ve| have)?\s+(?:(?:just|recently|finally)\s+)*(?:moved|relocated)\s+(?:to|into)\s+" + _V + _END,
-     "{S} lives in {v}", "fact"),
-    (_I_AM + r"(?:based|living) in\s+" + _V + _END, "{S} lives in {v}", "fact"),
-    (_I_AM + r"(?:originally\s+)?from\s+" + _V + _END, "{S} is from {v}", "fact"),
-    (r"^i grew up in\s+" + _V + _END, "{S} grew up in {v}", "fact"),
-    (r"^i was born in\s+(?P<v>(?:[12]\d{3}|(?-i:[A-Z])).{0,60}?)" + _END, "{S} was born in {v}", "fact"),
-    (r"^i was born on\s+" + _V + _END, "{S} was born on {v}", "fact"),
-    (r"^i (?:(?:currently|still|now)\s+)*(?:work|am working|'m working)\s+(?P<w>at|for)\s+" + _V + _END,
-     "{S} works {w} {v}", "fact"),
-    (r"^i (?:(?:currently|still|now)\s+)*work as\s+(?:an?\s+)?" + _V + _END, "{S} works as {a} {v}", "fact"),
-    (_I_AM + r"(?:an?\s+)(?P<v>(?:[\w-]+\s+){0,2}?(?:" + _PROFESSIONS + r"))" + _END,
-     "{S} is {a} {v}", "fact"),
-    (_I_AM + r"(?P<w>retired|unemployed|self-employed)" + _END, "{S} is {w}", "fact"),
-    (_I_AM + r"(?P<v>\d{1,3})(?:\s+(?:years?|yrs?)\s+old)?" + _END, "{S} is {v} years old", "fact"),
-    (r"^i (?:just\s+)?turned\s+(?P<v>\d{1,3})" + _END, "{S} is {v} years old", "fact"),
-    (_I_AM + r"(?P<w>married|single|divorced|engaged|widowed)" + _END, "{S} is {w}", "fact"),
-    (_I_AM + r"(?P<w>married|engaged) to\s+(?P<v>" + _NAME + r")" + _END, "{S} is {w} to {v}", "fact"),
-    (_I_AM + r"(?:a\s+(?:big|huge)\s+)?fan of\s+" + _V + _END, "{S} is a fan of {v}", "preference"),
-    (r"^i " + _ADV + r"(?:have|'ve got|have got|own)\s+(?P<v>(?:an?|one|two|three|four|five|six|\d+)\s+(?!(?:" + _TRANSIENT + r")\b).{2,100}?)" + _END,
-     "{S} has {v}", "fact"),
-    (r"^i " + _ADV + r"(?:speak|am fluent in|'m fluent in)\s+" + _V + _END, "{S} speaks {v}", "fact"),
-    (r"^i " + _ADV + r"(?P<w>" + _HABITS + r")\s+" + _V + _END, "{S} {w3} {v}", "fact"),
-    (r"^my\s+(?P<np>(?:[\w-]+(?:'s)?\s+){0,2}?[\w-]+)\s+(?P<w>is|are|has|have|lives in|works at|works as|works for|expires|expires on|expire|is called|loves|likes|hates)\s+" + _V + _END,
-     "{S}'s {np} {w} {v}", "fact"),
-]  # fmt: skip
-RULES: list[tuple[re.Pattern[str], str, str]] = [
-    (re.compile(pattern, re.I), template, kind) for pattern, template, kind in _RULE_TABLE
-]
-
-_QUOTED = re.compile('"[^"]*"|\u201c[^\u201d]*\u201d')
-_SENTENCE = re.compile("(?<=[.!?])\\s+|\\n+|;\\s*|\\s+[-\u2013\u2014]\\s+")
-_CLAUSE = re.compile(
-    r"\s*,?\s*\b(?:and|but|plus|also|so|although|though|while|whereas)\s+(?=(?:also\s+)?(?:i|i'm|im|i've|my)\b)"
-    r"|\s*,\s*(?=(?:i|i'm|i've|my)\b)",
-    re.I,
-)
-_PREFIX = re.compile(
-    r"^(?:(?:hi|hello|hey|oh|ok|okay|well|so|also|actually|btw|by the way|fyi|just so you know|"
-    r"for the record|for context|quick update|update|big news|news|correction|sorry|wait|no wait|"
-    r"no|yes|yeah|yep|and|but|plus|anyway|as you know|note that|please note that|remember that|"
-    r"please remember that|remember|keep in mind that|don't forget that|"
-    r"good news|fun fact|honestly|to be honest|these days|nowadays|currently|since last \w+|"
-    r"as of (?:today|now|last \w+)|from now on|these days|lately|"
-    r"thanks|thank you|great|cool|nice|perfect|sure|right|i mean|i meant|"
-    r"(?:ah|oh),? (?:and|also)|sorry,? i meant)\b[\s,:!.-]*)+",
-    re.I,
-)
-# A clause about what might be, or an invitation to imagine: no fact about the user.
-_HYPOTHETICAL = re.compile(
-    r"\b(?:if|would|wish|imagine|suppose|supposing|maybe|might|perhaps|could|should|"
-    r"i'd|pretend|hypothetically|someday|one day|thinking (?:about|of)|considering|"
-    r"plan(?:ning)? to|going to|gonna|want to|wanna|hope to|hoping to|in a story|my character|"
-    r"what if|let's say|dream of|dreaming of|unless)\b",
-    re.I,
-)
-_HEARSAY = re.compile(
-    r"\b(?:says?|said|thinks?|thought|told me|tells me|claims?|claimed|believes?|mentioned|"
-    r"according to|asked me|wants me|insists?)\b",
-    re.I,
-)
-_NEGATION = re.compile(
-    r"\b(?:not|never|no longer|don't|dont|doesn't|didn't|isn't|aren't|wasn't|can't|"
-    r"cannot|won't|nor|neither|any ?more)\b|n't\b",
-    re.I,
-)
-_TRAILING = re.compile(
-    r"(?:[\s,]+(?:now|right now|these days|nowadays|at the moment|currently|anymore|any more|"
-    r"too|as well|though|actually|lol|haha|please|by the way|btw|thanks|thank you|ok|okay|"
-    r"you know|right|by now|already|honestly|instead|since then|again|"
-    r"for (?:a|the) (?:while|long time)|now actually|from now on|since last \w+|"
-    r"last (?:week|month|year|summer|winter|spring|autumn|fall|night)|yesterday|today|"
-    r"recently|(?:a|one|two|three|\d+|a few|a couple of) (?:days?|weeks?|months?|years?) ago|"
-    r"this (?:week|month|year|summer|winter|spring|autumn|fall)|earlier this \w+|"
-    r"as of (?:today|now|last \w+|this \w+)))+$",
-    re.I,
-)
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|me|my|mine|myself)\b", re.I)
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're)\b", re.I)
-_PRONOUN_VALUES = frozenset(
-    {"it", "that", "this", "them", "those", "these", "you", "him", "her", "one", "both", "all"}
-)
+# -- the offline rule engine ----------------------------------------------------------------
 
 
 def rule_statements(
-    messages: list[dict[str, object]], *, subject: str = DEFAULT_SUBJECT
+    messages: list[dict[str, object]],
+    *,
+    subject: str = DEFAULT_SUBJECT,
+    languages: Sequence[str] | None = None,
 ) -> list[Statement]:
     """Explicit statements in user messages, one per clause, about ``subject`` (the user).
 
-    A message is cut into sentences and each sentence into clauses at a conjunction that
-    starts a new first-person clause ("... peanuts and I prefer ..." is two). Questions,
-    hypotheticals ("if I were ..."), what other people say ("my sister says ...") and
-    negations (beyond "I don't eat ..." and "I don't like ...") give nothing.
+    ``languages``: the rule files applied (default: every shipped one; each language's
+    patterns only match its own text). A message is cut into sentences and each sentence into
+    clauses where a new first-person clause starts ("... peanuts and I prefer ..." is two).
+    Questions, hypotheticals ("if I were ..."), jokes marked as such, quoted and reported
+    speech ("my sister says ...") give nothing. A sentence that only corrects a value ("sorry,
+    I meant Tuesday") changes the statement before it, or becomes a ``correct`` statement.
     """
+    codes = tuple(languages) if languages is not None else rulebook.available()
+    rulebook.languages(codes)  # ValueError for an unknown language, before any work
+    question = rulebook.joined(codes, "question")
+    joke = rulebook.joined(codes, "joke")
+    correction = rulebook.joined(codes, "correction")
+    reversal = rulebook.joined(codes, "reversal")
     found: list[Statement] = []
     for index, message in enumerate(messages):
         content = message.get("content")
         if message.get("role") != "user" or not isinstance(content, str):
             continue
-        for clause in user_clauses(content):
-            statement = clause_statement(clause, subject=subject)
-            if statement is not None:
-                found.append(
-                    Statement(statement.text, statement.kind, statement.slot, message_index=index)
+        taken_back = _still_taken_back(content, messages[index - 1] if index else None, codes)
+        if taken_back:
+            found.extend(
+                replace(s, change="retract", message_index=index)
+                for s in clause_statements(taken_back, subject=subject, languages=codes)
+            )
+            continue
+        before: list[Statement] = []
+        for sentence in _sentences(content, codes):
+            if joke is not None and joke.search(sentence):
+                # "I'm a billionaire, lol jk" says nothing; "Just kidding!" on its own takes
+                # back the sentence before it.
+                alone = _strip_prefix(joke.sub(" ", sentence), codes).strip(" ,.!?")
+                if len(alone.split()) < 3 and not _CJK.search(alone):
+                    found = [s for s in found if not any(s is b for b in before)]
+                before = []
+                continue
+            if question is not None and question.search(sentence):
+                continue
+            said: list[Statement] = []
+            for clause in _clauses(sentence, codes):
+                said.extend(clause_statements(clause, subject=subject, languages=codes))
+            fixed = correction.match(sentence.strip()) if correction is not None else None
+            fixed_value = next(
+                (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:2] == "v_" and v),
+                "",
+            )
+            if not said and fixed_value:
+                value = _strip(fixed_value)
+                earlier = next(
+                    (s for s in reversed(found) if s.change in {"add", "replace"} and s.value),
+                    None,
                 )
+                if earlier is not None and value:
+                    text = correct_value(earlier.text, value, old=earlier.value)
+                    found[found.index(earlier)] = replace(earlier, text=text, value=value)
+                elif value:
+                    found.append(
+                        Statement(value, change="correct", value=value, message_index=index)
+                    )
+                continue
+            if reversal is not None and reversal.search(sentence):
+                said = [
+                    replace(s, change="replace")
+                    if s.change == "add" and not is_single_valued(s.slot)
+                    else s
+                    for s in said
+                ]
+            said = [replace(s, message_index=index) for s in said]
+            found.extend(said)
+            before = said
     return found
 
 
-def user_clauses(content: str) -> list[str]:
+def _still_taken_back(
+    content: str, previous: dict[str, object] | None, codes: tuple[str, ...]
+) -> str:
+    """The clause a bare "not anymore" takes back from the assistant's "Do you still ...?"."""
+    asked = previous.get("content") if previous and previous.get("role") == "assistant" else None
+    if not isinstance(asked, str):
+        return ""
+    for lang in rulebook.languages(codes):
+        if lang.still is None:
+            continue
+        reply, question, clauses = lang.still
+        if not reply.match(content.strip().replace("\u2019", "'")):
+            continue
+        for found in question.finditer(asked.replace("\u2019", "'")):
+            for group, value in found.groupdict().items():
+                if value and group in clauses:
+                    return clauses[group].format(x=value.strip())
+    return ""
+
+
+def user_clauses(content: str, *, languages: Sequence[str] | None = None) -> list[str]:
     """The clauses of a user message that may state a fact (questions and quotes left out)."""
-    clauses: list[str] = []
+    codes = tuple(languages) if languages is not None else rulebook.available()
+    question = rulebook.joined(codes, "question")
+    return [
+        clause
+        for sentence in _sentences(content, codes)
+        if question is None or not question.search(sentence)
+        for clause in _clauses(sentence, codes)
+    ]
+
+
+# Quoted speech in any of the shipped languages' quotation marks: "...", “...”, «...»,
+# 「...」, „...“.
+_QUOTED = re.compile(
+    '"[^"]*"|\u201c[^\u201d]*\u201d|\u00ab[^\u00bb]*\u00bb|\u300c[^\u300d]*\u300d'
+    "|\u201e[^\u201c\u201d]*[\u201c\u201d]"
+)
+
+
+def _sentences(content: str, codes: tuple[str, ...]) -> list[str]:
     content = _QUOTED.sub(" ", content[:4000].replace("\u2019", "'"))
-    for sentence in _SENTENCE.split(content):
-        sentence = sentence.strip()
-        if not sentence or sentence.endswith("?"):
-            continue
-        stripped = _strip_prefix(sentence)
-        if re.match(
-            r"(?:if|suppose|imagine|hypothetically|let's say|pretend|what if)\b",
-            stripped,
-            re.I,
-        ):
-            continue
-        if _HEARSAY.search(stripped):
-            continue
-        for part in _CLAUSE.split(stripped):
-            part = _strip_prefix(part.strip(" ,.!"))
-            if part:
-                clauses.append(part)
+    splitter = rulebook.joined(codes, "sentence")
+    parts = splitter.split(content) if splitter is not None else [content]
+    return [part.strip() for part in parts if part and part.strip()]
+
+
+def _clauses(sentence: str, codes: tuple[str, ...]) -> list[str]:
+    stripped = _strip_prefix(sentence, codes)
+    opener = rulebook.joined(codes, "skip_start")
+    hearsay = rulebook.joined(codes, "hearsay")
+    if (opener is not None and opener.match(stripped)) or (
+        hearsay is not None and hearsay.search(stripped)
+    ):
+        return []
+    splitter = rulebook.joined(codes, "clause")
+    parts = splitter.split(stripped) if splitter is not None else [stripped]
+    clauses = []
+    for part in parts:
+        part = _strip_prefix((part or "").strip(" ,.!\u3002\uff01"), codes)
+        if part:
+            clauses.append(part)
     return clauses
 
 
-_CONTRAST = re.compile(
-    r"(?:,\s*|\s+(?:and|but)\s+)not\s+(?:in\s+|at\s+|to\s+|for\s+)?[\w' -]+$", re.I
-)
-# Capitalised words after "I'm" that are not names.
-_NOT_NAMES = frozenset(
-    [
-        "vegetarian",
-        "vegan",
-        "married",
-        "single",
-        "retired",
-        "fine",
-        "good",
-        "okay",
-        "ok",
-        "back",
-        "here",
-        "ready",
-        "sorry",
-        "busy",
-        "tired",
-        "happy",
-        "allergic",
-        "new",
-        "done",
-        "home",
-        "hungry",
-        "sure",
-        "glad",
-        "excited",
-        "bored",
-        "sick",
-        "pregnant",
-        "english",
-        "american",
-        "british",
-        "french",
-        "german",
-        "spanish",
-        "portuguese",
-        "italian",
-        "irish",
-        "canadian",
-    ]
-)
-_TRANSIENT_HEADS = frozenset(_TRANSIENT.replace("favou?r", "favour").split("|")) | {
-    "train", "order", "bag", "luggage", "bus", "taxi", "room", "table", "ticket", "package",
-    "parcel", "delivery", "car", "laptop", "phone", "computer", "internet", "wifi", "battery",
-}  # fmt: skip
+def clause_statements(
+    clause: str, *, subject: str = DEFAULT_SUBJECT, languages: Sequence[str] | None = None
+) -> list[Statement]:
+    """The statements one clause makes about the user (the first language whose rules match)."""
+    codes = tuple(languages) if languages is not None else rulebook.available()
+    for lang in rulebook.languages(codes):
+        script = lang.pattern("detect")
+        if script is not None and not script.search(clause):
+            continue  # not this language's letters or words: none of its rules can match
+        found = _clause_in(lang, clause, subject)
+        if found is not None:
+            return found
+    return []
 
 
-def clause_statement(clause: str, *, subject: str = DEFAULT_SUBJECT) -> Statement | None:
-    """The statement one clause makes about the user, or None."""
-    if _HYPOTHETICAL.search(clause):
+def clause_statement(
+    clause: str, *, subject: str = DEFAULT_SUBJECT, languages: Sequence[str] | None = None
+) -> Statement | None:
+    """The first statement one clause makes about the user, or None."""
+    found = clause_statements(clause, subject=subject, languages=languages)
+    return found[0] if found else None
+
+
+def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[Statement] | None:
+    """What ``lang``'s rules read in ``clause``: statements, [] (refused) or None (no rule)."""
+    hypothetical = lang.pattern("hypothetical")
+    if hypothetical is not None and hypothetical.search(clause):
         return None
-    clause = _trim(clause)
-    # "I live in Porto, not Lisbon": the contrast confirms the statement, it does not negate it.
-    without = _CONTRAST.sub("", clause)
-    if without != clause and not _NEGATION.search(without):
-        clause = without
-    for pattern, template, kind in RULES:
-        match = pattern.match(clause)
-        if match is None:
+    raw = clause
+    tail = lang.pattern("tail")
+    if tail is not None:
+        clause = tail.sub("", clause)
+    clause = _trim(clause, lang)
+    negation = lang.pattern("negation")
+    contrast = lang.pattern("contrast")
+    if contrast is not None:
+        without = contrast.sub("", clause)
+        if without != clause and (negation is None or not negation.search(without)):
+            clause = without
+    for rule in lang.rules:
+        match = rule.pattern.match(clause)
+        if match is None or (rule.when is not None and not rule.when.search(raw)):
             continue
-        groups = match.groupdict()
-        if "name is {v}" in template and groups["v"].split()[0].lower() in _NOT_NAMES:
+        groups = {key: value for key, value in match.groupdict().items() if value is not None}
+        if any(e.slot == "name" for e in rule.emits) and (
+            groups["v"].split()[0].lower() in lang.not_names
+        ):
             continue
-        if groups.get("np") and groups["np"].split()[-1].lower() in _TRANSIENT_HEADS:
-            return None
-        negative = "{w} {v}" in template and "not" in template
-        if not negative and "dislikes" not in template and _NEGATION.search(clause):
-            return None
-        value = clean_value(groups["v"]) if groups.get("v") is not None else ""
-        if groups.get("v") is not None and (not value or value.lower() in _PRONOUN_VALUES):
-            return None
+        if groups.get("np") and groups["np"].split()[-1].lower() in lang.transient_heads:
+            return []
+        if not rule.negative and negation is not None and negation.search(clause):
+            return []
+        values = {key: clean_value(value, lang) for key, value in groups.items() if key != "w"}
+        for key, value in values.items():
+            if key != "np" and (not value or value.lower() in lang.pronoun_values):
+                return []
         word = (groups.get("w") or "").lower()
-        text = template.format(
-            S=subject,
-            v=value,
-            w=word,
-            w3=_THIRD_PERSON.get(word, word),
-            np=_third_person_value(groups.get("np") or "", subject),
-            a="an" if value[:1].lower() in "aeiou" else "a",
-        )
-        text = _tidy(text)
-        if quality_problem(text) is not None:
-            return None
-        return Statement(text, kind, infer_slot(text, subject=subject))
+        fields = {
+            "S": subject if subject != DEFAULT_SUBJECT else lang.subject,
+            **{
+                key: subject if subject != DEFAULT_SUBJECT else form
+                for key, form in lang.subject_forms.items()
+            },
+            "v": values.get("v", ""),
+            "from": values.get("from", ""),
+            "org": values.get("org", ""),
+            "name": values.get("name", ""),
+            "np": values.get("np", ""),
+            "w": word,
+            "w3": lang.third_person.get(word, word),
+            "a": "an" if values.get("v", "")[:1].lower() in "aeiou" else "a",
+        }
+        found = []
+        for emit in rule.emits:
+            text = _tidy(emit.template.format(**fields))
+            if emit.change != "retract" and quality_problem(text, language=lang.code) is not None:
+                return []
+            value = values.get("from" if emit.change == "previous" else "v", "")
+            if "{org}" in emit.template:
+                value = values.get("org", "")
+            found.append(
+                Statement(
+                    text,
+                    emit.kind,
+                    emit.slot or infer_slot(text, subject=fields["S"]),
+                    change=emit.change,
+                    value=value,
+                    match=_render_match(emit.match, value, subject),
+                    language=lang.code,
+                )
+            )
+        return found
     return None
 
 
-def clean_value(value: str) -> str:
-    """A value without trailing fillers ("now", "these days"), punctuation or first person."""
-    value = value.strip(" \t,.;:!'\"\u201c\u201d")
+def _render_match(match: str, value: str, subject: str) -> str:
+    if not match:
+        return ""
+    names = "|".join(re.escape(s) for s in dict.fromkeys([subject, *rulebook.subjects()]))
+    return match.replace("{S}", f"(?:{names})").replace("{v}", re.escape(value))
+
+
+def swap_value(text: str, old: str, new: str) -> str:
+    """``text`` with its value ``old`` replaced by ``new`` (the last occurrence)."""
+    at = text.lower().rfind(old.lower()) if old else -1
+    if at < 0:
+        return text
+    return text[:at] + new + text[at + len(old) :]
+
+
+def correct_value(text: str, new: str, *, old: str = "") -> str:
+    """``text`` with the value ``new`` corrects put in place ("... on Monday" + "Tuesday").
+
+    A weekday, month or number replaces the last word of the same class (the classes are
+    lexicons of the rule files); a capitalised value the trailing capitalised words; anything
+    else the ``old`` value when known, else as many trailing words as it has.
+    """
+    new = _strip(new)
+    if not new:
+        return text
+    for lang in rulebook.languages():
+        for alternatives in lang.value_classes.values():
+            # Chinese words have no boundaries to look for.
+            edge = "" if _CJK.search(alternatives) else r"(?<!\w)"
+            pattern = re.compile(rf"{edge}(?:{alternatives}){edge.replace('<', '')}", re.I)
+            if pattern.fullmatch(new):
+                found = list(pattern.finditer(text))
+                if found:
+                    last = found[-1]
+                    return text[: last.start()] + new + text[last.end() :]
+    if re.fullmatch(r"\d[\d.,:]*", new):
+        found = list(re.finditer(r"\d[\d.,:]*", text))
+        if found:
+            return text[: found[-1].start()] + new + text[found[-1].end() :]
+    if old and old.lower() in text.lower():
+        return swap_value(text, old, new)
+    words = text.split()
+    if new[:1].isupper():
+        keep = len(words)
+        while keep > 2 and words[keep - 1][:1].isupper():
+            keep -= 1
+        if keep < len(words):
+            return " ".join([*words[:keep], new])
+    count = len(new.split())
+    if len(words) <= count + 2:
+        return text
+    return " ".join([*words[:-count], new])
+
+
+def clean_value(value: str, lang: rulebook.Language | None = None) -> str:
+    """A value without trailing fillers ("now", "last month"), punctuation or first person."""
+    lang = lang or rulebook.load("en")
+    value = _strip(value)
     value = re.sub(r"[\U0001F000-\U0001FFFF\u2600-\u27BF]", "", value).strip()
-    previous = None
-    while previous != value:
-        previous = value
-        value = _TRAILING.sub("", value).strip(" ,.;:!")
-    value = re.sub(r"\bmy\b", "their", value, flags=re.I)
-    value = re.sub(r"\b(?:me|myself)\b", "them", value, flags=re.I)
+    value = _trim(value, lang)
+    rewrite = lang.pattern("my")
+    if rewrite is not None:
+        value = rewrite.sub(lang.third_person.get("my", "their"), value)
+    rewrite = lang.pattern("me")
+    if rewrite is not None:
+        value = rewrite.sub(lang.third_person.get("me", "them"), value)
     return value
 
 
-def _third_person_value(value: str, subject: str) -> str:
-    return re.sub(r"\bmy\b", "their", value, flags=re.I)
+def _strip(value: str) -> str:
+    return value.strip(" \t,.;:!'\"\u201c\u201d\u3002\uff0c\uff01")
 
 
-def _trim(text: str) -> str:
+def _trim(text: str, lang: rulebook.Language) -> str:
+    trailing = lang.pattern("trailing")
     previous = None
-    while previous != text:
+    while previous != text and trailing is not None:
         previous = text
-        text = _TRAILING.sub("", text).strip(" ,.;:!")
+        text = trailing.sub("", text).strip(" ,.;:!\u3002\uff0c\uff01")
     return text
 
 
-def _strip_prefix(text: str) -> str:
-    return _PREFIX.sub("", text.strip()).strip()
+def _strip_prefix(text: str, codes: tuple[str, ...]) -> str:
+    prefix = rulebook.joined(codes, "prefix")
+    text = text.strip()
+    return prefix.sub("", text).strip() if prefix is not None else text
 
 
 def _tidy(text: str) -> str:
@@ -433,18 +423,26 @@ def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
         text = _LEADING_POSSESSIVE.sub(_possessive(subject) + " ", text, count=1)
     elif re.match(r"^i\s+(\w+)", text, re.I):
         verb = text.split()[1].lower()
-        text = f"{subject} {_THIRD_PERSON.get(verb, verb)} {' '.join(text.split()[2:])}"
+        third = rulebook.load("en").third_person
+        text = f"{subject} {third.get(verb, verb)} {' '.join(text.split()[2:])}"
     elif _LEADING_SUBJECT.match(text):
         text = _LEADING_SUBJECT.sub(subject, text, count=1)
     elif _SUBJECTLESS.match(text):
         text = f"{subject} {text[:1].lower()}{text[1:]}"
     elif subject != DEFAULT_SUBJECT and text.lower().startswith(subject.lower() + " "):
         text = subject + text[len(subject) :]
+    elif subject != DEFAULT_SUBJECT:
+        for other in rulebook.subjects():
+            # Chinese writes no space after the subject ("用户住在北京").
+            if text.startswith(other + " ") or (_CJK.match(other) and text.startswith(other)):
+                text = subject + text[len(other) :]
+                break
     text = _INNER_FILLER.sub("", text)
-    previous = None
-    while previous != text:
-        previous = text
-        text = _TRAILING.sub("", text).strip(" ,.;:!")
+    lang = rulebook.detect(text)
+    tail = lang.pattern("tail")
+    if tail is not None:
+        text = tail.sub("", text)
+    text = _trim(text, lang)
     name = re.match(rf"^{re.escape(_possessive(subject))} name is (.+)$", text, re.I)
     if name:
         text = f"The user's name is {name.group(1)}"
@@ -453,66 +451,73 @@ def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
 
 def split_statement(text: str) -> list[str]:
     """A candidate cut where a first-person clause starts ("... peanuts and I prefer ...")."""
-    parts = _CLAUSE.split(str(text).replace("\u2019", "'"))
-    return [part.strip(" ,.") for part in parts if part.strip(" ,.")]
+    splitter = rulebook.joined(rulebook.available(), "clause")
+    text = str(text).replace("\u2019", "'")
+    parts = splitter.split(text) if splitter is not None else [text]
+    return [part.strip(" ,.") for part in parts if part and part.strip(" ,.")]
 
 
 def _possessive(subject: str) -> str:
     return subject + ("'" if subject.endswith("s") and subject != DEFAULT_SUBJECT else "'s")
 
 
-def quality_problem(text: str) -> str | None:
-    """Why a normalised statement must not be stored, or None (the quality gate)."""
-    if not text or len(text.split()) < 3:
+def quality_problem(text: str, *, language: str | None = None) -> str | None:
+    """Why a normalised statement must not be stored, or None (the quality gate).
+
+    ``language``: the rule file whose words are checked (default: the one ``text`` is in).
+    """
+    lang = rulebook.load(language) if language else rulebook.detect(text)
+    if not text:
+        return "too short"
+    # Chinese and Japanese write no spaces: count characters there.
+    spaced = len(text.split()) >= 3
+    if not spaced and (not _CJK.search(text) or len(text) < 4):
         return "too short"
     if len(text) > MAX_STATEMENT_CHARS:
         return "too long"
-    if text.rstrip().endswith("?"):
+    if text.rstrip().endswith(("?", "\uff1f")):
         return "a question"
-    if _FIRST_PERSON.search(text.replace("The user", "").replace("the user", "")):
+    rest = text
+    for name in rulebook.subjects():
+        rest = rest.replace(name, "").replace(name.lower(), "")
+    first = lang.pattern("first_person")
+    if first is not None and first.search(rest):
         return "first person left in (a clause not split, or not about the user)"
-    if _SECOND_PERSON.search(text):
+    second = lang.pattern("second_person")
+    if second is not None and second.search(text):
         return "about the assistant"
-    if re.match(r"^(?:if|would|maybe|perhaps|might|could|should)\b", text, re.I):
+    opener = lang.pattern("skip_start")
+    hypothetical = lang.pattern("hypothetical_start")
+    if (opener is not None and opener.match(text)) or (
+        hypothetical is not None and hypothetical.match(text)
+    ):
         return "hypothetical"
-    if re.search(r"\b(?:the assistant|assistant)\b", text, re.I):
-        return "about the assistant"
-    if re.search(r"\b(?:anything|nothing|something|everything)$", text, re.I):
-        return "vague"
+    refused = lang.pattern("refuse")
+    if refused is not None and refused.search(text):
+        return "vague, or about the assistant"
     return None
 
 
-_SLOT_PATTERNS: list[tuple[str, str]] = [
-    (r"^the user's name is\b", "name"),
-    (r"^{S} (?:lives|resides) in\b", "location"),
-    (r"^{S} works (?:at|for)\b", "employer"),
-    (r"^{S} works as\b", "job"),
-    (r"^{S} is an? (?:(?:[\w-]+\s+){0,2}?(?:" + _PROFESSIONS + r"))$", "job"),
-    (r"^{S} is (?:retired|unemployed|self-employed)$", "job"),
-    (r"^{S} is (?:an? )?(?:vegetarian|vegan|pescatarian|pescetarian|flexitarian)$", "diet"),
-    (r"^{S} follows an? [\w-]+ diet$", "diet"),
-    (r"^{S} is \d{1,3} years old$", "age"),
-    (r"^{S} was born on\b", "birthday"),
-    (r"^{POS} birthday is\b", "birthday"),
-    (r"^{S} was born in\b", "birthplace"),
-    (r"^{S} is (?:married|single|divorced|engaged|widowed)\b", "marital"),
-    (r"^{S} is allergic to\b", "allergy"),
-    (r"^{POS} (favou?rite [\w-]+(?: [\w-]+)?) is\b", "{1}"),
-    (r"^{POS} ((?:[\w-]+(?:'s)? )?(?:name|phone number|email|email address|address)) is\b", "{1}"),
-]
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 def infer_slot(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
-    """The attribute a statement sets (``location`` for "... lives in Porto"), or ""."""
-    subjects = "|".join(re.escape(s) for s in dict.fromkeys([subject, DEFAULT_SUBJECT]))
-    s_part = f"(?:{subjects})"
-    pos_part = f"(?:{'|'.join(re.escape(_possessive(s)) for s in dict.fromkeys([subject, DEFAULT_SUBJECT]))})"
-    for pattern, slot in _SLOT_PATTERNS:
-        match = re.match(pattern.replace("{S}", s_part).replace("{POS}", pos_part), text, re.I)
-        if match:
-            if slot == "{1}":
-                return normalise_text(match.group(1)).replace("favorite", "favourite")
-            return slot
+    """The attribute a statement sets (``location`` for "... lives in Porto"), or "".
+
+    The rule files' ``[[slot]]`` tables name them: ``{S}`` is the subject, ``{POS}`` its
+    possessive, ``{1}`` in a slot the pattern's first group ("favourite colour").
+    """
+    names = dict.fromkeys([subject, DEFAULT_SUBJECT])
+    s_part = "(?:" + "|".join(re.escape(s) for s in names) + ")"
+    pos_part = "(?:" + "|".join(re.escape(_possessive(s)) for s in names) + ")"
+    for lang in rulebook.languages():
+        for pattern, slot in lang.slots:
+            found = re.match(pattern.replace("{S}", s_part).replace("{POS}", pos_part), text, re.I)
+            if found:
+                if "{1}" in slot:
+                    group = normalise_text(found.group(1)).replace("favorite", "favourite")
+                    return slot.replace("{1}", group)
+                return slot
     return ""
 
 
@@ -521,14 +526,18 @@ def is_single_valued(slot: str) -> bool:
     return (
         slot in SINGLE_VALUED_SLOTS
         or slot.startswith("favourite ")
-        or (bool(slot) and slot.split()[-1] in {"name", "number", "email", "address"})
+        or (
+            bool(slot)
+            and slot.split()[-1]
+            in {"name", "number", "email", "address", "job", "location", "employer"}
+        )
     )
 
 
 def canonical(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
     """The statement with its subject replaced by "@": one key for "Ada ..." and "The user ..."."""
     normal = normalise_text(text).strip(" .")
-    for name in dict.fromkeys([subject, DEFAULT_SUBJECT]):
+    for name in dict.fromkeys([subject, DEFAULT_SUBJECT, *rulebook.subjects()]):
         low = normalise_text(name)
         if normal.startswith(low + " ") or normal.startswith(low + "'s "):
             return "@" + normal[len(low) :]

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -26,6 +27,7 @@ from ttmemory.services.episodes import index_delete_archived_upto
 from ttmemory.services.facts import fact_remember, fact_supersede
 from ttmemory.services.ledger import budget_left, ledger_record, llm_rate_take
 from ttmemory.services.sessions import session_trim
+from ttmemory.text import normalise_terms, normalise_text
 from ttmemory.validation import clean_identifier
 
 logger = logging.getLogger(__name__)
@@ -40,21 +42,25 @@ def facts_learn(
     messages: Sequence[dict[str, Any]],
     source: tuple[MemorySession, list[int]] | None = None,
 ) -> FactChanges:
-    """Extract facts from ``messages`` and apply ADD / UPDATE / SUPERSEDE / NOOP decisions.
+    """Extract facts from ``messages`` and apply ADD / UPDATE / SUPERSEDE / RETRACT / NOOP.
 
     With ``TTMEMORY["LLM"]`` one LLM call sees the messages and the closest existing facts;
-    without it, offline rules catch explicit first-person statements, one per clause ("I'm
-    allergic to peanuts and I prefer window seats" is two facts), and leave out questions,
-    hypotheticals, negations and what other people say. Both paths then get the same
-    post-processing: each fact becomes a short third-person statement about one subject (the
-    ``name`` of the namespace's ``"user"`` profile when set, else "The user"), a quality
-    gate rejects what is not a clean statement (counted in the result's ``rejected``, never
-    stored), and each fact is deduplicated on write: the same text (under either subject) or
-    a recalled neighbour saying the same thing in other words (``DEDUPE_SIMILARITY``) is a
-    NOOP or an UPDATE, and a new value of a single-valued slot (location, employer, job, diet,
-    name, ...) SUPERSEDEs the old fact. Running it twice on the same messages changes nothing
-    the second time. Skipped, and the skip recorded in the ledger, when the namespace's daily
-    token budget is spent. Raises LLMError when the LLM fails (tasks retry).
+    without it, offline rules (one data file per language: English, Russian, German, Chinese)
+    catch explicit first-person statements, one per clause ("I'm allergic to peanuts and I
+    prefer window seats" is two facts), and leave out questions, hypotheticals, jokes and what
+    other people say. Both paths then get the same post-processing: each fact becomes a short
+    third-person statement about one subject (the ``name`` of the namespace's ``"user"``
+    profile when set, else "The user"), a quality gate rejects what is not a clean statement
+    (counted in the result's ``rejected``, never stored), and each fact is deduplicated on
+    write: the same text (under either subject) or a recalled neighbour saying the same thing
+    in other words (``DEDUPE_SIMILARITY``) is a NOOP or an UPDATE. Memory follows change: a new
+    value of a single-valued slot (location, employer, job, address, name, ...) or a reversal
+    ("actually I prefer aisle seats now") SUPERSEDEs the old fact, which stays in the chain; "not
+    anymore" / "stopped" / "left" RETRACTs it (``valid_to``, no successor); a move from a city
+    never stored keeps that city as history. Facts about people close to the user stay theirs.
+    Running it twice on the same messages changes nothing the second time. Skipped, and the
+    skip recorded in the ledger, when the namespace's daily token budget is spent. Raises
+    LLMError when the LLM fails (tasks retry). See docs/memory.md.
     """
     namespace = clean_identifier(namespace, field="namespace")
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
@@ -121,7 +127,8 @@ def _prepare(
     seen: set[str] = set()
     rejected = 0
     for candidate in candidates:
-        if candidate.action == "NOOP":
+        if candidate.action in {"NOOP", "RETRACT"} or candidate.change in {"retract", "correct"}:
+            # Not stored as said: a retraction ends facts, a correction rewrites one.
             prepared.append(candidate)
             continue
         # A conjunction the extractor did not split is two statements, never a mangled one.
@@ -134,7 +141,7 @@ def _prepare(
             if key in seen:
                 continue
             seen.add(key)
-            slot = statements.infer_slot(text, subject=subject)
+            slot = statements.infer_slot(text, subject=subject) or candidate.slot
             prepared.append(dataclasses.replace(candidate, text=text, slot=slot))
     return prepared, rejected
 
@@ -210,7 +217,14 @@ def _apply(
     subject: str,
 ) -> FactChanges:
     changes = FactChanges()
-    for candidate in candidates:
+    # A retraction of a slot that gets a new value in the same batch ("I don't live in Paris
+    # anymore, I moved to Berlin", "I changed jobs: I now work at ...") gives way: the new value
+    # supersedes the old one and keeps the chain. A slot-wide retraction applies last.
+    refilled = {c.slot for c in candidates if c.slot and c.change not in {"retract", "previous"}}
+    kept = [c for c in candidates if not (c.change == "retract" and c.slot in refilled)]
+    ordered = [c for c in kept if not (c.change == "retract" and not c.value and c.slot)]
+    ordered += [c for c in kept if c.change == "retract" and not c.value and c.slot]
+    for candidate in ordered:
         if source is not None and candidate.message_index is not None:
             # Provenance as precise as the extractor knows it: the one message that said it.
             session, seqs = source
@@ -228,6 +242,14 @@ def _apply(
             )
             changes.append(FactChange("NOOP", target))
             continue
+        if candidate.action == "RETRACT" or candidate.change == "retract":
+            for fact in _retracted(namespace, candidate, subject):
+                changes.append(FactChange("RETRACT", _retract(namespace, fact), None))
+            continue
+        if candidate.change == "correct":
+            candidate = _corrected(namespace, candidate, subject, source)
+            if not candidate.text:
+                continue
         metadata = {"slot": candidate.slot} if candidate.slot else None
         action = candidate.action
         previous: Fact | None = None
@@ -235,6 +257,12 @@ def _apply(
             previous = (
                 Fact.objects.current().filter(namespace=namespace, pk=candidate.target_id).first()
             )
+        if candidate.change == "previous":
+            # An old value ("moved from Paris"): history only, stored when nothing is current.
+            if candidate.slot and _slot_facts(namespace, candidate.slot).exists():
+                continue
+        elif previous is None and candidate.change == "replace":
+            previous, action = _replaced(namespace, candidate, subject)
         if previous is None:
             previous, action = _existing(namespace, candidate, subject)
         if previous is not None and (action == "NOOP" or previous.text == candidate.text):
@@ -259,6 +287,137 @@ def _apply(
         )  # fmt: skip
         changes.append(FactChange("ADD" if created else "NOOP", fact))
     return changes
+
+
+def _slot_facts(namespace: str, slot: str) -> Any:
+    slots = [slot, *statements.SLOT_ALIASES.get(slot, ())]
+    return Fact.objects.current().filter(namespace=namespace, metadata__slot__in=slots)
+
+
+def _retract(namespace: str, fact: Fact) -> Fact:
+    """End ``fact`` (``valid_to``, no successor): no longer true, kept as history."""
+    now = timezone.now()
+    with transaction.atomic():
+        ended = (
+            Fact.objects.current()
+            .filter(namespace=namespace, pk=fact.pk)
+            .update(valid_to=now, updated_at=now)
+        )
+    if ended:
+        events.emit(
+            "fact.changed", namespace=namespace, counts={"retracted": 1}, ids={"fact": fact.pk}
+        )
+    fact.valid_to = now
+    return fact
+
+
+def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) -> list[Fact]:
+    """The current facts a retraction ends: its target, else the facts saying what it denies.
+
+    A retraction with a slot and no value ends the slot's current value ("I left my job"); with
+    a ``match`` pattern, the facts it matches ("likes jazz" for "I don't like jazz anymore");
+    else the facts of its slot holding its value, or (no slot) the facts whose terms hold all
+    of its terms ("The user eats meat" for "I stopped eating meat").
+    """
+    if candidate.target_id is not None:
+        return list(Fact.objects.current().filter(namespace=namespace, pk=candidate.target_id))
+    if candidate.slot and not candidate.value and candidate.change == "retract":
+        return list(_slot_facts(namespace, candidate.slot))
+    found: dict[int, Fact] = {}
+    if candidate.slot:
+        for fact in _slot_facts(namespace, candidate.slot):
+            found[fact.pk] = fact
+    if candidate.text:
+        try:
+            hits = fact_recall(namespace=namespace, query=candidate.text, k=2 * DEDUPE_NEIGHBOURS)
+        except MemoryValidationError:
+            hits = None
+        for fact in hits.facts if hits is not None else []:
+            if fact.valid_to is None:
+                found.setdefault(fact.pk, fact)
+    pattern = re.compile(candidate.match, re.I) if candidate.match else None
+    value = normalise_text(candidate.value)
+    terms = statements.content_terms(candidate.text, subject=subject)
+    ended = []
+    for fact in found.values():
+        if pattern is not None:
+            if pattern.search(fact.text):
+                ended.append(fact)
+            continue
+        if candidate.slot and (fact.metadata or {}).get("slot") in {
+            candidate.slot,
+            *statements.SLOT_ALIASES.get(candidate.slot, ()),
+        }:
+            if value and _holds_value(normalise_text(fact.text), value):
+                ended.append(fact)
+            continue
+        held = statements.content_terms(fact.text, subject=subject)
+        if not candidate.slot and terms and terms <= held and len(held) <= len(terms) + 2:
+            ended.append(fact)
+    return ended
+
+
+def _holds_value(text: str, value: str) -> bool:
+    """True when ``text`` holds ``value``, also in another case ending ("из Яндекса" names the
+    fact "работает в Яндексе": the value without its last two letters, when five or more)."""
+    if value in text:
+        return True
+    return (
+        len(value) >= 5
+        and re.search(rf"(?<!\w){re.escape(value[:-2])}\w{{0,3}}(?!\w)", text) is not None
+    )
+
+
+def _replaced(
+    namespace: str, candidate: extraction.Candidate, subject: str
+) -> tuple[Fact | None, str]:
+    """The current fact a reversal replaces: the same predicate ("prefers") about another value
+    sharing a term with it ("window seats" -> "aisle seats"); else (None, the action)."""
+    key = statements.canonical(candidate.text, subject=subject)
+    value = normalise_text(candidate.value) if candidate.value else ""
+    if not value or value not in key:
+        return None, candidate.action
+    predicate = key[: key.rfind(value)].strip()
+    value_terms = set(normalise_terms(value))
+    try:
+        hits = fact_recall(namespace=namespace, query=candidate.text, k=DEDUPE_NEIGHBOURS)
+    except MemoryValidationError:
+        return None, candidate.action
+    for fact in hits.facts:
+        other = statements.canonical(fact.text, subject=subject)
+        if fact.valid_to is not None or other == key or not other.startswith(predicate + " "):
+            continue
+        if value_terms & set(normalise_terms(other[len(predicate) :])):
+            return fact, "SUPERSEDE"
+    return None, candidate.action
+
+
+def _corrected(
+    namespace: str,
+    candidate: extraction.Candidate,
+    subject: str,
+    source: tuple[MemorySession, list[int]] | None,
+) -> extraction.Candidate:
+    """ "Sorry, I meant Tuesday" said in a later turn: the newest fact learned in the session (or
+    the namespace) with its value swapped, superseding it; no text when there is none."""
+    facts = Fact.objects.current().filter(namespace=namespace)
+    if source is not None:
+        facts = facts.filter(source_session=source[0])
+    latest = facts.order_by("-pk").first()
+    if latest is None:
+        return dataclasses.replace(candidate, text="")
+    text = statements.correct_value(latest.text, candidate.value)
+    if text == latest.text or statements.quality_problem(text) is not None:
+        return dataclasses.replace(candidate, text="")
+    return dataclasses.replace(
+        candidate,
+        action="SUPERSEDE",
+        text=text,
+        kind=latest.kind,
+        slot=(latest.metadata or {}).get("slot", ""),
+        target_id=latest.pk,
+        change="add",
+    )
 
 
 def _existing(
@@ -327,10 +486,20 @@ def session_learn(*, session_id: int, upto_seq: int) -> list[FactChange]:
     )
     changes: list[FactChange] = []
     if rows:
-        seqs = [seq for seq, _ in rows]
+        # The assistant's message just before the range, for context: a bare "not anymore"
+        # answers its "Do you still live in Paris?". Assistant messages never become facts.
+        asked = (
+            Message.objects.filter(session=session, seq__lte=session.learned_upto_seq)
+            .order_by("-seq")
+            .values_list("seq", "data")
+            .first()
+        )
+        context = [asked] if asked and isinstance(asked[1], dict) else []
+        context = [row for row in context if row[1].get("role") == "assistant"]
+        seqs = [seq for seq, _ in context + rows]
         changes = facts_learn(
             namespace=session.namespace,
-            messages=[data for _, data in rows],
+            messages=[data for _, data in context + rows],
             source=(session, seqs),
         )
     MemorySession.objects.filter(pk=session.pk, learned_upto_seq__lt=upto_seq).update(

@@ -1,0 +1,454 @@
+"""Memory follows change: a new value supersedes the old one, "not anymore" retracts it, others'
+facts stay theirs, and what is not a fact is never stored (learned through ``turn_add``, asked
+in a later session through ``fact_recall`` and ``prompt_build``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import assistant, user
+from ttmemory import memory
+from ttmemory.models import Fact
+
+pytestmark = pytest.mark.contract
+NS = "user-change"
+
+
+@pytest.fixture(autouse=True)
+def inline_learning(settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
+
+
+def chat(*said: str, key: str = "chat-1") -> None:
+    """One turn per user message, each answered, learned as it arrives."""
+    session = memory.session_open(namespace=NS, key=key)
+    for text in said:
+        memory.turn_add(session=session, messages=[user(text), assistant("Noted.")])
+
+
+def current() -> list[str]:
+    return sorted(f.text for f in memory.fact_list(namespace=NS))
+
+
+def served(query: str) -> str:
+    """What a later session is told: the recalled facts and the prompt's memories, together."""
+    later = memory.session_open(namespace=NS, key="later")
+    recalled = [fact.text for fact in memory.fact_recall(namespace=NS, query=query, k=5).facts]
+    prompt = memory.prompt_build(session=later, query=query, max_tokens=4000)
+    return "\n".join([*recalled, prompt.sections["memories"]])
+
+
+def stored(text: str) -> Fact:
+    """The one fact, current or not, whose text is ``text`` (text is encrypted: no lookup)."""
+    [fact] = [f for f in Fact.objects.filter(namespace=NS) if f.text == text]
+    return fact
+
+
+def chain(text: str) -> list[str]:
+    """The fact ``text`` and the facts that superseded it, oldest first (its history)."""
+    fact: Fact | None = stored(text)
+    found = []
+    while fact is not None:
+        found.append(fact.text)
+        fact = fact.superseded_by
+    return found
+
+
+def ended(text: str) -> bool:
+    return stored(text).valid_to is not None
+
+
+# -- relocation -------------------------------------------------------------------------------
+
+
+def test_a_move_supersedes_the_old_city_and_the_chain_answers_where_the_user_lived_before(
+    db: Any,
+) -> None:
+    chat("I live in Paris.", "I moved from Paris to Berlin last month")
+
+    assert current() == ["The user lives in Berlin"]
+    assert chain("The user lives in Paris") == [
+        "The user lives in Paris",
+        "The user lives in Berlin",
+    ]
+    told = served("Where does the user live?")
+    assert "Berlin" in told and "Paris" not in told
+
+
+def test_a_move_names_the_old_city_even_when_it_was_never_said_before(db: Any) -> None:
+    chat("I moved from Paris to Berlin last month")
+
+    assert current() == ["The user lives in Berlin"]
+    # "Where did the user live before?": the superseded fact before the current one.
+    before = memory.fact_list(namespace=NS, include_superseded=True)
+    assert [f.text for f in before if f.superseded_by_id] == ["The user lives in Paris"]
+
+
+# -- job changes -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "now"),
+    [
+        ("I work at Siemens.", "I work at Zalando now", "The user works at Zalando"),
+        ("I work for Siemens.", "I started at Zalando last week", "The user works at Zalando"),
+        ("I work at Siemens.", "I just joined Zalando", "The user works at Zalando"),
+        (
+            "I work as a teacher.",
+            "I changed jobs: I now work as a nurse",
+            "The user works as a nurse",
+        ),
+        ("I'm a teacher.", "Now I work as a nurse", "The user works as a nurse"),
+        ("I work at Siemens.", "Just started at Zalando!", "The user works at Zalando"),
+        ("I work at Siemens.", "My new job is at Zalando", "The user works at Zalando"),
+        (
+            "I work as an engineer.",
+            "I got promoted to senior engineer",
+            "The user works as a senior engineer",
+        ),
+        ("I work as an engineer.", "I retired last year", "The user is retired"),
+    ],
+)
+def test_a_new_job_or_employer_supersedes_the_old_one(
+    db: Any, first: str, then: str, now: str
+) -> None:
+    chat(first)
+    [old] = current()
+
+    chat(then)
+
+    assert now in current() and old not in current()
+    assert chain(old)[-1] == now
+    told = served("Where does the user work and what is their job?")
+    assert old not in told
+
+
+def test_a_job_and_employer_said_together_are_both_kept_and_both_change(db: Any) -> None:
+    chat("I work at SAP as a developer.")
+    assert current() == ["The user works as a developer", "The user works at SAP"]
+
+    chat("I'm a nurse at St Mary's now")
+
+    assert current() == ["The user is a nurse", "The user works at St Mary's"]
+
+
+@pytest.mark.parametrize("said", ["I left Siemens", "I quit my job", "I've left Siemens."])
+def test_leaving_an_employer_ends_it_without_a_successor(db: Any, said: str) -> None:
+    chat("I work at Siemens. I'm allergic to cats.")
+
+    chat(said)
+
+    assert current() == ["The user is allergic to cats"]
+    assert ended("The user works at Siemens")
+    assert "Siemens" not in served("Where does the user work?")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I don't live in Paris anymore, I moved to Berlin",
+        "We moved to Berlin last month",
+        "Just moved to Berlin!",
+        "We live in Berlin now",
+    ],
+)
+def test_other_ways_of_saying_a_move_supersede_and_keep_the_chain(db: Any, said: str) -> None:
+    chat("I live in Paris.")
+
+    chat(said)
+
+    assert current() == ["The user lives in Berlin"]
+    assert chain("The user lives in Paris") == [
+        "The user lives in Paris",
+        "The user lives in Berlin",
+    ]
+
+
+def test_changing_jobs_with_a_new_employer_keeps_the_chain(db: Any) -> None:
+    chat("I work at Siemens.")
+
+    chat("I changed jobs: I now work at Zalando, same kind of role")
+
+    assert current() == ["The user works at Zalando"]
+    assert chain("The user works at Siemens") == [
+        "The user works at Siemens",
+        "The user works at Zalando",
+    ]
+
+
+# -- contact details ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "now"),
+    [
+        (
+            "My address is 1 Old Road, Leeds.",
+            "My new address is 12 Main Street, Springfield",
+            "The user's address is 12 Main Street, Springfield",
+        ),
+        (
+            "My phone number is 555 0100.",
+            "My new number is 555 0199",
+            "The user's number is 555 0199",
+        ),
+        (
+            "My phone number is 555 0100.",
+            "I changed my phone number to 555 0199",
+            "The user's phone number is 555 0199",
+        ),
+        (
+            "My email is ada@old.example.",
+            "My new email is ada@new.example",
+            "The user's email is ada@new.example",
+        ),
+    ],
+)
+def test_new_contact_details_supersede_the_old_ones_in_the_same_slot(
+    db: Any, first: str, then: str, now: str
+) -> None:
+    chat(first)
+    [old] = current()
+
+    chat(then)
+
+    assert current() == [now]
+    assert chain(old) == [old, now]
+
+
+# -- reversals, negations, corrections --------------------------------------------------------
+
+
+def test_actually_now_reverses_a_preference(db: Any) -> None:
+    chat("I prefer window seats.")
+
+    chat("Actually I prefer aisle seats now")
+
+    assert current() == ["The user prefers aisle seats"]
+    assert chain("The user prefers window seats")[-1] == "The user prefers aisle seats"
+    assert "window" not in served("Which seat does the user like?")
+
+
+def test_a_reversal_of_one_preference_leaves_the_others(db: Any) -> None:
+    chat("I prefer window seats. I prefer tea.")
+
+    chat("Actually I prefer aisle seats now")
+
+    assert current() == ["The user prefers aisle seats", "The user prefers tea"]
+
+
+@pytest.mark.parametrize(
+    ("fact_said", "retraction", "gone"),
+    [
+        (
+            "I'm allergic to peanuts.",
+            "I'm not allergic to peanuts anymore",
+            "The user is allergic to peanuts",
+        ),
+        (
+            "I'm allergic to peanuts.",
+            "I'm no longer allergic to peanuts",
+            "The user is allergic to peanuts",
+        ),
+        ("I live in Paris.", "I don't live in Paris anymore", "The user lives in Paris"),
+        ("I play tennis.", "I don't play tennis anymore", "The user plays tennis"),
+        ("I eat meat.", "I stopped eating meat", "The user eats meat"),
+        ("I'm vegetarian.", "I'm not vegetarian anymore", "The user is vegetarian"),
+        ("I love jazz.", "I don't like jazz anymore", "The user loves jazz"),
+        ("I drink coffee.", "I gave up coffee", "The user drinks coffee"),
+        ("I have a car.", "I sold my car", "The user has a car"),
+        ("I smoke.", "I quit smoking", "The user smokes"),
+    ],
+)
+def test_not_anymore_no_longer_and_stopped_retract_the_fact(
+    db: Any, fact_said: str, retraction: str, gone: str
+) -> None:
+    chat(fact_said + " My cat is called Miso.")
+
+    chat(retraction)
+
+    assert gone not in current()
+    assert ended(gone)  # kept as history, no longer served
+    assert "The user's cat is called Miso" in current()  # only what was retracted
+    assert gone not in served(gone)
+
+
+@pytest.mark.parametrize(
+    ("question", "gone"),
+    [
+        ("Noted. Do you still live in Paris?", "The user lives in Paris"),
+        ("Are you still vegetarian?", "The user is vegetarian"),
+    ],
+)
+def test_a_bare_not_anymore_takes_back_what_the_assistant_asked_about(
+    db: Any, question: str, gone: str
+) -> None:
+    session = memory.session_open(namespace=NS, key="chat-1")
+    memory.turn_add(
+        session=session,
+        messages=[user("I live in Paris. I'm vegetarian."), assistant(question)],
+    )
+
+    memory.turn_add(session=session, messages=[user("Not anymore."), assistant("Noted.")])
+
+    assert gone not in current() and ended(gone)
+    assert len(current()) == 1  # the other fact stays
+
+
+def test_a_bare_yes_to_do_you_still_changes_nothing(db: Any) -> None:
+    session = memory.session_open(namespace=NS, key="chat-1")
+    memory.turn_add(
+        session=session,
+        messages=[user("I live in Paris."), assistant("Do you still live in Paris?")],
+    )
+
+    memory.turn_add(session=session, messages=[user("Yes, I do."), assistant("Noted.")])
+
+    assert current() == ["The user lives in Paris"]
+
+
+def test_i_am_43_not_34_corrects_the_age(db: Any) -> None:
+    chat("I'm 34.")
+
+    chat("I'm 43, not 34")
+
+    assert current() == ["The user is 43 years old"]
+    assert chain("The user is 34 years old")[-1] == "The user is 43 years old"
+
+
+def test_sorry_i_meant_corrects_the_value_said_just_before(db: Any) -> None:
+    chat("My yoga class is on Monday.")
+
+    chat("Sorry, I meant Tuesday.")
+
+    assert current() == ["The user's yoga class is on Tuesday"]
+    assert chain("The user's yoga class is on Monday")[-1] == "The user's yoga class is on Tuesday"
+
+
+def test_i_meant_tuesday_not_monday_corrects_too(db: Any) -> None:
+    chat("My yoga class is on Monday.")
+
+    chat("I meant Tuesday, not Monday.")
+
+    assert current() == ["The user's yoga class is on Tuesday"]
+
+
+def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) -> None:
+    chat("My yoga class is on Monday. Sorry, I meant Tuesday.")
+
+    assert [f.text for f in memory.fact_list(namespace=NS, include_superseded=True)] == [
+        "The user's yoga class is on Tuesday"
+    ]
+
+
+# -- additions, clause tails, time words -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("I'm vegetarian too", "The user is vegetarian"),
+        ("I also play chess", "The user plays chess"),
+        ("I'm vegetarian too, so careful with the dessert recipes", "The user is vegetarian"),
+        (
+            "I'm allergic to peanuts, so careful with the dessert recipes",
+            "The user is allergic to peanuts",
+        ),
+        ("I work at Zalando now, same kind of role", "The user works at Zalando"),
+        ("I moved to Berlin last month", "The user lives in Berlin"),
+        ("These days I live in Porto", "The user lives in Porto"),
+    ],
+)
+def test_additions_are_stored_without_too_clause_tails_or_time_words(
+    db: Any, said: str, stored: str
+) -> None:
+    chat(said)
+
+    assert current() == [stored]
+
+
+def test_an_addition_keeps_what_was_there(db: Any) -> None:
+    chat("I'm allergic to peanuts.")
+
+    chat("I'm also allergic to shellfish")
+
+    assert current() == ["The user is allergic to peanuts", "The user is allergic to shellfish"]
+
+
+# -- people close to the user ------------------------------------------------------------------
+
+
+def test_facts_about_people_close_to_the_user_stay_theirs(db: Any) -> None:
+    chat("I work as a nurse.", "My sister Lena is a teacher", "My husband, Tom, lives in Rome")
+
+    assert current() == [
+        "The user works as a nurse",
+        "The user's husband Tom lives in Rome",
+        "The user's sister Lena is a teacher",
+    ]
+    told = served("What is the user's job?")
+    assert "The user works as a nurse" in told
+    assert "The user is a teacher" not in told and "The user lives in Rome" not in told
+
+    chat("My sister Lena is a doctor now")
+
+    # The sister's job changed, the user's did not.
+    assert current() == [
+        "The user works as a nurse",
+        "The user's husband Tom lives in Rome",
+        "The user's sister Lena is a doctor",
+    ]
+
+
+# -- what never becomes a fact -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "If I moved to Tokyo I would learn Japanese.",
+        "I might move to Berlin next year.",
+        "I'm thinking about becoming a nurse.",
+        "Should I move to Berlin?",
+        "Do you think I'm allergic to peanuts?",
+        '"I live in Paris," my friend said.',
+        "My sister says I'm allergic to cats.",
+        "My boss told me I work too much.",
+        "I'm a billionaire, just kidding!",
+        "I live in Atlantis. Just kidding.",
+        "Imagine I was a pilot.",
+    ],
+)
+def test_hypotheticals_questions_quotes_reported_speech_and_jokes_store_nothing(
+    db: Any, said: str
+) -> None:
+    chat("I live in Lisbon.")
+
+    chat(said)
+
+    assert current() == ["The user lives in Lisbon"]
+
+
+def test_a_joke_takes_back_only_what_it_marks(db: Any) -> None:
+    chat("I live in Lisbon. I'm a billionaire, lol jk. I prefer tea.")
+
+    assert current() == ["The user lives in Lisbon", "The user prefers tea"]
+
+
+# -- the result type ----------------------------------------------------------------------------
+
+
+def test_facts_learn_returns_fact_changes_with_retractions_and_the_rejected_count(db: Any) -> None:
+    memory.facts_learn(namespace=NS, messages=[user("I'm allergic to peanuts.")])
+
+    changes = memory.facts_learn(
+        namespace=NS, messages=[user("I'm not allergic to peanuts anymore. I live in Porto.")]
+    )
+
+    assert isinstance(changes, memory.FactChanges) and changes.rejected == 0
+    assert [(c.action, c.fact.text) for c in changes] == [
+        ("RETRACT", "The user is allergic to peanuts"),
+        ("ADD", "The user lives in Porto"),
+    ]

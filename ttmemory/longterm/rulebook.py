@@ -1,0 +1,207 @@
+"""Loads the per-language rule files (``longterm/rules/<language>.toml``) into compiled rules.
+
+The engine in ``statements`` knows no language: each file brings its patterns, templates,
+lexicons and the words that make a sentence say nothing. A language is added by adding a file.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+CHANGES = frozenset({"add", "replace", "retract", "previous"})
+_FRAGMENT = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class Emit:
+    """One statement a rule writes: its template, kind, slot, change and retraction match."""
+
+    template: str
+    kind: str = "fact"
+    slot: str = ""
+    change: str = "add"
+    match: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A pattern tried on a clause and what it emits when it matches."""
+
+    pattern: re.Pattern[str]
+    emits: tuple[Emit, ...]
+    when: re.Pattern[str] | None = None
+    negative: bool = False
+
+
+@dataclass(frozen=True)
+class Language:
+    """The compiled rules of one language."""
+
+    code: str
+    subject: str
+    rules: tuple[Rule, ...]
+    patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    third_person: dict[str, str] = field(default_factory=dict)
+    not_names: frozenset[str] = frozenset()
+    transient_heads: frozenset[str] = frozenset()
+    pronoun_values: frozenset[str] = frozenset()
+    possessive: str = "{S}'s"
+    subject_forms: dict[str, str] = field(default_factory=dict)
+    value_classes: dict[str, str] = field(default_factory=dict)
+    slots: tuple[tuple[str, str], ...] = ()
+    # A bare "not anymore" answering "Do you still ...?": (reply, question, clause per group).
+    still: tuple[re.Pattern[str], re.Pattern[str], dict[str, str]] | None = None
+
+    def pattern(self, name: str) -> re.Pattern[str] | None:
+        """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
+        return self.patterns.get(name)
+
+
+@functools.cache
+def available() -> tuple[str, ...]:
+    """The language codes of the shipped rule files, English first (they ship with the
+    package: listed once)."""
+    names = sorted(
+        entry.name[:-5]
+        for entry in resources.files("ttmemory.longterm.rules").iterdir()
+        if entry.name.endswith(".toml")
+    )
+    return tuple(sorted(names, key=lambda code: (code != "en", code)))
+
+
+def languages(codes: Iterable[str] | None = None) -> tuple[Language, ...]:
+    """The compiled rules of ``codes`` (default: every shipped language). ValueError if unknown."""
+    wanted = tuple(codes) if codes is not None else available()
+    if wanted == available():
+        return _all()
+    unknown = sorted(set(wanted) - set(available()))
+    if unknown:
+        raise ValueError(f"no rule file for language(s) {', '.join(unknown)}")
+    return tuple(load(code) for code in wanted)
+
+
+@functools.cache
+def _all() -> tuple[Language, ...]:
+    return tuple(load(code) for code in available())
+
+
+@functools.cache
+def load(code: str) -> Language:
+    """One language's rule file, compiled (cached: the files ship with the package)."""
+    raw = resources.files("ttmemory.longterm.rules").joinpath(f"{code}.toml").read_text("utf-8")
+    try:
+        data = tomllib.loads(raw)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"rules/{code}.toml: {exc}") from exc
+    fragments = {
+        name: "|".join(value) if isinstance(value, list) else str(value)
+        for name, value in data.get("fragments", {}).items()
+    }
+
+    def expand(pattern: str) -> str:
+        for _ in range(5):  # fragments may use fragments
+            expanded = _FRAGMENT.sub(lambda m: fragments.get(m.group(1), m.group(0)), pattern)
+            if expanded == pattern:
+                break
+            pattern = expanded
+        return pattern
+
+    def compiled(pattern: str, where: str) -> re.Pattern[str]:
+        try:
+            return re.compile(expand(pattern), re.I)
+        except re.error as exc:
+            raise ValueError(f"rules/{code}.toml: {where}: {exc}") from exc
+
+    text = dict(data.get("text", {}))
+    if "detect" in data:
+        text["detect"] = data["detect"]
+    patterns = {
+        name: compiled(value, f"[text] {name}")
+        for name, value in text.items()
+        if isinstance(value, str) and name != "possessive"
+    }
+    rules = []
+    for number, item in enumerate(data.get("rule", []), start=1):
+        emits = []
+        for emit in item.get("emit") or [item]:
+            change = emit.get("change", "add")
+            if change not in CHANGES:
+                raise ValueError(f"rules/{code}.toml: rule {number}: unknown change {change!r}")
+            emits.append(
+                Emit(
+                    template=emit["template"],
+                    kind=emit.get("kind", item.get("kind", "fact")),
+                    slot=emit.get("slot", ""),
+                    change=change,
+                    match=expand(emit.get("match", "")),
+                )
+            )
+        rules.append(
+            Rule(
+                pattern=compiled(item["pattern"], f"rule {number}"),
+                emits=tuple(emits),
+                when=compiled(item["when"], f"rule {number} when") if item.get("when") else None,
+                negative=bool(item.get("negative", False)),
+            )
+        )
+    lexicon: dict[str, Any] = data.get("lexicon", {})
+    return Language(
+        code=code,
+        subject=data["subject"],
+        rules=tuple(rules),
+        patterns=patterns,
+        third_person=dict(lexicon.get("third_person", {})),
+        not_names=frozenset(w.lower() for w in lexicon.get("not_names", [])),
+        transient_heads=frozenset(w.lower() for w in lexicon.get("transient_heads", [])),
+        pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
+        possessive=text.get("possessive", "{S}'s"),
+        subject_forms=dict(data.get("subject_forms", {})),
+        slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
+        still=(
+            (
+                compiled(data["still"]["reply"], "[still] reply"),
+                compiled(data["still"]["question"], "[still] question"),
+                {k: v for k, v in data["still"].items() if k not in {"reply", "question"}},
+            )
+            if "still" in data
+            else None
+        ),
+        value_classes={
+            name: "|".join(re.escape(word) for word in words)
+            for name, words in lexicon.get("value_classes", {}).items()
+        },
+    )
+
+
+@functools.cache
+def joined(codes: tuple[str, ...], name: str) -> re.Pattern[str] | None:
+    """One pattern matching where any of the languages' ``[text] name`` patterns matches."""
+    parts = [
+        # Each language's named groups get its index: "v" becomes "v_0", "v_1", ...
+        re.sub(r"\(\?P<(\w+)>", rf"(?P<\1_{index}>", lang.patterns[name].pattern)
+        for index, lang in enumerate(languages(codes))
+        if name in lang.patterns
+    ]
+    return re.compile("|".join(f"(?:{part})" for part in parts), re.I) if parts else None
+
+
+def subjects() -> tuple[str, ...]:
+    """The default subject of every shipped language ("The user", "Пользователь", ...)."""
+    return tuple(load(code).subject for code in available())
+
+
+def detect(text: str, codes: tuple[str, ...] | None = None) -> Language:
+    """The language a statement is written in: the first non-English file whose ``detect``
+    pattern finds it, else English (or the first of ``codes``)."""
+    langs = languages(codes)
+    for lang in langs:
+        found = lang.pattern("detect")
+        if lang.code != "en" and found is not None and found.search(text):
+            return lang
+    return next((lang for lang in langs if lang.code == "en"), langs[0])
