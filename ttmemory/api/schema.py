@@ -104,7 +104,7 @@ class MemorySchemaView(SpectacularAPIView):
 
 class MemorySwaggerView(SpectacularSwaggerView):
     """Swagger UI with a title; its files come from drf-spectacular-sidecar when that app is
-    installed (no CDN), else from the CDN drf-spectacular names (``ttmemory.W002`` says so)."""
+    installed (no CDN), else from the CDN drf-spectacular names (``ttmemory.W003`` says so)."""
 
     title = TITLE
 
