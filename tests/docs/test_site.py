@@ -27,9 +27,14 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
 
     assert done.returncode == 0, done.stderr
     rest = (tmp_path / "reference" / "rest" / "index.html").read_text()
-    assert "/sessions/{session_id}/snapshots/{snapshot_id}/rollback/" in rest  # generated from clients/openapi.json
+    # generated from clients/openapi.json
+    assert "/sessions/{session_id}/snapshots/{snapshot_id}/rollback/" in rest
     python = (tmp_path / "reference" / "python" / "index.html").read_text()
     assert "session_open" in python and "creating it if needed" in python  # docstrings
+    recipes = (tmp_path / "recipes" / "index.html").read_text()
+    for recipe in ("chat_loop.py", "openai_agents_session.py", "langgraph_agent.py"):
+        first = (ROOT / "examples" / recipe).read_text().splitlines()[0]
+        assert first.strip('"') in recipes  # the script itself, included by the page
 
 
 def test_a_broken_link_fails_the_strict_build(tmp_path: Path) -> None:

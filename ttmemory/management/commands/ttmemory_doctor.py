@@ -151,12 +151,13 @@ def keys(alias: str) -> list[Finding]:
     try:
         for model, fields in rotation.encrypted_columns():
             quote = conn.ops.quote_name
+            table, pk = quote(model._meta.db_table), quote(str(model._meta.pk.column))
             for field in fields:
+                column = quote(str(field.column))
                 with conn.cursor() as cursor:
                     cursor.execute(
-                        f"SELECT {quote(field.column)} FROM {quote(model._meta.db_table)} "
-                        f"WHERE {quote(field.column)} IS NOT NULL "
-                        f"ORDER BY {quote(model._meta.pk.column)} DESC LIMIT %s",
+                        f"SELECT {column} FROM {table} WHERE {column} IS NOT NULL "
+                        f"ORDER BY {pk} DESC LIMIT %s",
                         [KEY_SAMPLE],
                     )
                     for (value,) in cursor.fetchall():
