@@ -400,3 +400,158 @@ def test_lifetimes_take_a_timedelta_or_seconds_and_none_keeps_forever(settings: 
     read = (app_settings.SESSION_TTL, app_settings.SNAPSHOT_TTL, app_settings.AUDIT_TTL)
     assert read == (dt.timedelta(days=90), dt.timedelta(hours=1), dt.timedelta(days=1))
     assert app_settings.LEDGER_TTL is None and app_settings.ARCHIVED_MESSAGE_TTL is None
+
+
+# A newcomer's setup mistakes: each is a check with an id and a hint, and only when true.
+
+
+@pytest.mark.parametrize(
+    ("removed", "check_id", "url"),
+    [
+        # DRF's browsable page (what a browser gets from any endpoint), then the docs page
+        ("rest_framework", "ttmemory.E070", "/api/memory/sessions/"),
+        ("drf_spectacular", "ttmemory.E071", "/api/memory/docs/"),
+    ],
+)
+def test_the_mounted_api_without_its_apps_is_an_error_and_really_answers_500(
+    settings: Any, removed: str, check_id: str, url: str
+) -> None:
+    from django.test import Client
+
+    settings.INSTALLED_APPS = [
+        app for app in settings.INSTALLED_APPS if not app.startswith(removed)
+    ]
+
+    found = [m for m in run_checks(tags=["ttmemory"]) if m.id.startswith("ttmemory.E07")]
+    page = Client(raise_request_exception=False).get(url, HTTP_ACCEPT="text/html")
+
+    assert ids(found) == [check_id]
+    assert removed in found[0].msg and "drf_spectacular_sidecar" in (found[0].hint or "")
+    assert page.status_code == 500  # what the check prevents: TemplateDoesNotExist
+
+
+def test_the_api_apps_are_not_required_when_the_api_is_not_mounted(settings: Any) -> None:
+    settings.INSTALLED_APPS = [
+        app
+        for app in settings.INSTALLED_APPS
+        if app not in {"rest_framework", "drf_spectacular", "drf_spectacular_sidecar"}
+    ]
+    settings.ROOT_URLCONF = "tests.urls_without_api"
+
+    assert checks.check_api_apps() == []
+    settings.ROOT_URLCONF = "demo_project.urls"
+    assert ids(checks.check_api_apps()) == ["ttmemory.E070", "ttmemory.E071"]
+
+
+def test_a_development_sqlite_is_not_warned_about_but_a_deployment_is(settings: Any) -> None:
+    from django.db import connections
+
+    conn = connections["default"]
+    original = conn.settings_dict.get("OPTIONS", {})
+    conn.settings_dict["OPTIONS"] = {}
+    try:
+        development = ids(run_checks(tags=["ttmemory"], databases=["default"]))
+        deployment = ids(run_checks(tags=["ttmemory"], include_deployment_checks=True))
+    finally:
+        conn.settings_dict["OPTIONS"] = original
+    assert "ttmemory.W001" not in development
+    assert ("ttmemory.W001" in deployment) == (conn.vendor == "sqlite")
+
+
+CELERY_SETTINGS = """\
+SECRET_KEY = 'x'
+INSTALLED_APPS = ['django.contrib.contenttypes', 'django.contrib.auth', 'ttmemory']
+DATABASES = {{}}
+TTMEMORY = {{'ENCRYPTION_KEYS': [{key!r}], 'BLIND_INDEX_KEY': {blind!r}}}
+{extra}
+"""
+# The project's celery.py, as docs/installation.md writes it (loaded by the settings here).
+CELERY_APP = """\
+from celery import Celery
+app = Celery('mysite')
+app.config_from_object('django.conf:settings', namespace='CELERY')
+"""
+
+
+@pytest.mark.parametrize(
+    ("app", "extra", "warned"),
+    [
+        (CELERY_APP, "", True),  # the project's app, no broker: jobs silently inline
+        (CELERY_APP, "CELERY_BROKER_URL = 'redis://127.0.0.1:6379/0'", False),
+        (CELERY_APP, "CELERY_TASK_ALWAYS_EAGER = True", False),
+        (CELERY_APP, "TTMEMORY['JOBS'] = 'inline'", False),  # chosen, so said
+        ("", "", False),  # no app of the project: Celery came as another package's dependency
+    ],
+)
+def test_a_celery_app_without_a_broker_is_warned_about(
+    tmp_path: Path, app: str, extra: str, warned: bool
+) -> None:
+    (tmp_path / "celery_app.py").write_text(app)
+    (tmp_path / "celery_settings.py").write_text(
+        "import celery_app\n"
+        + CELERY_SETTINGS.format(
+            key=generate_key(),
+            blind=base64.urlsafe_b64encode(os.urandom(32)).decode(),
+            extra=extra,
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TTMEMORY_", "CELERY"))}
+    env.update(DJANGO_SETTINGS_MODULE="celery_settings", PYTHONPATH=f"{tmp_path}:{ROOT}")
+    done = subprocess.run(
+        [sys.executable, "-m", "django", "check"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert ("ttmemory.W070" in done.stderr) == warned, done.stderr
+    if warned:
+        assert "'mysite' has no broker_url" in done.stderr and "CELERY_BROKER_URL" in done.stderr
+
+
+def test_migrate_on_a_server_with_pgvector_warns_nothing_and_installs_it() -> None:
+    """Before the first migrate the extension is missing but the migration creates it: no W050
+    (`./dev demo` printed it there). A server without pgvector still gets it
+    (tests/databases/test_without_pgvector.py)."""
+    from django.conf import settings
+
+    default = settings.DATABASES["default"]
+    if default["ENGINE"] != "django.db.backends.postgresql":
+        pytest.skip("pgvector is PostgreSQL's; SQLite has no W050")
+    import psycopg
+
+    params = {
+        key: default.get(name) or None
+        for key, name in (("host", "HOST"), ("port", "PORT"), ("user", "USER"))
+    } | {"password": default.get("PASSWORD") or None}
+    name = f"ttm_fresh_{os.urandom(4).hex()}"
+    with psycopg.connect(autocommit=True, dbname="postgres", **params) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    env = {k: v for k, v in os.environ.items() if k != "TTMEMORY_EMBEDDED_DB"}
+    env.update(
+        DJANGO_SETTINGS_MODULE="tests.settings",
+        DATABASE_URL=f"postgres://{params['user'] or ''}@/{name}"
+        f"?host={params['host'] or ''}&port={params['port'] or ''}",
+    )
+    try:
+        migrated = subprocess.run(
+            [sys.executable, "-m", "django", "migrate", "--no-input"],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        with psycopg.connect(dbname=name, **params) as conn:
+            installed = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'")
+            has_vector = installed.fetchone() is not None
+    finally:
+        with psycopg.connect(autocommit=True, dbname="postgres", **params) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    assert migrated.returncode == 0, migrated.stderr
+    assert "Applying ttmemory.0001_initial... OK" in migrated.stdout
+    assert "W050" not in migrated.stderr, migrated.stderr
+    assert has_vector

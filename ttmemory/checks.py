@@ -272,20 +272,61 @@ def check_jobs(**kwargs: Any) -> list[checks.CheckMessage]:
     ]
 
 
-def check_api_docs(**kwargs: Any) -> list[checks.CheckMessage]:
-    """With DRF installed, the API's docs page needs drf-spectacular and, to serve Swagger UI
-    without a CDN, its sidecar (W002, W003)."""
-    if not apps.is_installed("rest_framework"):
+API_NAMESPACE = "ttmemory-api"
+API_APPS_HINT = (
+    "pip install 'ttmemory[api]' and add 'rest_framework', 'drf_spectacular' and "
+    "'drf_spectacular_sidecar' to INSTALLED_APPS."
+)
+
+
+def api_mounted(urlconf: str | None = None) -> bool:
+    """The project's URLconf includes ``ttmemory.api.urls`` (its ``ttmemory-api`` namespace),
+    at any depth."""
+    from django.urls import URLResolver, get_resolver
+
+    def walk(resolver: URLResolver) -> bool:
+        if resolver.namespace == API_NAMESPACE:
+            return True
+        return any(
+            walk(pattern) for pattern in resolver.url_patterns if isinstance(pattern, URLResolver)
+        )
+
+    return walk(get_resolver(urlconf))
+
+
+def check_api_apps(**kwargs: Any) -> list[checks.CheckMessage]:
+    """The mounted REST API needs DRF's and drf-spectacular's apps (E070, E071); the docs page
+    serves Swagger UI from the sidecar app, else from a CDN (W003).
+
+    A check, not a docs page that renders without them: DRF's browsable pages and error pages
+    load their templates from the ``rest_framework`` app as well, so only INSTALLED_APPS cures
+    every TemplateDoesNotExist (a 500), and a check says so before the first request.
+    """
+    if importlib.util.find_spec("rest_framework") is None:
+        return []  # the API cannot even be imported: the URLconf's ImportError says so
+    try:
+        mounted = api_mounted()
+    except Exception:  # a broken URLconf: Django's own URL checks report it
         return []
-    if not apps.is_installed("drf_spectacular"):
+    if not mounted:
+        return []
+    missing = [
+        (app, check_id, page)
+        for app, check_id, page in (
+            ("rest_framework", "ttmemory.E070", "its browsable pages and the docs/ page"),
+            ("drf_spectacular", "ttmemory.E071", "its schema/ and docs/ pages"),
+        )
+        if not apps.is_installed(app)
+    ]
+    if missing:
         return [
-            checks.Warning(
-                "The ttmemory API's schema/ and docs/ pages need 'drf_spectacular' in "
-                "INSTALLED_APPS.",
-                hint="pip install 'ttmemory[api]' and add 'drf_spectacular' and "
-                "'drf_spectacular_sidecar' to INSTALLED_APPS.",
-                id="ttmemory.W002",
+            checks.Error(
+                f"The ttmemory API is mounted but {app!r} is not in INSTALLED_APPS: {page} "
+                "answer 500 (TemplateDoesNotExist).",
+                hint=API_APPS_HINT,
+                id=check_id,
             )
+            for app, check_id, page in missing
         ]
     if not apps.is_installed("drf_spectacular_sidecar"):
         return [
@@ -457,7 +498,8 @@ def check_pgvector(databases: Any = None, **kwargs: Any) -> list[checks.CheckMes
 
     Recall stays hybrid (exact cosine similarity in numpy, as on SQLite), but there is no HNSW
     index for large namespaces. Says what is missing: the extension on the server, in the
-    database, or the move of a column created before the extension was installed.
+    database, or the move of a column created before the extension was installed. Silent
+    before the first ``migrate`` on a server that has pgvector: the migration installs it.
     """
     warnings: list[checks.CheckMessage] = []
     for alias in databases or ():
@@ -471,6 +513,10 @@ def check_pgvector(databases: Any = None, **kwargs: Any) -> list[checks.CheckMes
             installed = pgvector_installed(conn)
             migrated = embedding_column_type(conn) is not None
         except DatabaseError:  # unreachable: Django's own checks and migrate say so
+            continue
+        if available and not migrated:
+            # Before the first migrate (which runs this check): the migration creates the
+            # extension itself, and says so if its role may not.
             continue
         if not available:
             missing, steps = (
@@ -591,10 +637,12 @@ def register() -> None:
         check_namespace_resolver,
         check_options,
         check_jobs,
-        check_api_docs,
     ):
         checks.register(check, "ttmemory")
-    checks.register(check_sqlite_transactions, "ttmemory", checks.Tags.database)
+    checks.register(check_api_apps, "ttmemory", checks.Tags.urls)
+    # A development SQLite (startproject's db.sqlite3, one runserver) is fine as it is: the
+    # warning is for deployments, where concurrent writers meet "database is locked".
+    checks.register(check_sqlite_transactions, "ttmemory", deploy=True)
     for check in (check_pooling, check_replicas):
         checks.register(check, "ttmemory")
     # Checks that query the database carry only Django's database tag: they run with

@@ -16,6 +16,7 @@ import time
 from contextlib import ExitStack, suppress
 from typing import Any
 
+from celery import _state as celery_state  # _tls.current_app: a project's app, no public name
 from celery import current_app, shared_task
 from celery.signals import task_postrun, task_prerun
 from django.core import checks
@@ -305,6 +306,40 @@ def _oldest_seconds(client: Any, queue: str) -> float | None:
     except (ValueError, KeyError, TypeError):
         return None  # sent by something other than dispatch() (beat, a direct delay())
     return max(0.0, time.time() - float(sent))
+
+
+def configured_app_problem() -> str | None:
+    """The project created a Celery app (its ``celery.py``) that cannot take jobs, or None.
+
+    Celery's fallback app (made when nobody created one, often because Celery came as another
+    package's dependency) is not the project's: jobs then run inline, as documented.
+    """
+    app = celery_state._tls.current_app  # set by Celery(...) unless set_as_current=False
+    if app is None:
+        return None
+    problem = celery_problem()
+    return None if problem is None else f"the Celery app {app.main!r} has no broker_url"
+
+
+@checks.register("ttmemory")
+def check_celery_broker(**kwargs: Any) -> list[checks.CheckMessage]:
+    """JOBS unset and the project's Celery app without a broker (ttmemory.W070): jobs that
+    were meant for workers run inline in the web process."""
+    if app_settings.problem("JOBS") is not None or app_settings.JOBS is not None:
+        return []  # "celery": E035 below; "inline": chosen
+    problem = configured_app_problem()
+    if problem is None:
+        return []
+    return [
+        checks.Warning(
+            f"{problem} (and task_always_eager is off): ttmemory runs its background jobs "
+            "inline, in the process that wrote.",
+            hint="Set CELERY_BROKER_URL (the app reading settings with "
+            "app.config_from_object('django.conf:settings', namespace='CELERY')), or set "
+            "TTMEMORY['JOBS'] = 'inline' to choose inline jobs.",
+            id="ttmemory.W070",
+        )
+    ]
 
 
 @checks.register("ttmemory")

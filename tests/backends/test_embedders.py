@@ -12,6 +12,7 @@ import socket
 import sys
 import time
 import types
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -500,8 +501,17 @@ def test_all_minilm_l6_v2_embeds_by_meaning() -> None:
     with ``TTMEMORY_TEST_MINILM=1``, where a missing package fails instead of skipping."""
     need_minilm()
     embedder = SentenceTransformerEmbedder()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
 
-    car, automobile, banana = embedder.embed(["a red car", "a red automobile", "a ripe banana"])
+    with warnings.catch_warnings(record=True) as printed:
+        warnings.simplefilter("always")
+        car, automobile, banana = embedder.embed(["a red car", "a red automobile", "a ripe banana"])
+
+    # Loading the model warns nothing (sentence-transformers 5.4+ renamed the dimension
+    # getter; the old name prints a FutureWarning) and leaves the host's logging alone.
+    assert [str(w.message) for w in printed] == []
+    assert (root.handlers, root.level) == (handlers, level)
 
     def cosine(a: list[float], b: list[float]) -> float:
         return sum(x * y for x, y in zip(a, b, strict=True))

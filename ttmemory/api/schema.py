@@ -91,6 +91,8 @@ def _short_request_names(schema: dict[str, Any]) -> dict[str, Any]:
 class MemorySchemaView(SpectacularAPIView):
     """The OpenAPI document; its errors (a POST, say) are problem details like the API's."""
 
+    schema = None  # the document, not an endpoint of it (as MemorySwaggerView)
+
     def get_exception_handler(self) -> Any:
         return api_exception_handler
 
@@ -104,9 +106,13 @@ class MemorySchemaView(SpectacularAPIView):
 
 class MemorySwaggerView(SpectacularSwaggerView):
     """Swagger UI with a title; its files come from drf-spectacular-sidecar when that app is
-    installed (no CDN), else from the CDN drf-spectacular names (``ttmemory.W002`` says so)."""
+    installed (no CDN), else from the CDN drf-spectacular names (``ttmemory.W003`` says so)."""
 
     title = TITLE
+    # Not an endpoint of the API: left out of every schema (DRF's convention). drf-spectacular's
+    # deploy check generates the project's schema, where a project whose DEFAULT_SCHEMA_CLASS
+    # is DRF's own would otherwise fail on this view ("Incompatible AutoSchema", E001).
+    schema = None
 
     @staticmethod
     def _swagger_ui_resource(filename: str) -> str:

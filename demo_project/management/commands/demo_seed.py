@@ -1,7 +1,13 @@
-"""Create the demo superuser (credentials printed) and a demo conversation, once."""
+"""Create the demo superuser (credentials printed) and demo data that shows the product, once.
+
+A conversation with a rollback story (a wrong turn undone, the safety snapshot kept), a learned
+profile with a superseded fact (Lisbon, then Porto), an episodic search over past messages and a
+session under legal hold; then the admin login and three URLs to open.
+"""
 
 from __future__ import annotations
 
+import os
 import secrets
 from typing import Any
 
@@ -40,6 +46,20 @@ CONVERSATION: list[dict[str, Any]] = [
     {"role": "user", "content": "Book me a flight there on Friday, window seat please."},
     {"role": "assistant", "content": "Done: Friday 09:40 to Lisbon, seat 14A (window)."},
 ]
+# The wrong turn a support agent rolls back: the model cancelled what nobody asked to cancel.
+WRONG_TURN: list[dict[str, Any]] = [
+    {"role": "user", "content": "Is there a vegetarian meal on that flight?"},
+    {"role": "assistant", "content": "I cancelled your Friday flight and booked a meal."},
+]
+# Another day: where Ada lives, then news that changes it (the old fact is superseded).
+MOVING: list[list[dict[str, Any]]] = [
+    [{"role": "user", "content": "I live in Lisbon."}],
+    [{"role": "user", "content": "Big news: I moved to Porto last week."}],
+]
+COMPLAINT: list[dict[str, Any]] = [
+    {"role": "user", "content": "I was charged twice for the Friday flight."},
+    {"role": "assistant", "content": "I'm sorry. I've opened ticket 4711 for a refund."},
+]
 
 
 class Command(BaseCommand):
@@ -65,22 +85,67 @@ class Command(BaseCommand):
         namespace = f"user-{user.pk}"
         session = memory.session_open(namespace=namespace, key="lisbon-trip")
         if session.message_count == 0:
-            # The profile first: learned facts are about "Ada", not "The user".
-            memory.profile_update(namespace=namespace, kind="user", data={"name": "Ada"})
-            memory.message_add_many(session=session, messages=CONVERSATION)
-            memory.snapshot_create(session=session, label="after booking")
-            # What the offline extractor makes of the conversation (the LLM's, when one is set).
-            session.refresh_from_db()
-            session_learn(session_id=session.pk, upto_seq=session.last_seq)
-            facts = memory.fact_list(namespace=namespace)
-            self.stdout.write(
-                f"loaded a demo conversation of {len(CONVERSATION)} messages, a snapshot, a "
-                f"profile and {len(facts)} facts learned from it: "
-                + "; ".join(fact.text for fact in facts)
-            )
+            self.seed(namespace, session)
         token, _ = Token.objects.get_or_create(user=user)
+        base = f"http://127.0.0.1:{os.environ.get('PORT', '8000')}"
         self.stdout.write(self.style.SUCCESS(f"admin login: {DEMO_USER} / {password}"))
         self.stdout.write(
-            f"API token of {DEMO_USER}: {token.key}  (header 'Authorization: Token {token.key}'; "
-            "docs at /api/memory/docs/)"
+            f"API token of {DEMO_USER}: {token.key}  (header 'Authorization: Token {token.key}')"
         )
+        self.stdout.write("open:")
+        self.stdout.write(
+            f"  {base}/admin/ttmemory/memorysession/{session.pk}/change/  the conversation: "
+            "its snapshots, the rolled-back turn, rewind and fork"
+        )
+        self.stdout.write(
+            f"  {base}/admin/ttmemory/fact/?namespace={namespace}  what was learned, "
+            "with the superseded fact"
+        )
+        self.stdout.write(f"  {base}/api/memory/docs/  the REST API, an example per endpoint")
+
+    def seed(self, namespace: str, session: Any) -> None:
+        # The profile first: learned facts are about "Ada", not "The user".
+        memory.profile_update(namespace=namespace, kind="user", data={"name": "Ada"})
+        memory.message_add_many(session=session, messages=CONVERSATION)
+        good = memory.snapshot_create(session=session, label="after booking")
+        # What the offline extractor makes of the conversation (the LLM's, when one is set).
+        session.refresh_from_db()
+        session_learn(session_id=session.pk, upto_seq=session.last_seq)
+        facts = memory.fact_list(namespace=namespace)
+        self.stdout.write(
+            f"a conversation of {len(CONVERSATION)} messages, a snapshot and {len(facts)} facts "
+            "learned from it: " + "; ".join(fact.text for fact in facts)
+        )
+
+        # The rollback story: a wrong turn, undone; the safety snapshot can undo the undo.
+        memory.message_add_many(session=session, messages=WRONG_TURN)
+        memory.snapshot_rollback(session=session, snapshot=good)
+        self.stdout.write(
+            f"rolled back {len(WRONG_TURN)} messages (the model cancelled a flight nobody asked "
+            "to cancel); the safety snapshot it took undoes the rollback"
+        )
+
+        # A learned fact superseded by news: both kept, the old one ended.
+        later = memory.session_open(namespace=namespace, key="moving-news")
+        for turn in MOVING:
+            memory.message_add_many(session=later, messages=turn)
+            later.refresh_from_db()
+            session_learn(session_id=later.pk, upto_seq=later.last_seq)
+        changed = memory.fact_list(namespace=namespace, include_superseded=True)
+        superseded = [fact.text for fact in changed if fact.superseded_by_id]
+        self.stdout.write(f"superseded by news: {'; '.join(superseded)}")
+
+        # Episodic recall: past messages of every session, found by what they said.
+        (hit,) = memory.message_search(namespace=namespace, query="where did Ada move", k=1)
+        self.stdout.write(
+            f"episodic search 'where did Ada move': {hit.message['content']!r} "
+            f"({hit.session.key} #{hit.seq})"
+        )
+
+        # A session under legal hold: nothing of it can be deleted until the hold is lifted.
+        complaint = memory.session_open(namespace=namespace, key="refund-dispute")
+        memory.message_add_many(session=complaint, messages=COMPLAINT)
+        memory.legal_hold_place(
+            namespace=namespace, session=complaint, reason="ticket 4711: refund dispute"
+        )
+        self.stdout.write("legal hold on the session 'refund-dispute' (ticket 4711)")

@@ -108,7 +108,12 @@ class SentenceTransformerEmbedder(Embedder):
                 model = module.SentenceTransformer(str(self.path), device=self.device)
             except Exception as exc:
                 raise EmbeddingError(f"{self!r}: cannot load the model: {exc}") from exc
-            loaded = model.get_sentence_embedding_dimension()
+            # Renamed get_embedding_dimension in sentence-transformers 5.4, whose old name now
+            # prints a FutureWarning at every load; older releases have only the old name.
+            dimension = getattr(model, "get_embedding_dimension", None)
+            if dimension is None:
+                dimension = model.get_sentence_embedding_dimension
+            loaded = dimension()
             if loaded != self.dimensions:
                 raise EmbeddingError(
                     f"{self!r}: the model gives {loaded} dimensions, its files say "

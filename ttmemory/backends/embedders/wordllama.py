@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -92,7 +93,7 @@ class WordLlamaEmbedder(Embedder):
                 # Optional dependencies (the wordllama extra), imported when first used.
                 safetensors = importlib.import_module("safetensors")
                 tokenizers = importlib.import_module("tokenizers")
-                inference = importlib.import_module("wordllama.inference")
+                inference = _import_keeping_logging("wordllama.inference")
                 with safetensors.safe_open(str(weights), framework="np", device="cpu") as f:
                     embedding = f.get_tensor("embedding.weight")[:, : self.dimensions]
                 tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_file))
@@ -100,6 +101,26 @@ class WordLlamaEmbedder(Embedder):
             except Exception as exc:
                 raise EmbeddingError(f"{self!r}: cannot load the model: {exc}") from exc
         return self._model
+
+
+def _import_keeping_logging(name: str) -> Any:
+    """Import ``name`` and undo what the wordllama package does to the host's logging.
+
+    ``wordllama`` and ``wordllama.inference`` call ``logging.basicConfig(level=INFO)`` at import:
+    on a host whose root logger had no handler that adds one and lowers the root level to INFO,
+    so every library's INFO lines (Celery's included) start to print. A library must not
+    configure its host's logging: the root logger's handlers and level are put back as they were.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        return importlib.import_module(name)
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+                handler.close()
+        root.setLevel(level)
 
 
 def _unit(vector: list[float]) -> list[float]:

@@ -1,11 +1,12 @@
-"""The README's "Use it in your project" section, executed literally in a fresh project.
+"""The docs site's getting-started page, executed literally in a fresh project, then the
+examples of the concepts page that continue it.
 
-Every fenced block of that section (down to the next ``## `` heading) carries a marker on the
-line before it, so the README cannot grow a block this test does not know about:
+Every fenced block of docs/getting-started.md, and every block of docs/concepts.md, carries a
+marker on the line before it, so neither page can grow a block this test does not know about:
 
 - ``<!-- quickstart: shell -->``: run with bash in the project folder, the fresh venv first on
   ``PATH``; ``export NAME="value"`` lines it prints (``python -m ttmemory init``) are put in the
-  environment of every later block, as the README tells the user to do.
+  environment of every later block, as the page tells the user to do.
 - ``<!-- quickstart: settings -->``: appended to the project's ``settings.py``.
 - ``<!-- quickstart: urls -->``: appended to the project's ``urls.py``.
 - ``<!-- quickstart: python -->``: run in order in one ``python manage.py shell``.
@@ -14,17 +15,20 @@ line before it, so the README cannot grow a block this test does not know about:
 What the test changes, and nothing else:
 
 - ``path/to/ttmemory-checkout`` in a shell block becomes the wheel built from this checkout
-  once per run (so the extras the README names are installed from it);
+  once per run (so the extras the page names are installed from it);
 - ``127.0.0.1:8000`` in a shell block becomes a free port of this machine (other test runs
   may be serving on 8000);
 - ``NAME = [..., x]`` / ``NAME = {..., x}`` in a settings block becomes ``NAME = [*NAME, x]`` /
-  ``{**NAME, x}``: the README's "what you already have";
+  ``{**NAME, x}``: the page's "what you already have";
 - on PostgreSQL it appends ``DATABASE_SETTINGS`` (below) to ``settings.py``, so the project uses
   a database of its own on the server the suite runs on (``DATABASE_URL``); on SQLite the
   project keeps ``startproject``'s own ``db.sqlite3``.
 
 The fresh project is ``django-admin startproject`` in a temp folder with a venv of its own that
-holds Django and then whatever the README installs, never this checkout's source.
+holds Django and then whatever the page installs, never this checkout's source. Afterwards the
+project must print no warning of ttmemory's in ``check``, in ``migrate`` and in
+``check --deploy`` with ``DEBUG`` off (Django's own deployment warnings aside), and its memory,
+API, API docs page and admin must answer without a 500.
 """
 
 from __future__ import annotations
@@ -49,8 +53,8 @@ from django.conf import settings
 from tests.backends.redis_servers import RedisServer, require_redis_server
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-SECTION = "## Use it in your project"
+GETTING_STARTED = ROOT / "docs" / "getting-started.md"
+CONCEPTS = ROOT / "docs" / "concepts.md"
 MARKER = re.compile(r"^<!-- quickstart: (shell|settings|urls|python|skip)\b.*-->$")
 FENCE = re.compile(r"^```(\w*)$")
 EXPORT = re.compile(r'^export ([A-Z_][A-Z0-9_]*)="([^"]*)"$', re.M)
@@ -59,10 +63,10 @@ ELLIPSIS_DICT = re.compile(r"^(\w+) = \{\.\.\.,", re.M)
 CHECKOUT = "path/to/ttmemory-checkout"
 SERVER = "127.0.0.1:8000"
 
-# Appended to the fresh project's settings.py on PostgreSQL: not from the README.
+# Appended to the fresh project's settings.py on PostgreSQL: not from the docs.
 DATABASE_SETTINGS = """
 
-# Added by tests/quickstart/test_readme.py (not from the README): the database under test.
+# Added by tests/quickstart/test_getting_started.py (not from the docs): the database under test.
 import os as _os
 from urllib.parse import parse_qs as _parse_qs, unquote as _unquote, urlsplit as _urlsplit
 
@@ -101,47 +105,54 @@ print(f"QUICKSTART OK on {connection.vendor}", flush=True)
 @dataclass(frozen=True)
 class Block:
     kind: str  # shell, settings, urls, python or skip
-    line: int  # of the opening fence in README.md
+    line: int  # of the opening fence in its page
     code: str
+    page: str = "getting-started.md"
 
     @property
     def name(self) -> str:
         first = next((ln for ln in self.code.splitlines() if ln.strip()), "")
-        return f"README.md:{self.line} ({self.kind}: {first.strip()[:60]})"
+        return f"{self.page}:{self.line} ({self.kind}: {first.strip()[:60]})"
 
 
-def quickstart_blocks(text: str) -> list[Block]:
-    """The fenced blocks of the README's quickstart section, each with its marker's kind."""
+def quickstart_blocks(text: str, page: str = "getting-started.md") -> list[Block]:
+    """The fenced blocks of a docs page, each with its marker's kind."""
     lines = text.splitlines()
-    start = lines.index(SECTION)
     blocks: list[Block] = []
-    index = start + 1
-    while index < len(lines) and not lines[index].startswith("## "):
+    index = 0
+    while index < len(lines):
         if FENCE.match(lines[index]):
-            marker = MARKER.match(lines[index - 1])
+            marker = MARKER.match(lines[index - 1]) if index else None
             if marker is None:
                 raise AssertionError(
-                    f"README.md:{index + 1}: a block of {SECTION!r} without a "
+                    f"{page}:{index + 1}: a block without a "
                     "<!-- quickstart: shell|settings|urls|python|skip (reason) --> marker"
                 )
             end = index + 1
             while not lines[end].startswith("```"):
                 end += 1
             code = "\n".join(lines[index + 1 : end]) + "\n"
-            blocks.append(Block(marker.group(1), index + 1, code))
+            blocks.append(Block(marker.group(1), index + 1, code, page))
             index = end
         index += 1
     return blocks
 
 
+def page_blocks() -> list[Block]:
+    """Getting started, then the concepts page's examples, which continue its session."""
+    concepts = quickstart_blocks(CONCEPTS.read_text(), "concepts.md")
+    assert {b.kind for b in concepts} <= {"python", "skip"}, "concepts.md only runs Python"
+    return quickstart_blocks(GETTING_STARTED.read_text()) + concepts
+
+
 def apply_settings(code: str) -> str:
-    """The README's ``[..., x]`` placeholders extend what the project already has."""
+    """The page's ``[..., x]`` placeholders extend what the project already has."""
     code = ELLIPSIS_LIST.sub(r"\1 = [*\1,", code)
     return ELLIPSIS_DICT.sub(r"\1 = {**\1,", code)
 
 
-def test_every_block_of_the_quickstart_is_marked_and_the_section_is_runnable() -> None:
-    blocks = quickstart_blocks(README.read_text())
+def test_every_block_of_the_pages_is_marked_and_the_page_is_runnable() -> None:
+    blocks = page_blocks()
 
     kinds = [block.kind for block in blocks]
     assert kinds.count("shell") >= 2 and "settings" in kinds and "python" in kinds
@@ -156,8 +167,8 @@ def test_every_block_of_the_quickstart_is_marked_and_the_section_is_runnable() -
 
 def test_a_failing_python_block_fails_the_run_and_is_named(tmp_path: Path) -> None:
     blocks = [
-        ("README.md:1 (python: x = 1)", "x = 1\n"),
-        ("README.md:9 (python: y)", "y = x + z\n"),
+        ("getting-started.md:1 (python: x = 1)", "x = 1\n"),
+        ("getting-started.md:9 (python: y)", "y = x + z\n"),
     ]
     script = tmp_path / "blocks.py"
     script.write_text(f"QUICKSTART_BLOCKS = {blocks!r}\n{RUNNER}")
@@ -165,7 +176,7 @@ def test_a_failing_python_block_fails_the_run_and_is_named(tmp_path: Path) -> No
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
 
     assert done.returncode == 1
-    assert "QUICKSTART FAILED: README.md:9 (python: y)" in done.stdout
+    assert "QUICKSTART FAILED: getting-started.md:9 (python: y)" in done.stdout
     assert "y = x + z" in done.stderr and "NameError" in done.stderr  # the block's own line
 
 
@@ -216,11 +227,21 @@ def database_url() -> Any:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def run(cmd: list[str], *, name: str, cwd: Path, env: dict[str, str]) -> str:
-    """Run one step of the quickstart; fail naming the step, with what it printed."""
+def run(
+    cmd: list[str],
+    *,
+    name: str,
+    cwd: Path,
+    env: dict[str, str],
+    stderr: dict[str, str] | None = None,
+) -> str:
+    """Run one step of the quickstart; fail naming the step, with what it printed. Its stderr
+    goes to ``stderr[name]`` when given."""
     started = time.monotonic()
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     print(f"{name}: {time.monotonic() - started:.1f} s")
+    if stderr is not None:
+        stderr[name] = done.stderr
     if done.returncode != 0:
         pytest.fail(
             f"{name} failed (exit {done.returncode})\n--- stdout\n{done.stdout[-6000:]}"
@@ -270,13 +291,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def run_quickstart(
-    wheel: Path, database_url: str | None, tmp_path: Path
-) -> tuple[Path, dict[str, str], str]:
-    """Every block of the quickstart in a fresh project on ``database_url`` (None: its SQLite);
-    fails naming the block that fails. Returns the project folder, its environment and what the
-    shell blocks printed."""
-    blocks = quickstart_blocks(README.read_text())
+@dataclass
+class Quickstart:
+    project: Path
+    env: dict[str, str]
+    printed: str  # what the shell blocks printed
+    stderr: dict[str, str]  # what each shell block printed on stderr, by block name
+    seconds: float  # from the venv to the last block, as a newcomer would wait
+
+
+def run_quickstart(wheel: Path, database_url: str | None, tmp_path: Path) -> Quickstart:
+    """Every block of the pages in a fresh project on ``database_url`` (None: its SQLite);
+    fails naming the block that fails."""
+    started = time.monotonic()
+    blocks = page_blocks()
     venv, project = tmp_path / "venv", tmp_path / "mysite"
     env = project_env(venv, database_url)
     python = str(venv / "bin" / "python")
@@ -285,12 +313,17 @@ def run_quickstart(
 
     python_blocks: list[Block] = []
     printed: list[str] = []
+    stderr: dict[str, str] = {}
     for block in blocks:
         if block.kind == "shell":
             code = block.code.replace(CHECKOUT, str(wheel))
             code = code.replace(SERVER, f"127.0.0.1:{free_port()}")
             out = run(
-                ["bash", "-e", "-o", "pipefail", "-c", code], name=block.name, cwd=project, env=env
+                ["bash", "-e", "-o", "pipefail", "-c", code],
+                name=block.name,
+                cwd=project,
+                env=env,
+                stderr=stderr,
             )
             printed.append(out)
             env.update(EXPORT.findall(out))
@@ -307,7 +340,7 @@ def run_quickstart(
             python_blocks.append(block)
 
     assert {"TTMEMORY_ENCRYPTION_KEYS", "TTMEMORY_BLIND_INDEX_KEY"} <= set(env), (
-        "the README's shell blocks never print the keys to export"
+        "the page's shell blocks never print the keys to export"
     )
     where = run(
         [python, "-c", "import ttmemory; print(ttmemory.__file__)"],
@@ -323,7 +356,7 @@ def run_quickstart(
     )
     out = run(
         [python, "manage.py", "shell", "-c", f"exec(open({str(script)!r}).read())"],
-        name="manage.py shell with the README's python blocks",
+        name="manage.py shell with the pages' python blocks",
         cwd=project,
         env=env,
     )
@@ -331,19 +364,95 @@ def run_quickstart(
     assert [ln[4:] for ln in out.splitlines() if ln.startswith("=== ")] == [
         b.name for b in python_blocks
     ]
-    return project, env, "".join(printed)
+    seconds = time.monotonic() - started
+    print(f"a newcomer's run of the pages: {seconds:.0f} s")
+    return Quickstart(project, env, "".join(printed), stderr, seconds)
 
 
-def test_the_readme_quickstart_runs_in_a_fresh_project(
+# Run in the fresh project after the pages: every page a newcomer opens, as a staff user.
+PAGES = """import json
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.test.utils import setup_test_environment
+setup_test_environment()  # the test client's host, nothing else
+user = get_user_model().objects.create_superuser("admin", "admin@example.com", "pw")
+browser = Client(raise_request_exception=False)
+browser.force_login(user)
+urls = ["/api/memory/docs/", "/api/memory/schema/", "/admin/", "/admin/ttmemory/"]
+urls += [
+    f"/admin/{model._meta.app_label}/{model._meta.model_name}/"
+    for model in admin.site._registry
+    if model._meta.app_label == "ttmemory"
+]
+from ttmemory.models import MemorySession
+urls += [f"/admin/ttmemory/memorysession/{s.pk}/change/" for s in MemorySession.objects.all()[:3]]
+statuses = {url: browser.get(url).status_code for url in urls}
+# What a browser gets from the API itself (DRF's browsable page), signed in or not.
+statuses["/api/memory/sessions/ (browser)"] = browser.get(
+    "/api/memory/sessions/", HTTP_ACCEPT="text/html"
+).status_code
+statuses["/api/memory/sessions/ (anonymous)"] = Client(raise_request_exception=False).get(
+    "/api/memory/sessions/", HTTP_ACCEPT="text/html"
+).status_code
+docs = browser.get("/api/memory/docs/").content.decode()
+print("PAGES", json.dumps({"statuses": statuses, "sidecar": "drf_spectacular_sidecar" in docs}))
+"""
+CHECK_ID = re.compile(r"^\?: \(([\w.]+)\)", re.M)
+
+
+def test_the_getting_started_page_runs_in_a_fresh_project_without_a_warning_or_a_500(
     wheel: Path, database_url: str | None, tmp_path: Path
 ) -> None:
-    _, _, printed = run_quickstart(wheel, database_url, tmp_path)
+    done = run_quickstart(wheel, database_url, tmp_path)
+    project, env = done.project, done.env
+    python = str(Path(env["VIRTUAL_ENV"]) / "bin" / "python")
 
-    # The REST API answered: the fact the README posts, then found by the recall it asks for.
-    (answer,) = [ln for ln in printed.splitlines() if ln.startswith('{"mode":')]
+    # The REST API answered: the fact the page posts, then found by the recall it asks for.
+    (answer,) = [ln for ln in done.printed.splitlines() if ln.startswith('{"mode":')]
     recall = json.loads(answer)
     assert recall["mode"] == "hybrid"
     assert recall["hits"][0]["fact"]["text"] == "Ada prefers window seats"
+
+    # No warning: not from the first migrate (it printed W001 and W050 before), not from check.
+    (migrate,) = [name for name in done.stderr if "manage.py migrate" in name]
+    assert CHECK_ID.findall(done.stderr[migrate]) == [], done.stderr[migrate]
+    checked = subprocess.run(
+        [python, "manage.py", "check", "--database", "default"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert checked.returncode == 0 and checked.stderr == "", checked.stderr
+    assert "System check identified no issues (0 silenced)." in checked.stdout
+
+    # check --deploy on the same settings with DEBUG off: only Django's own warnings.
+    (project / "mysite" / "deploy_settings.py").write_text(
+        "from .settings import *\nDEBUG = False\n"
+    )
+    deploy = subprocess.run(
+        [python, "manage.py", "check", "--deploy", "--database", "default"],
+        cwd=project,
+        env={**env, "DJANGO_SETTINGS_MODULE": "mysite.deploy_settings"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert deploy.returncode == 0, deploy.stderr
+    found = CHECK_ID.findall(deploy.stderr)
+    assert found and all(check_id.startswith("security.") for check_id in found), deploy.stderr
+
+    # Memory, API, its docs page and the admin: no 500 anywhere.
+    out = run([python, "manage.py", "shell", "-c", PAGES], name="every page", cwd=project, env=env)
+    pages = json.loads(out.split("PAGES ", 1)[1])
+    assert pages["sidecar"] is True  # Swagger UI from the sidecar app, not a CDN
+    statuses = pages["statuses"]
+    assert len(statuses) > 8
+    anonymous = statuses.pop("/api/memory/sessions/ (anonymous)")
+    assert {url: code for url, code in statuses.items() if code != 200} == {}
+    assert anonymous in (401, 403)  # refused, and rendered: not a 500
 
 
 # Run in the fresh project after the quickstart: where it ran, and a recall.
@@ -367,7 +476,7 @@ print("RESULT", json.dumps({"server": server, "mode": found.mode, "hits": [
 """
 
 
-def test_the_readme_quickstart_runs_on_postgresql_without_pgvector(
+def test_the_getting_started_page_runs_on_postgresql_without_pgvector(
     wheel: Path, system_postgres_database: str, tmp_path: Path
 ) -> None:
     """The same quickstart on a fresh database of this machine's PostgreSQL 15 (no pgvector).
@@ -377,7 +486,8 @@ def test_the_readme_quickstart_runs_on_postgresql_without_pgvector(
     """
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         pytest.skip("run once, in the PostgreSQL pass: the system server is the same for both")
-    project, env, _ = run_quickstart(wheel, system_postgres_database, tmp_path)
+    done = run_quickstart(wheel, system_postgres_database, tmp_path)
+    project, env = done.project, done.env
     python = str(Path(env["VIRTUAL_ENV"]) / "bin" / "python")
 
     checked = subprocess.run(
