@@ -61,12 +61,17 @@ class RecallResult:
 
     ``mode`` says what ran: "hybrid" (vectors and keywords blended), "keyword" (no usable
     vector: the embedder failed or is skipped by its circuit breaker, see ``fallback_reason``)
-    or "vector" (the query has no indexable keyword).
+    or "vector" (the query has no indexable keyword). ``evidence_similarity`` is the evidence
+    floor in force: the hits end with the last fact sharing a keyword with the query or at
+    least this similar to it, so neighbour context never pads them; ``unpadded`` counts the
+    facts that would otherwise have filled the list (fewer than ``k`` hits rather than those).
     """
 
     hits: list[tuple[Any, float]]
     mode: str
     fallback_reason: str = ""
+    evidence_similarity: float | None = None
+    unpadded: int = 0
 
     @property
     def facts(self) -> list[Any]:

@@ -32,6 +32,13 @@ class Embedder(ABC):
     #: statements. It lowered the synthetic set's recall@10 by 0.009 (docs/benchmarks.md, fusion
     #: study); HashEmbedder and WordLlama set 0 (it gained them nothing on tune).
     recall_feedback_weight: float = 0.75
+    #: Evidence floor of recall when RECALL_EVIDENCE_SIMILARITY is unset: a fact matches the
+    #: query by itself when it shares a keyword with it or its cosine similarity to the query
+    #: reaches this (``fusion.unpadded``). Calibrated per embedder as the 95th percentile of
+    #: the similarity between a question and the turns sharing no word with it and holding no
+    #: evidence for it (the conversational set's tune half, docs/benchmarks.md); 0.3 here is
+    #: not calibrated (no sentence embedder was available when it was measured).
+    recall_evidence_similarity: float = 0.3
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
     message_search_vector_weight: float | None = None

@@ -37,6 +37,8 @@ class WordLlamaEmbedder(Embedder):
     recall_vector_weight = 0.8
     recall_context_weight = 0.5
     recall_feedback_weight = 0.0  # gained nothing on tune at any weight (fusion study)
+    #: 95th percentile of a question's similarity to turns sharing no word with it (tune half).
+    recall_evidence_similarity = 0.16
     message_search_vector_weight = 0.0
 
     def __init__(self, *, dimensions: int = 256, config: str = "l2_supercat") -> None:
