@@ -518,11 +518,12 @@ class AppSettings:
     # depends on the embedder: calibrated values per embedder and what they cost answerable
     # questions are in docs/benchmarks.md ("Fusion study"). Keyword-only recall is not gated.
     RECALL_MIN_SIMILARITY = Setting(None, optional_fraction)
-    # Evidence floor: recall's hits end with the last fact that matches the query by itself (a
-    # keyword in common, or a cosine similarity at least this), so neighbour context can rank a
-    # fact between matching ones but never pads the list with facts that merely sit next to a
-    # match: fewer than k hits rather than unrelated ones. None: the embedder's own
-    # (recall_evidence_similarity: 0.09 HashEmbedder, 0.16 WordLlama, 0.3 others), docs/benchmarks.md.
+    # Evidence floor: a recall hit matches the query by itself (a keyword in common, or a cosine
+    # similarity at least this) or sits in a passage about it (two facts within the neighbour
+    # window match by themselves), so neighbour context never pads the list with facts that
+    # merely sit next to one match: fewer than k hits instead. None: the embedder's own
+    # (recall_evidence_similarity: 0.09 HashEmbedder, 0.16 WordLlama, 0.3 others; measured in
+    # docs/benchmarks.md).
     RECALL_EVIDENCE_SIMILARITY = Setting(None, optional_fraction)
     # Neighbour context: a fact also scores RECALL_CONTEXT_WEIGHT x the scores of the
     # RECALL_CONTEXT_WINDOW facts remembered just before and after it in its namespace (the
