@@ -169,6 +169,9 @@ class PromptContext:
     total: int
     recall_mode: str
     overflow: int = 0  # tokens over max_tokens, only ever > 0 with strict=False
+    #: Why each empty section is empty (section -> "not asked", "no query", "nothing stored",
+    #: "nothing relevant", "all in window" or "over budget"); sections with lines are absent.
+    empty: dict[str, str] = field(default_factory=dict)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
