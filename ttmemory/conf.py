@@ -504,8 +504,8 @@ class AppSettings:
     # Changing it makes every fact's keyword index stale (ttmemory.W040): run ttmemory_reindex.
     STEMMER_LANGUAGE = Setting("english", stemmer_language)
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    # None: the embedder's own (0.8 for sentence embedders and WordLlama, 0.1 for the lexical
-    # HashEmbedder), cross-validated on the conversational set's tune half (docs/benchmarks.md).
+    # None: the embedder's own (0.1 for every shipped embedder; chosen to generalise: tuned on
+    # two sets, reported on two others, bench/fusion_generalise.py and docs/benchmarks.md).
     RECALL_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Recall drops hits scoring at or below this (0: drop only hits that matched nothing, which
     # prompt_build would otherwise put into the prompt).
@@ -522,8 +522,8 @@ class AppSettings:
     # similarity at least this) or sits in a passage about it (two facts within the neighbour
     # window match by themselves), so neighbour context never pads the list with facts that
     # merely sit next to one match: fewer than k hits instead. None: the embedder's own
-    # (recall_evidence_similarity: 0.09 HashEmbedder, 0.16 WordLlama, 0.3 others; measured in
-    # docs/benchmarks.md).
+    # (recall_evidence_similarity: 1.0 for HashEmbedder, a keyword only; 0.16 WordLlama; 0.3
+    # others), docs/benchmarks.md.
     RECALL_EVIDENCE_SIMILARITY = Setting(None, optional_fraction)
     # Neighbour context: a fact also scores RECALL_CONTEXT_WEIGHT x the scores of the
     # RECALL_CONTEXT_WINDOW facts remembered just before and after it in its namespace (the

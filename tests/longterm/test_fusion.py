@@ -207,6 +207,8 @@ def test_the_second_turn_of_a_two_turn_answer_is_recalled(db: Any, settings: Any
     settings.TTMEMORY = {
         **settings.TTMEMORY,
         "EMBEDDER": {"BACKEND": "tests.longterm.test_fusion.ConceptEmbedder"},
+        # Meaning weighed heavily, as the feedback weight was chosen with (the default is 0.1).
+        "RECALL_VECTOR_WEIGHT": 0.8,
     }
     for text in [*TWO_TURNS, *MORE_TURNS]:
         memory.fact_remember(namespace=NS, text=text, kind="turn")

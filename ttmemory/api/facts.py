@@ -148,7 +148,7 @@ class FactViewSet(
                 value={
                     "mode": "hybrid",
                     "fallback_reason": "",
-                    "evidence_similarity": 0.09,
+                    "evidence_similarity": 1.0,
                     "unpadded": 0,
                     "hits": [{"fact": FACT_EXAMPLE, "score": 0.82}],
                 },

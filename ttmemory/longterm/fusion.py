@@ -472,10 +472,11 @@ def unpadded(
 
     around: dict[K, int] = {}
     for run in (runs or {}).values():
-        for i, key in enumerate(run):
+        ordered: list[K] = list(run)
+        for i, key in enumerate(ordered):
             if key in around or evidenced(key):
                 continue
-            near = run[max(0, i - window) : i] + run[i + 1 : i + window + 1]
+            near = ordered[max(0, i - window) : i] + ordered[i + 1 : i + window + 1]
             around[key] = sum(1 for other in near if evidenced(other))
     return [
         (key, score)
