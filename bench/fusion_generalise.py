@@ -155,6 +155,7 @@ def run(name: str) -> str:
         ("rrf-gated", 0.0),
         ("calibrated", 0.0),
     ]
+
     def order(c: Candidate) -> Callable[[dict[str, Any]], list[int]]:
         return lambda a: rank(a, c, model)
 
