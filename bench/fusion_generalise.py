@@ -221,7 +221,7 @@ def run(name: str) -> str:
         ("passage", "kept inside a passage about the query (shipped)"),
         ("none", "never kept"),
     ):
-        cells = []
+        padded: list[str] = []
         for items in sets.values():
             ranks = [rank(a, now, model, mode) for a in items]
             got10 = statistics.fmean(
@@ -231,8 +231,8 @@ def run(name: str) -> str:
                 len(a["ev"] & set(r[:5])) / len(a["ev"]) for a, r in zip(items, ranks, strict=True)
             )
             size = statistics.fmean(len(r) for r in ranks)
-            cells.append(f"{got10:.3f} ({got5:.3f}; {size:.1f})")
-        lines.append(f"| {what} | " + " | ".join(cells) + " |")
+            padded.append(f"{got10:.3f} ({got5:.3f}; {size:.1f})")
+        lines.append(f"| {what} | " + " | ".join(padded) + " |")
     lines.append("")
     return "\n".join(lines)
 
