@@ -36,7 +36,7 @@
    in common, or a cosine similarity at least the floor) or sits inside a passage about it
    (``PASSAGE_MATCHES`` facts within the window match by themselves), so neighbour context
    never pads a short list with the facts that merely sit next to one match: fewer than k
-   hits instead. Measured in docs/benchmarks.md ("Neighbour context without padding").
+   hits instead. Measured in docs/benchmarks.md ("Recall that returns evidence").
 6. **Relevance floor** (``RECALL_MIN_SIMILARITY``, off by default): no hits at all when no
    candidate's cosine similarity to the query reaches the floor. Blended scores cannot say
    "nothing here is relevant" (they are stretched per query); the raw cosine of the best
