@@ -87,9 +87,18 @@ class PrimedEmbedder(Embedder):
         self.inner: Embedder = load_backend("EMBEDDER", inner, base=Embedder)
         self.model = self.inner.model
         self.dimensions = self.inner.dimensions
-        # The wrapped embedder's own blend weights, so "shipped" rows use what it ships with.
-        self.recall_vector_weight = self.inner.recall_vector_weight
-        self.message_search_vector_weight = self.inner.message_search_vector_weight
+        # The wrapped embedder's own weights and floors, so "shipped" rows use what it ships
+        # with (the context and feedback weights and the evidence floor too: without them a
+        # wrapped WordLlama ran with the base class's sentence-embedder values).
+        for name in (
+            "recall_vector_weight",
+            "recall_context_weight",
+            "recall_feedback_weight",
+            "recall_evidence_similarity",
+            "message_search_vector_weight",
+        ):
+            if hasattr(self.inner, name):
+                setattr(self, name, getattr(self.inner, name))
         self._cache: dict[str, list[float]] = {}
 
     def prime(self, texts: Sequence[str], *, batch: int = 256) -> None:

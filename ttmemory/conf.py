@@ -544,8 +544,8 @@ class AppSettings:
     # namespaces' blind index stale (W040) until ttmemory_reindex has rebuilt it.
     NAMESPACE_LANGUAGES = Setting({}, namespace_languages)
     # Hybrid recall: weight of the vector score in the blend of normalised scores (0..1).
-    # None: the embedder's own (0.8 for sentence embedders and WordLlama, 0.1 for the lexical
-    # HashEmbedder), cross-validated on the conversational set's tune half (docs/benchmarks.md).
+    # None: the embedder's own (0.1 for every shipped embedder; chosen to generalise: tuned on
+    # two sets, reported on two others, bench/fusion_generalise.py and docs/benchmarks.md).
     RECALL_VECTOR_WEIGHT = Setting(None, optional_fraction)
     # Recall drops hits scoring at or below this (0: drop only hits that matched nothing, which
     # prompt_build would otherwise put into the prompt).
@@ -558,6 +558,13 @@ class AppSettings:
     # depends on the embedder: calibrated values per embedder and what they cost answerable
     # questions are in docs/benchmarks.md ("Fusion study"). Keyword-only recall is not gated.
     RECALL_MIN_SIMILARITY = Setting(None, optional_fraction)
+    # Evidence floor: a recall hit matches the query by itself (a keyword in common, or a cosine
+    # similarity at least this) or sits in a passage about it (two facts within the neighbour
+    # window match by themselves), so neighbour context never pads the list with facts that
+    # merely sit next to one match: fewer than k hits instead. None: the embedder's own
+    # (recall_evidence_similarity: 1.0 for HashEmbedder, a keyword only; 0.16 WordLlama; 0.3
+    # others), docs/benchmarks.md.
+    RECALL_EVIDENCE_SIMILARITY = Setting(None, optional_fraction)
     # Neighbour context: a fact also scores RECALL_CONTEXT_WEIGHT x the scores of the
     # RECALL_CONTEXT_WINDOW facts remembered just before and after it in its namespace (the
     # turn that answers "which one?" is found by the question it answers). 0: off.

@@ -61,12 +61,17 @@ class RecallResult:
 
     ``mode`` says what ran: "hybrid" (vectors and keywords blended), "keyword" (no usable
     vector: the embedder failed or is skipped by its circuit breaker, see ``fallback_reason``)
-    or "vector" (the query has no indexable keyword).
+    or "vector" (the query has no indexable keyword). ``evidence_similarity`` is the evidence
+    floor in force: the hits end with the last fact sharing a keyword with the query or at
+    least this similar to it, so neighbour context never pads them; ``unpadded`` counts the
+    facts that would otherwise have filled the list (fewer than ``k`` hits rather than those).
     """
 
     hits: list[tuple[Any, float]]
     mode: str
     fallback_reason: str = ""
+    evidence_similarity: float | None = None
+    unpadded: int = 0
 
     @property
     def facts(self) -> list[Any]:
@@ -165,6 +170,9 @@ class PromptContext:
     total: int
     recall_mode: str
     overflow: int = 0  # tokens over max_tokens, only ever > 0 with strict=False
+    #: Why each empty section is empty (section -> "not asked", "no query", "nothing stored",
+    #: "nothing relevant", "all in window" or "over budget"); sections with lines are absent.
+    empty: dict[str, str] = field(default_factory=dict)
 
     @property
     def messages(self) -> list[dict[str, Any]]:

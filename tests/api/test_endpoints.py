@@ -89,6 +89,12 @@ def test_prompt_build_includes_recalled_facts(client_a: APIClient) -> None:
     assert body["messages"][0]["role"] == "system"
     assert body["messages"][-1]["content"] == "book me a flight to Lisbon"
     assert body["total"] <= 2000
+    # Why the other sections are empty.
+    assert body["empty"] == {
+        "profile": "nothing stored",
+        "state": "nothing stored",
+        "episodes": "not asked",
+    }
 
 
 def test_trim_clear_and_state(client_a: APIClient) -> None:
@@ -187,6 +193,7 @@ def test_facts_remember_list_recall_correct_forget(client_a: APIClient) -> None:
     recall = client_a.post(f"{BASE}facts/recall/", {"query": "window seats", "k": 1}, "json")
     hit = recall.json()["hits"][0]
     assert recall.json()["mode"] in ("hybrid", "keyword") and hit["fact"]["id"] == fact["id"]
+    assert recall.json()["unpadded"] >= 0 and recall.json()["evidence_similarity"] is not None
     filtered = client_a.post(
         f"{BASE}facts/recall/", {"query": "seats", "metadata": {"topic": "food"}}, "json"
     )

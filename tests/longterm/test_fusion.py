@@ -207,6 +207,8 @@ def test_the_second_turn_of_a_two_turn_answer_is_recalled(db: Any, settings: Any
     settings.TTMEMORY = {
         **settings.TTMEMORY,
         "EMBEDDER": {"BACKEND": "tests.longterm.test_fusion.ConceptEmbedder"},
+        # Meaning weighed heavily, as the feedback weight was chosen with (the default is 0.1).
+        "RECALL_VECTOR_WEIGHT": 0.8,
     }
     for text in [*TWO_TURNS, *MORE_TURNS]:
         memory.fact_remember(namespace=NS, text=text, kind="turn")
@@ -303,3 +305,47 @@ def test_fact_related_scores_like_keyword_recall(
     assert set(found) == set(expected) - set(seeds) and ids[8] in found  # "sister", "Lena"
     assert all(found[key] == pytest.approx(expected[key]) for key in found)
     assert fusion.fact_related(NS, seeds, exclude=query, among=[]) == {}
+
+
+UNRELATED = [
+    "Has a cat called Miso who sleeps on the radiator.",
+    "Plays the cello in a community orchestra on Thursdays.",
+    "Prefers window seats on long flights.",
+    "Grew up in a small town near Porto.",
+    "Is learning to bake sourdough bread.",
+    "Drives an old green Volvo estate.",
+    "Supports the local football club.",
+    "Reads science fiction before bed.",
+]
+
+
+@pytest.mark.parametrize("broken", [False, True], ids=["hybrid", "keyword"])
+def test_one_relevant_fact_is_not_padded_with_its_neighbours(
+    db: Any, settings: Any, broken: bool
+) -> None:
+    if broken:
+        use_broken_embedder(settings)
+    for text in UNRELATED[:4]:
+        memory.fact_remember(namespace=NS, text=text)
+    memory.fact_remember(namespace=NS, text="Is allergic to peanuts.")
+    for text in UNRELATED[4:]:
+        memory.fact_remember(namespace=NS, text=text)
+
+    found = memory.fact_recall(namespace=NS, query="What is the user allergic to?", k=5)
+
+    # Before: the facts remembered just before and after it came back at half its score.
+    assert texts(found) == ["Is allergic to peanuts."]
+    assert found.unpadded >= 1
+    assert found.evidence_similarity is not None
+
+
+def test_unpadded_keeps_a_fact_inside_a_passage_about_the_query() -> None:
+    ranked = [(2, 1.0), (3, 0.8), (4, 0.6), (9, 0.5), (1, 0.4)]
+    keyword = {2: 3.0, 3: 1.0}
+    runs = {2: [0, 1, 2, 3, 4, 5, 6], 9: [7, 8, 9, 10, 11]}
+
+    kept = fusion.unpadded(ranked, keyword, {}, runs, window=2, similarity=0.5)
+
+    # 4 has two matches within two places (2 and 3), 1 has them too; 9 has none.
+    assert [key for key, _ in kept] == [2, 3, 4, 1]
+    assert fusion.unpadded(ranked, keyword, {9: 0.6}, runs, window=2, similarity=0.5)[3] == (9, 0.5)

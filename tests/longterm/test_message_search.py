@@ -191,3 +191,39 @@ def test_prompt_build_adds_past_conversations_when_asked(db: Any) -> None:
     assert "last-month#3" in section and "today#" not in section
     tight = memory.prompt_build(session=now, max_tokens=12, episodes=2)
     assert "past_conversations" not in tight.system
+
+
+def test_the_answer_outranks_the_question_asking_for_it_and_its_reply(db: Any) -> None:
+    earlier = memory.session_open(namespace="user-9", key="march")
+    later = memory.session_open(namespace="user-9", key="june")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(
+            session=earlier,
+            messages=[
+                user("I finally found a new dentist near the office."),
+                assistant("Great, what is their name?"),
+                user("My dentist is Dr. Alvarez, on Rua Augusta."),
+                assistant("Noted, Dr. Alvarez on Rua Augusta."),
+                user("The weather has been lovely all week."),
+                assistant("Enjoy it while it lasts!"),
+            ],
+        )
+        memory.message_add_many(
+            session=later,
+            messages=[
+                user("Good morning!"),
+                assistant("Morning! How can I help?"),
+                user("What was the name of my dentist?"),
+                assistant("Let me check."),
+            ],
+        )
+    question = "What was the name of my dentist?"
+
+    hits = memory.message_search(namespace="user-9", query=question, k=5)
+
+    ranked = [(hit.session.key, hit.seq) for hit in hits]
+    assert ranked[0] == ("march", 3), ranked  # "My dentist is Dr. Alvarez"
+    asked = ranked.index(("june", 3)) if ("june", 3) in ranked else len(ranked)
+    reply = ranked.index(("june", 4)) if ("june", 4) in ranked else len(ranked)
+    assert asked > ranked.index(("march", 3)) and reply > ranked.index(("march", 3))
+    assert reply > 0 and ("june", 4) not in ranked[:3]

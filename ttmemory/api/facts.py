@@ -148,6 +148,8 @@ class FactViewSet(
                 value={
                     "mode": "hybrid",
                     "fallback_reason": "",
+                    "evidence_similarity": 1.0,
+                    "unpadded": 0,
                     "hits": [{"fact": FACT_EXAMPLE, "score": 0.82}],
                 },
                 response_only=True,

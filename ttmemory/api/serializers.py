@@ -179,6 +179,11 @@ class PromptSerializer(serializers.Serializer[Any]):
     tokens = serializers.DictField(child=serializers.IntegerField())
     total = serializers.IntegerField()
     recall_mode = serializers.CharField()
+    empty = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="Why each empty section is empty: not asked, no query, nothing stored, "
+        "nothing relevant, all in window or over budget.",
+    )
 
 
 class TrimRequestSerializer(serializers.Serializer[Any]):
@@ -390,6 +395,15 @@ class RecallHitSerializer(serializers.Serializer[Any]):
 class RecallSerializer(serializers.Serializer[Any]):
     mode = serializers.ChoiceField(choices=["hybrid", "keyword", "vector"])
     fallback_reason = serializers.CharField(allow_blank=True)
+    evidence_similarity = serializers.FloatField(
+        allow_null=True,
+        help_text="The evidence floor in force: every hit shares a keyword with the query, is "
+        "at least this similar to it, or sits in a passage about it.",
+    )
+    unpadded = serializers.IntegerField(
+        help_text="Facts next to a match that neighbour context would have padded the hits "
+        "with, left out (fewer than k hits instead)."
+    )
     hits = RecallHitSerializer(many=True)  # their recall counts: one query (fact_recall's)
 
 

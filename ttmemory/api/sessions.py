@@ -167,6 +167,7 @@ class SessionViewSet(
                     "tokens": {"profile": 0, "memories": 9, "state": 0, "window": 14},
                     "total": 23,
                     "recall_mode": "hybrid",
+                    "empty": {"profile": "nothing stored", "episodes": "not asked"},
                 },
                 response_only=True,
             ),

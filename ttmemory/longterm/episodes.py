@@ -5,6 +5,10 @@ added at query time: a message's keyword score is BM25 over its own terms plus i
 ``window`` neighbours' terms on each side of the same session, weighted ``NEIGHBOUR_WEIGHT``.
 So a turn that answers "which one?" is found by the question it answers, an append never
 rewrites older entries, and a deleted message leaves every window it was part of at once.
+A question is weak evidence of its answer (``QUESTION_WEIGHT``), and a question holding every
+word of the query (the query asked again, or the live question itself) lends its words to no
+neighbour: "My dentist is Dr. Alvarez" ranks above "What was the name of my dentist?" and the
+"Let me check." after it.
 Vectors are one per message (its own text), cosine-ranked like facts' (pgvector in SQL, numpy
 elsewhere).
 """
@@ -31,6 +35,17 @@ from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 #: Weight of a neighbour's terms in a message's keyword score (its own count 1).
 NEIGHBOUR_WEIGHT = 0.5
+#: A question is weak evidence of its own answer: a message that asks (its text ends with a
+#: question mark) keeps this part of its score. A question holding every word of the query
+#: (the query asked again, or the live question itself) also lends its words to no neighbour,
+#: so the reply to it ("Let me check") is not found through it (``keyword_scores``).
+QUESTION_WEIGHT = 0.25
+#: Messages holding at least half of the query's words whose text is read to tell questions
+#: (the best this many by the share of the query's words they hold).
+QUESTION_CHECK_LIMIT = 40
+#: What ends a question, in the scripts the stemmer and segmenter know (ASCII, full width,
+#: Arabic, Greek question marks).
+QUESTION_MARKS = ("?", "\uff1f", "\u061f", "\u037e")
 
 SessionSeq = tuple[int, int]
 
@@ -106,6 +121,7 @@ def keyword_scores(
     )
     if not rows:
         return {}
+    questions, echoes = _questions(namespace, rows, set(terms))
     total = found.total
     avg_len = (found.total_terms / total if total else 1.0) or 1.0
     if pending:  # the messages awaiting the message_index job count as if indexed
@@ -118,6 +134,8 @@ def keyword_scores(
     tf: dict[SessionSeq, dict[int, float]] = defaultdict(lambda: defaultdict(float))
     for session_id, seq, term, count in sorted(rows, key=lambda row: row[2]):
         tf[(session_id, seq)][term] += count
+        if (session_id, seq) in echoes:  # the query asked again: its reply is no answer
+            continue
         for d in range(1, window + 1):
             for near in (seq - d, seq + d):
                 if near > 0:
@@ -138,8 +156,47 @@ def keyword_scores(
     scores = {
         key: bm25(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
     }
+    for key in questions & set(scores):
+        scores[key] *= QUESTION_WEIGHT
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return dict(best)
+
+
+def is_question(text: str) -> bool:
+    """Whether a message asks: its text, trailing quotes and spaces aside, ends with a question
+    mark (``QUESTION_MARKS``)."""
+    return text.rstrip(" \t\r\n\"'\u201d\u2019)»").endswith(QUESTION_MARKS)
+
+
+def _questions(
+    namespace: str, rows: list[tuple[int, int, int, int]], wanted: set[int]
+) -> tuple[set[SessionSeq], set[SessionSeq]]:
+    """Which messages holding at least half of the query's words are questions, and of those
+    the echoes (holding every query word).
+
+    Reads the text of at most ``QUESTION_CHECK_LIMIT`` messages (the index keeps no plaintext,
+    and no "asks" flag: a rule that changes needs no re-index)."""
+    own: dict[SessionSeq, dict[int, float]] = defaultdict(dict)
+    for session_id, seq, term, count in rows:
+        own[(session_id, seq)][term] = own[(session_id, seq)].get(term, 0.0) + count
+    need = max(1, (len(wanted) + 1) // 2)
+    asked = sorted(
+        (key for key, counts in own.items() if len(counts) >= need),
+        key=lambda key: (-len(own[key]), -key[0], -key[1]),
+    )[:QUESTION_CHECK_LIMIT]
+    if not asked:
+        return set(), set()
+    rows_read = Message.objects.filter(
+        namespace=namespace,
+        session_id__in={s for s, _ in asked},
+        seq__in={q for _, q in asked},
+    ).values_list("session_id", "seq", "data")
+    keys = set(asked)
+    questions = {
+        (s, q) for s, q, data in rows_read if (s, q) in keys and is_question(message_text(data))
+    }
+    echoes = {key for key in questions if set(own[key]) >= wanted}
+    return questions, echoes
 
 
 @dataclass

@@ -31,7 +31,13 @@
 4. **Relative cut**: hits below ``RECALL_MIN_RELATIVE`` times the best hit are dropped, so a
    prompt is not padded with memories far weaker than the best one. A relative rule never
    empties a result by itself.
-5. **Relevance floor** (``RECALL_MIN_SIMILARITY``, off by default): no hits at all when no
+5. **Evidence floor** (``RECALL_EVIDENCE_SIMILARITY``, the embedder's
+   ``recall_evidence_similarity``; ``unpadded``): a hit matches the query by itself (a keyword
+   in common, or a cosine similarity at least the floor) or sits inside a passage about it
+   (``PASSAGE_MATCHES`` facts within the window match by themselves), so neighbour context
+   never pads a short list with the facts that merely sit next to one match: fewer than k
+   hits instead. Measured in docs/benchmarks.md ("Recall that returns evidence").
+6. **Relevance floor** (``RECALL_MIN_SIMILARITY``, off by default): no hits at all when no
    candidate's cosine similarity to the query reaches the floor. Blended scores cannot say
    "nothing here is relevant" (they are stretched per query); the raw cosine of the best
    candidate is the absolute signal that separated unanswerable questions from answerable ones
@@ -425,6 +431,58 @@ def cut(scores: Mapping[K, float], *, floor: float, relative: float) -> list[tup
         best = max(s for _, s in kept)
         kept = [(key, s) for key, s in kept if s >= relative * best]
     return sorted(kept, key=lambda item: (-item[1], item[0]))
+
+
+def evidence_similarity() -> float:
+    """``RECALL_EVIDENCE_SIMILARITY`` in force (unset: the embedder's
+    ``recall_evidence_similarity``)."""
+    floor = app_settings.RECALL_EVIDENCE_SIMILARITY
+    if floor is None:
+        floor = get_embedder().recall_evidence_similarity
+    return float(floor)
+
+
+#: How many facts within the window around a fact without evidence of its own must match the
+#: query by themselves for neighbour context to make it a hit (``unpadded``).
+PASSAGE_MATCHES = 2
+
+
+def unpadded(
+    ranked: Sequence[tuple[K, float]],
+    keyword: Mapping[K, float],
+    vector: Mapping[K, float],
+    runs: Mapping[K, Sequence[K]] | None,
+    *,
+    window: int,
+    similarity: float,
+) -> list[tuple[K, float]]:
+    """``ranked`` without the hits that only neighbour context put there next to a lone match.
+
+    A hit has evidence of its own when it shares a keyword with the query (keyword score above
+    0) or its cosine similarity reaches ``similarity`` (the evidence floor). A hit without it
+    stays only inside a passage about the query: at least ``PASSAGE_MATCHES`` facts within
+    ``window`` of it (in ``runs``, the neighbour runs) have evidence of their own. "I made a
+    blue bowl" stays after "I went to a pottery class" and "Did you make anything?"; the
+    facts remembered before and after the one fact about an allergy do not, so a query with
+    one match gets one hit, not that hit padded with whatever was stored next to it.
+    """
+
+    def evidenced(key: K) -> bool:
+        return keyword.get(key, 0.0) > 0.0 or vector.get(key, -1.0) >= similarity
+
+    around: dict[K, int] = {}
+    for run in (runs or {}).values():
+        ordered: list[K] = list(run)
+        for i, key in enumerate(ordered):
+            if key in around or evidenced(key):
+                continue
+            near = ordered[max(0, i - window) : i] + ordered[i + 1 : i + window + 1]
+            around[key] = sum(1 for other in near if evidenced(other))
+    return [
+        (key, score)
+        for key, score in ranked
+        if evidenced(key) or around.get(key, 0) >= PASSAGE_MATCHES
+    ]
 
 
 def context_settings() -> tuple[int, float]:

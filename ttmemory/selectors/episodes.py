@@ -43,7 +43,11 @@ def message_search(
     like ``fact_recall`` with the cosine similarity of the message's own vector at
     ``MESSAGE_SEARCH_VECTOR_WEIGHT`` (keyword only at weight 0, the HashEmbedder's default,
     while the embedder fails, or for a message awaiting its vector). Each hit carries
-    up to ``window`` messages of its session on each side as context. Hits scoring at or below
+    up to ``window`` messages of its session on each side as context. A message that asks (it
+    ends with a question mark) keeps a quarter of its score, and one holding every word of the
+    query (the question asked again, or the live one) lends its words to no neighbour, so the
+    message holding the answer ranks above the question and the reply to it
+    (``episodes.QUESTION_WEIGHT``). Hits scoring at or below
     ``min_score`` are left out. Reads only; raises MemoryValidationError for bad arguments.
 
     Messages the ``message_index`` job has not indexed yet are scored from the stored messages,

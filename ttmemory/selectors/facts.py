@@ -60,7 +60,11 @@ def fact_recall(
     their places, so ``k`` <= 5 skips it. Hits below
     ``RECALL_MIN_RELATIVE`` x the best are left out; no hits at all when
     ``RECALL_MIN_SIMILARITY`` is set and no fact's cosine similarity to the query reaches it
-    (not applied in keyword-only mode).
+    (not applied in keyword-only mode). The hits end with the last fact that matches the query
+    by itself (a keyword in common or a cosine similarity of at least
+    ``RECALL_EVIDENCE_SIMILARITY``, reported as ``evidence_similarity``): neighbour context
+    never pads the list, which holds fewer than ``k`` hits instead (``unpadded`` counts the
+    facts left out that way).
 
     Hybrid (vector + BM25 keyword, blended) when the embedder answers; keyword-only, saying so
     in ``mode`` and ``fallback_reason``, when it fails or its breaker is open. ``kinds`` and
@@ -143,12 +147,24 @@ def fact_recall(
         scores = fusion.feedback(scores, blended, related, weight=feedback_weight)
         scores = fusion.protect(scores, before, top=fusion.FEEDBACK_PROTECTED)
     floor = app_settings.RECALL_MIN_SCORE if min_score is None else _min_score(min_score)
-    best = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)[:k]
+    ranked = fusion.cut(scores, floor=floor, relative=app_settings.RECALL_MIN_RELATIVE)
+    similarity = fusion.evidence_similarity()
+    best = fusion.unpadded(
+        ranked, keyword, vector, runs if with_context else None, window=window,
+        similarity=similarity,
+    )[:k]  # fmt: skip
+    padding = len({key for key, _ in ranked[:k]} - {key for key, _ in best})
     by_id = _hits_by_id([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
     fetch_usage_together([fact for fact, _ in hits])
     recall_counts.count_recalled(fact.pk for fact, _ in hits)
-    return RecallResult(hits=hits, mode=mode, fallback_reason=reason)
+    return RecallResult(
+        hits=hits,
+        mode=mode,
+        fallback_reason=reason,
+        evidence_similarity=similarity,
+        unpadded=padding,
+    )
 
 
 def _hits_by_id(ids: list[int]) -> dict[int, Fact]:

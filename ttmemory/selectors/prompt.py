@@ -34,6 +34,15 @@ def quote(value: Any) -> str:
     return _UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
+#: Why a section of the system message came back empty (``PromptContext.empty``).
+NOT_ASKED = "not asked"  # memories=0, episodes=0
+NO_QUERY = "no query"  # no query given and no user message in the session to ask with
+NOTHING_STORED = "nothing stored"  # no profile, no state variables
+NOTHING_RELEVANT = "nothing relevant"  # recall or message_search found nothing for the query
+ALL_IN_WINDOW = "all in window"  # every past message found is live in this session's history
+OVER_BUDGET = "over budget"  # found, but dropped to fit max_tokens (or strict=False overflow)
+
+
 def _section(name: str, lines: list[str]) -> str:
     return f"<{name}>\n" + "\n".join(lines) + f"\n</{name}>" if lines else ""
 
@@ -64,6 +73,12 @@ def prompt_build(
     messages found by ``message_search`` for the same query (other sessions of the namespace,
     and this session's archived messages: its live ones are in the window), each quoted and
     cut like a memory; it is the first dropped when the budget is short.
+
+    ``PromptContext.empty`` says why each empty section is empty: ``"not asked"``
+    (``memories=0``, ``episodes=0``), ``"no query"``, ``"nothing stored"`` (profile, state),
+    ``"nothing relevant"`` (recall or ``message_search`` found nothing), ``"all in window"``
+    (every past message found is live in this session, so already in the window) or
+    ``"over budget"`` (found, then dropped to fit ``max_tokens``).
     """
     max_tokens = clean_count(max_tokens, field="max_tokens")
     memories = clean_count(memories, field="memories")
@@ -90,18 +105,36 @@ def prompt_build(
         recent = [m for m in message_recent(session=session, limit=20) if m.get("role") == "user"]
         last = recent[-1].get("content") if recent else None
         query = last if isinstance(last, str) else None
+    asked = bool(query and query.strip())
+    empty: dict[str, str] = {}
+    if not profile_lines:
+        empty["profile"] = NOTHING_STORED
+    if not state_lines:
+        empty["state"] = NOTHING_STORED
     memory_lines: list[str] = []
     mode = "none"
+    if not memories:
+        empty["memories"] = NOT_ASKED
+    elif not asked:
+        empty["memories"] = NO_QUERY
     if query and query.strip() and memories:
         result = fact_recall(namespace=session.namespace, query=query, k=memories)
         mode = result.mode
         for fact, _score in result.hits:
             text = fact.text if len(fact.text) <= limit else fact.text[:limit] + CUT_MARK
             memory_lines.append(f"- {quote(text)}")
+        if not memory_lines:
+            empty["memories"] = NOTHING_RELEVANT
 
     episode_lines: list[str] = []
+    if not episodes:
+        empty["episodes"] = NOT_ASKED
+    elif not asked:
+        empty["episodes"] = NO_QUERY
     if query and query.strip() and episodes:
         found = message_search(namespace=session.namespace, query=query, k=episodes * 3, window=0)
+        if not found:
+            empty["episodes"] = NOTHING_RELEVANT
         for hit in found:
             if hit.session.pk == session.pk and not hit.archived:
                 continue  # in the live history, so in (or trimmed from) the window
@@ -111,6 +144,8 @@ def prompt_build(
             episode_lines.append(f"- {quote(where)}: {quote(text)}")
             if len(episode_lines) == episodes:
                 break
+        if found and not episode_lines:
+            empty["episodes"] = ALL_IN_WINDOW
 
     def count(text: str) -> int:
         return conversation.count_text_tokens(text, encoding=encoding) if text else 0
@@ -147,6 +182,14 @@ def prompt_build(
             ):
                 lines.pop()
                 sections[name] = _section(tag, lines)
+    for name, lines in (
+        ("episodes", episode_lines),
+        ("memories", memory_lines),
+        ("state", state_lines),
+        ("profile", profile_lines),
+    ):
+        if name in sections and not lines and name not in empty:
+            empty[name] = OVER_BUDGET  # found, then dropped to fit
     system = "\n\n".join(text for text in sections.values() if text)
     system_tokens = system_tokens_of(system)
     context = source.window(max_tokens - system_tokens, strict=False)
@@ -162,4 +205,5 @@ def prompt_build(
         total=system_tokens + window_tokens,
         recall_mode=mode,
         overflow=max(0, system_tokens + window_tokens - max_tokens),
+        empty=empty,
     )

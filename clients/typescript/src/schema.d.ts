@@ -1063,6 +1063,10 @@ export interface components {
             };
             total: number;
             recall_mode: string;
+            /** @description Why each empty section is empty: not asked, no query, nothing stored, nothing relevant, all in window or over budget. */
+            empty: {
+                [key: string]: string;
+            };
         };
         PromptRequest: {
             /** @description Default: last user turn. */
@@ -1074,6 +1078,13 @@ export interface components {
         Recall: {
             mode: components["schemas"]["ModeEnum"];
             fallback_reason: string;
+            /**
+             * Format: double
+             * @description The evidence floor in force: every hit shares a keyword with the query, is at least this similar to it, or sits in a passage about it.
+             */
+            evidence_similarity: number | null;
+            /** @description Facts next to a match that neighbour context would have padded the hits with, left out (fewer than k hits instead). */
+            unpadded: number;
             hits: components["schemas"]["RecallHit"][];
         };
         RecallHit: {

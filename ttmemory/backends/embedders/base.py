@@ -17,10 +17,12 @@ class Embedder(ABC):
 
     model: str
     dimensions: int
-    #: Weight of vector scores in hybrid recall when RECALL_VECTOR_WEIGHT is unset: 0.8 was
-    #: best for a sentence embedder (all-MiniLM-L6-v2) by cross-validation on the
-    #: conversational set's tune half (docs/benchmarks.md).
-    recall_vector_weight: float = 0.8
+    #: Weight of vector scores in hybrid recall when RECALL_VECTOR_WEIGHT is unset. 0.1: the
+    #: rule of ``bench/fusion_generalise.py`` (the smallest weight within one standard error of
+    #: the best on two tuning sets) chose it for WordLlama, and all-MiniLM-L6-v2 at 0.1 kept
+    #: LoCoMo at the keyword default's level where 0.8 (the conversational tune half's best)
+    #: fell 0.11 below it (issue 35; not measured here: no torch on the machine).
+    recall_vector_weight: float = 0.1
     #: Weight of a neighbouring fact's score in recall when RECALL_CONTEXT_WEIGHT is unset
     #: (``ttmemory.longterm.fusion``), chosen the same way.
     recall_context_weight: float = 0.25
@@ -32,6 +34,13 @@ class Embedder(ABC):
     #: statements. It lowered the synthetic set's recall@10 by 0.009 (docs/benchmarks.md, fusion
     #: study); HashEmbedder and WordLlama set 0 (it gained them nothing on tune).
     recall_feedback_weight: float = 0.75
+    #: Evidence floor of recall when RECALL_EVIDENCE_SIMILARITY is unset: a fact matches the
+    #: query by itself when it shares a keyword with it or its cosine similarity to the query
+    #: reaches this (``fusion.unpadded``). Calibrated per embedder as the 95th percentile of
+    #: the similarity between a question and the turns sharing no word with it and holding no
+    #: evidence for it (the conversational set's tune half, docs/benchmarks.md); 0.3 here is
+    #: not calibrated (no sentence embedder was available when it was measured).
+    recall_evidence_similarity: float = 0.3
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
     message_search_vector_weight: float | None = None

@@ -38,6 +38,9 @@ class HashEmbedder(Embedder):
     recall_vector_weight = 0.1
     recall_context_weight = 0.5
     recall_feedback_weight = 0.0  # gained nothing on tune at any weight (fusion study)
+    #: Only a keyword in common is evidence: between texts sharing no word, this embedder's
+    #: similarity is bucket collisions (about 0.1 for 5% of such pairs, by the key), so 1.0.
+    recall_evidence_similarity = 1.0
     #: Past messages: keywords with neighbour terms alone scored best, every fusion chose
     #: weight 0 by cross-validation on the conversational set (docs/benchmarks.md).
     message_search_vector_weight = 0.0

@@ -32,12 +32,16 @@ class WordLlamaEmbedder(Embedder):
     on the first ``embed``.
     """
 
-    #: Chosen by cross-validation on the conversational set's tune half (docs/benchmarks.md):
-    #: facts blend at 0.8 with neighbours at 0.5; past messages by keyword with neighbour terms
-    #: alone (0).
-    recall_vector_weight = 0.8
+    #: Facts blend at 0.1 (``bench/fusion_generalise.py``: the smallest weight within one
+    #: standard error of the best on two tuning sets, the conversational tune half and the
+    #: synthetic set; 0.8, the tune half's own best, fell below keywords alone on LoCoMo),
+    #: with neighbours at 0.5; past messages by keyword with neighbour terms alone (0), by
+    #: cross-validation on the conversational set's tune half (docs/benchmarks.md).
+    recall_vector_weight = 0.1
     recall_context_weight = 0.5
     recall_feedback_weight = 0.0  # gained nothing on tune at any weight (fusion study)
+    #: 95th percentile of a question's similarity to turns sharing no word with it (tune half).
+    recall_evidence_similarity = 0.16
     message_search_vector_weight = 0.0
 
     def __init__(self, *, dimensions: int = 256, config: str = "l2_supercat") -> None:

@@ -46,6 +46,7 @@ from .profiles_get_response_200 import ProfilesGetResponse200
 from .profiles_list_response_200 import ProfilesListResponse200
 from .profiles_update_response_200 import ProfilesUpdateResponse200
 from .prompt import Prompt
+from .prompt_empty import PromptEmpty
 from .prompt_messages_item import PromptMessagesItem
 from .prompt_request import PromptRequest
 from .prompt_tokens import PromptTokens
@@ -126,6 +127,7 @@ __all__ = (
     "ProfilesListResponse200",
     "ProfilesUpdateResponse200",
     "Prompt",
+    "PromptEmpty",
     "PromptMessagesItem",
     "PromptRequest",
     "PromptTokens",

@@ -7,6 +7,7 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
+    from ..models.prompt_empty import PromptEmpty
     from ..models.prompt_messages_item import PromptMessagesItem
     from ..models.prompt_tokens import PromptTokens
 
@@ -23,6 +24,8 @@ class Prompt:
         tokens (PromptTokens):
         total (int):
         recall_mode (str):
+        empty (PromptEmpty): Why each empty section is empty: not asked, no query, nothing stored, nothing relevant, all
+            in window or over budget.
     """
 
     system: str
@@ -30,6 +33,7 @@ class Prompt:
     tokens: PromptTokens
     total: int
     recall_mode: str
+    empty: PromptEmpty
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,6 +50,8 @@ class Prompt:
 
         recall_mode = self.recall_mode
 
+        empty = self.empty.to_dict()
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -55,6 +61,7 @@ class Prompt:
                 "tokens": tokens,
                 "total": total,
                 "recall_mode": recall_mode,
+                "empty": empty,
             }
         )
 
@@ -62,6 +69,7 @@ class Prompt:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.prompt_empty import PromptEmpty  # noqa: PLC0415
         from ..models.prompt_messages_item import PromptMessagesItem  # noqa: PLC0415
         from ..models.prompt_tokens import PromptTokens  # noqa: PLC0415
 
@@ -81,12 +89,15 @@ class Prompt:
 
         recall_mode = d.pop("recall_mode")
 
+        empty = PromptEmpty.from_dict(d.pop("empty"))
+
         prompt = cls(
             system=system,
             messages=messages,
             tokens=tokens,
             total=total,
             recall_mode=recall_mode,
+            empty=empty,
         )
 
         prompt.additional_properties = d

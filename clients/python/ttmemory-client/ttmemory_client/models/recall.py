@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -23,11 +23,17 @@ class Recall:
             * `keyword` - keyword
             * `vector` - vector
         fallback_reason (str):
+        evidence_similarity (float | None): The evidence floor in force: every hit shares a keyword with the query, is
+            at least this similar to it, or sits in a passage about it.
+        unpadded (int): Facts next to a match that neighbour context would have padded the hits with, left out (fewer
+            than k hits instead).
         hits (list[RecallHit]):
     """
 
     mode: ModeEnum
     fallback_reason: str
+    evidence_similarity: float | None
+    unpadded: int
     hits: list[RecallHit]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -35,6 +41,11 @@ class Recall:
         mode: str = self.mode
 
         fallback_reason = self.fallback_reason
+
+        evidence_similarity: float | None
+        evidence_similarity = self.evidence_similarity
+
+        unpadded = self.unpadded
 
         hits = []
         for hits_item_data in self.hits:
@@ -47,6 +58,8 @@ class Recall:
             {
                 "mode": mode,
                 "fallback_reason": fallback_reason,
+                "evidence_similarity": evidence_similarity,
+                "unpadded": unpadded,
                 "hits": hits,
             }
         )
@@ -62,6 +75,15 @@ class Recall:
 
         fallback_reason = d.pop("fallback_reason")
 
+        def _parse_evidence_similarity(data: object) -> float | None:
+            if data is None:
+                return data
+            return cast(float | None, data)
+
+        evidence_similarity = _parse_evidence_similarity(d.pop("evidence_similarity"))
+
+        unpadded = d.pop("unpadded")
+
         hits = []
         _hits = d.pop("hits")
         for hits_item_data in _hits:
@@ -72,6 +94,8 @@ class Recall:
         recall = cls(
             mode=mode,
             fallback_reason=fallback_reason,
+            evidence_similarity=evidence_similarity,
+            unpadded=unpadded,
             hits=hits,
         )
 
