@@ -1,0 +1,339 @@
+"""Legal holds enforced by the database: triggers that refuse deleting or rewriting held rows.
+
+A ``LegalHold`` row covers a namespace (``session`` empty) or one session of it. While it exists,
+triggers on every table holding content or what a restore needs refuse a ``DELETE`` of a row in
+its scope and an ``UPDATE`` that changes a watched column (the content, or what places the row:
+namespace, session, seq), by whatever path: a service, the admin, ``Message.objects.all()
+.delete()`` in a shell, raw SQL, another process. The services check first and raise a
+``LegalHoldError`` naming the hold; the triggers are the guarantee for the paths that forget.
+Updates of anything else (archiving a message, counters, embeddings, recall bookkeeping) go on:
+they rewrite no content. Inserts always go on: a held conversation continues.
+
+PostgreSQL: row-level ``BEFORE`` triggers (on a partitioned message table they are cloned to
+every partition, so a statement naming a partition is refused too), ``ENABLE ALWAYS``; the
+refusal is ``RAISE EXCEPTION`` with ``MESSAGE_PREFIX`` and the hold as JSON in its DETAIL.
+SQLite: row-level triggers whose ``WHEN`` looks the hold up, refusing with ``RAISE(ABORT)``
+(a fixed message: SQLite takes no expression there). An ``UPDATE`` trigger runs its function
+only when a watched column changed (``WHEN``), so archiving, counting and indexing never pay
+for it. ``ttmemory.models.holds.install_error_mapping`` turns the refusal into a
+``LegalHoldError`` on every connection.
+
+Not covered: ``TRUNCATE`` and DDL (``DROP TABLE``, ``DROP TRIGGER``) by the tables' owner;
+docs/security.md states the threat model. SQLite drops a table's triggers when Django rebuilds
+the table (a later migration altering a protected table must call ``trigger_sql`` again, as
+0022 does for the generation triggers); check ``ttmemory.E070`` reports missing ones.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import DatabaseError, connections
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.backends.signals import connection_created
+from django.db.migrations.operations.base import Operation
+from django.db.migrations.state import ProjectState
+
+from ttmemory.exceptions import LegalHoldError
+
+HOLD_TABLE = "ttmemory_legalhold"
+MESSAGE_PREFIX = "ttmemory legal hold"
+
+
+@dataclass(frozen=True)
+class Protected:
+    """One protected table: how its rows find their session, and the columns an UPDATE may
+    not change while held."""
+
+    table: str
+    short: str  # names the triggers (PostgreSQL identifiers stay under 63 bytes)
+    session_column: str | None  # None: covered by namespace holds only
+    watched: tuple[str, ...]
+
+
+#: The tables a hold protects. Facts find their session through ``source_session_id`` (a
+#: session hold keeps what was learnt from it). A fact's ``text`` is re-encrypted whenever the
+#: same normalised text is remembered again; its ``text_hash`` (the normalised text's keyed
+#: hash) is what names its content, so that is watched.
+PROTECTED: tuple[Protected, ...] = (
+    Protected(
+        "ttmemory_message",
+        "message",
+        "session_id",
+        (
+            "namespace",
+            "session_id",
+            "seq",
+            "role",
+            "data",
+            "token_count",
+            "tool_call_id",
+            "tool_call_ids",
+            "group_seq",
+        ),
+    ),
+    Protected(
+        "ttmemory_snapshot",
+        "snapshot",
+        "session_id",
+        (
+            "namespace",
+            "session_id",
+            "label",
+            "kind",
+            "payload",
+            "message_count",
+            "token_count",
+            "upto_seq",
+        ),
+    ),
+    Protected("ttmemory_memorysession", "session", "id", ("namespace", "key")),
+    Protected(
+        "ttmemory_fact",
+        "fact",
+        "source_session_id",
+        ("namespace", "kind", "text_hash", "source_seqs", "valid_from", "created_at"),
+    ),
+    Protected("ttmemory_profile", "profile", None, ("namespace", "kind", "data")),
+    Protected(
+        "ttmemory_messageentry", "msgentry", "session_id", ("namespace", "session_id", "seq")
+    ),
+    Protected(
+        "ttmemory_messageterm",
+        "msgterm",
+        "session_id",
+        ("namespace", "session_id", "seq", "term", "tf"),
+    ),
+    Protected(
+        "ttmemory_graphcheckpoint",
+        "graphcp",
+        None,
+        ("namespace", "thread_id", "checkpoint_ns", "checkpoint_id", "checkpoint", "metadata"),
+    ),
+)
+
+
+def trigger_names(spec: Protected) -> tuple[str, str]:
+    return f"ttm_hold_{spec.short}_delete", f"ttm_hold_{spec.short}_update"
+
+
+def _function_name(spec: Protected) -> str:
+    return f"ttm_hold_guard_{spec.session_column or 'namespace'}"
+
+
+def _postgresql_function(session_column: str | None) -> str:
+    scope = f"(h.session_id IS NULL OR h.session_id = OLD.{session_column})"
+    if session_column is None:
+        scope = "h.session_id IS NULL"
+    name = f"ttm_hold_guard_{session_column or 'namespace'}"
+    return f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$
+DECLARE
+    held record;
+BEGIN
+    SELECT h.namespace, h.session_id, h.reason INTO held FROM {HOLD_TABLE} h
+    WHERE h.namespace = OLD.namespace AND {scope}
+    ORDER BY h.session_id NULLS FIRST LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION '{MESSAGE_PREFIX}: % of % refused', lower(TG_OP), TG_TABLE_NAME
+            USING DETAIL = json_build_object(
+                'namespace', held.namespace, 'session', held.session_id,
+                'reason', held.reason, 'action', lower(TG_OP), 'table', TG_TABLE_NAME)::text,
+            HINT = 'lift the legal hold first';
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RETURN OLD;
+    END IF;
+    RETURN NEW;
+END
+$body$"""
+
+
+def postgresql_table_sql(spec: Protected, *, table: str | None = None) -> list[str]:
+    """The two triggers of one protected table (the function must exist)."""
+    table = table or spec.table
+    delete, update = trigger_names(spec)
+    changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in spec.watched)
+    run = f"FOR EACH ROW EXECUTE FUNCTION {_function_name(spec)}()"
+    return [
+        f"DROP TRIGGER IF EXISTS {delete} ON {table}",
+        f"DROP TRIGGER IF EXISTS {update} ON {table}",
+        f"CREATE TRIGGER {delete} BEFORE DELETE ON {table} {run}",
+        f"CREATE TRIGGER {update} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({changed}) "
+        f"EXECUTE FUNCTION {_function_name(spec)}()",
+        f"ALTER TABLE {table} ENABLE ALWAYS TRIGGER {delete}",
+        f"ALTER TABLE {table} ENABLE ALWAYS TRIGGER {update}",
+    ]
+
+
+def _sqlite_held(spec: Protected) -> str:
+    scope = "h.session_id IS NULL"
+    if spec.session_column is not None:
+        scope = f"(h.session_id IS NULL OR h.session_id = OLD.{spec.session_column})"
+    return (
+        f"EXISTS (SELECT 1 FROM {HOLD_TABLE} h WHERE h.namespace = OLD.namespace AND {scope})"
+    )
+
+
+def sqlite_table_sql(spec: Protected) -> list[str]:
+    delete, update = trigger_names(spec)
+    changed = " OR ".join(f"OLD.{c} IS NOT NEW.{c}" for c in spec.watched)
+    refuse = "SELECT RAISE(ABORT, '{prefix}: {op} of {table} refused');"
+    return [
+        f"DROP TRIGGER IF EXISTS {delete}",
+        f"DROP TRIGGER IF EXISTS {update}",
+        f"CREATE TRIGGER {delete} BEFORE DELETE ON {spec.table} FOR EACH ROW "
+        f"WHEN {_sqlite_held(spec)} "
+        f"BEGIN {refuse.format(prefix=MESSAGE_PREFIX, op='delete', table=spec.table)} END",
+        f"CREATE TRIGGER {update} BEFORE UPDATE OF {', '.join(spec.watched)} ON {spec.table} "
+        f"FOR EACH ROW WHEN ({changed}) AND {_sqlite_held(spec)} "
+        f"BEGIN {refuse.format(prefix=MESSAGE_PREFIX, op='update', table=spec.table)} END",
+    ]
+
+
+def trigger_sql(vendor: str, *, forwards: bool = True) -> list[str]:
+    """Every statement creating (or dropping) the hold triggers on ``vendor``; [] elsewhere."""
+    statements: list[str] = []
+    if vendor == "postgresql":
+        if forwards:
+            for column in sorted({spec.session_column or "" for spec in PROTECTED}):
+                statements.append(_postgresql_function(column or None))
+            for spec in PROTECTED:
+                statements.extend(postgresql_table_sql(spec))
+        else:
+            for spec in PROTECTED:
+                statements.extend(
+                    f"DROP TRIGGER IF EXISTS {name} ON {spec.table}" for name in trigger_names(spec)
+                )
+            for column in sorted({spec.session_column or "namespace" for spec in PROTECTED}):
+                statements.append(f"DROP FUNCTION IF EXISTS ttm_hold_guard_{column}()")
+    elif vendor == "sqlite":
+        for spec in PROTECTED:
+            if forwards:
+                statements.extend(sqlite_table_sql(spec))
+            else:
+                statements.extend(f"DROP TRIGGER IF EXISTS {name}" for name in trigger_names(spec))
+    return statements
+
+
+def message_table_sql(table: str) -> list[str]:
+    """The message table's triggers again, on PostgreSQL (after ``ttmemory_partition`` rebuilt
+    the table under ``table``)."""
+    spec = next(spec for spec in PROTECTED if spec.short == "message")
+    return postgresql_table_sql(spec, table=table)
+
+
+def missing_triggers(connection: Any) -> list[str]:
+    """The hold triggers this database should have and does not (PostgreSQL, SQLite)."""
+    wanted = {name: spec.table for spec in PROTECTED for name in trigger_names(spec)}
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT tgname FROM pg_trigger WHERE tgname = ANY(%s) AND tgenabled <> 'D' "
+                "AND NOT tgisinternal AND tgparentid = 0",
+                [list(wanted)],
+            )
+        elif connection.vendor == "sqlite":
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        else:
+            return []
+        found = {str(row[0]) for row in cursor.fetchall()}
+    return sorted(name for name in wanted if name not in found)
+
+
+def hold_of_error(exc: BaseException) -> dict[str, Any] | None:
+    """The hold a database refusal names (namespace, session, reason, action, table; on SQLite
+    only action and table), or None when ``exc`` is no hold refusal."""
+    message = str(exc)
+    if MESSAGE_PREFIX not in message:
+        return None
+    cause = exc.__cause__
+    diag = getattr(cause, "diag", None)
+    detail = getattr(diag, "message_detail", None)
+    if detail:
+        try:
+            found = json.loads(detail)
+        except ValueError:
+            found = None
+        if isinstance(found, dict):
+            return found
+    # SQLite: "<prefix>: <op> of <table> refused".
+    words = message.split(MESSAGE_PREFIX + ": ", 1)[-1].split()
+    action = words[0] if words else "change"
+    table = words[2] if len(words) > 2 else ""
+    return {"namespace": "", "session": None, "reason": "", "action": action, "table": table}
+
+
+class LegalHoldTriggers(Operation):
+    """Creates the legal-hold triggers (PostgreSQL, SQLite; nothing elsewhere). Reversible.
+    Changes no model state."""
+
+    reversible = True
+    reduces_to_sql = True
+
+    def state_forwards(self, app_label: str, state: ProjectState) -> None:
+        pass
+
+    def database_forwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        for sql in trigger_sql(schema_editor.connection.vendor):
+            schema_editor.execute(sql, params=None)
+
+    def database_backwards(
+        self,
+        app_label: str,
+        schema_editor: BaseDatabaseSchemaEditor,
+        from_state: ProjectState,
+        to_state: ProjectState,
+    ) -> None:
+        for sql in trigger_sql(schema_editor.connection.vendor, forwards=False):
+            schema_editor.execute(sql, params=None)
+
+    def describe(self) -> str:
+        return "Creates the triggers that refuse deleting or rewriting rows under legal hold"
+
+    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
+        return (self.__class__.__name__, [], {})
+
+
+def _refusals_as_legal_hold_errors(
+    execute: Any, sql: str, params: Any, many: bool, context: dict[str, Any]
+) -> Any:
+    try:
+        return execute(sql, params, many, context)
+    except DatabaseError as exc:
+        hold = hold_of_error(exc)
+        if hold is None:
+            raise
+        raise LegalHoldError(
+            namespace=str(hold.get("namespace") or ""),
+            session_id=hold.get("session"),
+            reason=str(hold.get("reason") or ""),
+            action=f"{hold.get('action', 'change')} of {hold.get('table') or 'held rows'}",
+        ) from exc
+
+
+def _map_on(connection: Any) -> None:
+    if _refusals_as_legal_hold_errors not in connection.execute_wrappers:
+        # First, not last: ``connection.execute_wrapper()`` removes the last one on exit.
+        connection.execute_wrappers.insert(0, _refusals_as_legal_hold_errors)
+
+
+def _on_connection_created(*, connection: Any, **kwargs: Any) -> None:
+    _map_on(connection)
+
+
+def install_error_mapping() -> None:
+    """Make a database's hold refusal a ``LegalHoldError`` on every connection (an execute
+    wrapper, added as each connection opens): the same error whichever code path ran into the
+    trigger, and the API renders it as it renders the services' own check."""
+    connection_created.connect(_on_connection_created, dispatch_uid="ttmemory.legal_hold_errors")
+    for alias in connections:
+        _map_on(connections[alias])
