@@ -172,9 +172,7 @@ def _sqlite_held(spec: Protected) -> str:
     scope = "h.session_id IS NULL"
     if spec.session_column is not None:
         scope = f"(h.session_id IS NULL OR h.session_id = OLD.{spec.session_column})"
-    return (
-        f"EXISTS (SELECT 1 FROM {HOLD_TABLE} h WHERE h.namespace = OLD.namespace AND {scope})"
-    )
+    return f"EXISTS (SELECT 1 FROM {HOLD_TABLE} h WHERE h.namespace = OLD.namespace AND {scope})"
 
 
 def sqlite_table_sql(spec: Protected) -> list[str]:

@@ -659,6 +659,7 @@ def message_pop(*, session: MemorySession) -> dict[str, Any] | None:
         row = Message.objects.live().filter(session=session).order_by("-seq").first()
         if row is None:
             return None
+        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="pop")
         Message.objects.filter(pk=row.pk).delete()
         index_delete_locked(session, [row.seq])
         bump_counters(
