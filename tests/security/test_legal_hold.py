@@ -257,3 +257,16 @@ def test_the_agents_session_pop_item_is_refused_under_a_hold() -> None:
         asyncio.run(agents_session.pop_item())
     assert protected_checksum("acme/agents") == before
     assert Permission.objects.exists()  # the database is still usable after the refusal
+
+
+def test_a_missing_hold_trigger_stops_start_up(db: Any) -> None:
+    from ttmemory.checks import check_hold_triggers
+
+    assert check_hold_triggers(databases=["default"]) == []
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("DROP TRIGGER ttm_hold_message_delete ON ttmemory_message")
+        else:
+            cursor.execute("DROP TRIGGER ttm_hold_message_delete")
+    (error,) = check_hold_triggers(databases=["default"])
+    assert error.id == "ttmemory.E070" and "ttm_hold_message_delete" in error.msg
