@@ -36,7 +36,9 @@ from ttmemory.validation import (
     clean_kind,
     clean_metadata,
     clean_namespace,
+    clean_text,
     merged,
+    refuse_invisible,
 )
 
 logger = logging.getLogger(__name__)
@@ -52,7 +54,7 @@ def _clean_text(text: Any) -> str:
         raise MemoryValidationError(
             "text", f"is {len(text)} characters; the limit is {MAX_FACT_CHARS}"
         )
-    return text.strip()
+    return clean_text(text.strip(), field="text")
 
 
 def _clean_source(source: Any, namespace: str) -> tuple[int | None, list[int]]:
@@ -373,6 +375,8 @@ def profile_update(
     if not isinstance(data, Mapping):
         raise MemoryValidationError("data", "must be a JSON object")
     clean = clean_json_object(data, field="data")
+    for key in clean:  # profile keys are identifiers: nothing invisible in them
+        refuse_invisible(key, field=f"data.{key}", ignorable_only=True)
     if expires_at is not None:
         expires_at = clean_datetime(expires_at, field="expires_at")
     with transaction.atomic():
