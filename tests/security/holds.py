@@ -17,16 +17,28 @@ from ttmemory.services.graph import graph_checkpoint_put
 from ttmemory.services.retention import legal_hold_place
 
 
-def protected_checksum(namespace: str) -> dict[str, str]:
-    """Per protected table, a digest of the namespace's rows (every column, as stored)."""
-    sums: dict[str, str] = {}
+def protected_rows(namespace: str) -> dict[str, set[tuple[Any, ...]]]:
+    """Per protected table, the namespace's rows as what a hold protects: the id (where there
+    is one) and the watched columns, as stored (ciphertext, not decrypted values)."""
+    rows: dict[str, set[tuple[Any, ...]]] = {}
     with connection.cursor() as cursor:
         for spec in PROTECTED:
-            cursor.execute(f"SELECT * FROM {spec.table} WHERE namespace = %s", [namespace])
-            rows = sorted(repr(tuple(_plain(v) for v in row)) for row in cursor.fetchall())
-            sums[spec.table] = hashlib.sha256("\n".join(rows).encode()).hexdigest()[:16] + (
-                f"/{len(rows)}"
+            columns = list(dict.fromkeys(["id", *spec.watched]))
+            if spec.short == "msgterm":
+                columns.remove("id")
+            cursor.execute(
+                f"SELECT {', '.join(columns)} FROM {spec.table} WHERE namespace = %s", [namespace]
             )
+            rows[spec.table] = {tuple(_plain(v) for v in row) for row in cursor.fetchall()}
+    return rows
+
+
+def protected_checksum(namespace: str) -> dict[str, str]:
+    """Per protected table, a digest and count of ``protected_rows``."""
+    sums: dict[str, str] = {}
+    for table, rows in protected_rows(namespace).items():
+        digest = hashlib.sha256("\n".join(sorted(map(repr, rows))).encode()).hexdigest()[:16]
+        sums[table] = f"{digest}/{len(rows)}"
     return sums
 
 

@@ -36,13 +36,13 @@ from mcp import Client as MCPClient
 from rest_framework.test import APIClient
 
 from tests.security.holds import filled_namespace, hold
+from tests.security.holds import protected_rows as rows_of
 from ttmemory import memory
 from ttmemory.admin.sessions import state_token
 from ttmemory.integrations.langgraph import TTMemorySaver, TTMemoryStore
 from ttmemory.integrations.mcp import Credentials, create_server
 from ttmemory.integrations.openai_agents import TTMemorySession
 from ttmemory.models import ApiKey, Fact, LegalHold, MemorySession, Snapshot
-from ttmemory.models.holds import PROTECTED
 from ttmemory.services.access import api_key_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -141,20 +141,7 @@ class Held:
 
 
 def protected_rows() -> dict[str, set[tuple[Any, ...]]]:
-    rows: dict[str, set[tuple[Any, ...]]] = {}
-    with connection.cursor() as cursor:
-        for spec in PROTECTED:
-            columns = list(dict.fromkeys(["id", *spec.watched]))
-            if spec.short == "msgterm":
-                columns.remove("id")
-            cursor.execute(
-                f"SELECT {', '.join(columns)} FROM {spec.table} WHERE namespace = %s", [NS]
-            )
-            rows[spec.table] = {
-                tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
-                for row in cursor.fetchall()
-            }
-    return rows
+    return rows_of(NS)
 
 
 @pytest.fixture

@@ -270,3 +270,14 @@ def test_a_missing_hold_trigger_stops_start_up(db: Any) -> None:
             cursor.execute("DROP TRIGGER ttm_hold_message_delete")
     (error,) = check_hold_triggers(databases=["default"])
     assert error.id == "ttmemory.E070" and "ttm_hold_message_delete" in error.msg
+
+
+def test_a_deleting_trim_archives_instead_under_a_hold(db: Any, settings: Any) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "TRIM_MODE": "delete"}
+    session = filled_namespace("acme/trim")
+    hold("acme/trim")
+    before = protected_checksum("acme/trim")
+    result = memory.session_trim(session=session, max_tokens=10)
+    assert result.removed and result.mode == "archive"  # out of the window...
+    assert protected_checksum("acme/trim") == before  # ...and every row kept (archived)
+    assert Message.objects.filter(session=session, archived_at__isnull=False).exists()
