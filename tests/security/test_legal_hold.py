@@ -281,3 +281,31 @@ def test_a_deleting_trim_archives_instead_under_a_hold(db: Any, settings: Any) -
     assert result.removed and result.mode == "archive"  # out of the window...
     assert protected_checksum("acme/trim") == before  # ...and every row kept (archived)
     assert Message.objects.filter(session=session, archived_at__isnull=False).exists()
+
+
+def test_key_rotation_leaves_held_rows_and_rotates_the_rest(db: Any, settings: Any) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    from ttmemory.crypto import generate_key, key_id_of
+
+    old = settings.TTMEMORY["ENCRYPTION_KEYS"][0]
+    held = filled_namespace("acme/rot-held")
+    free = filled_namespace("acme/rot-free")
+    hold("acme/rot-held")
+    settings.TTMEMORY = {**settings.TTMEMORY, "ENCRYPTION_KEYS": [generate_key("rot9"), old]}
+    out = io.StringIO()
+    call_command("ttmemory_rotate_keys", stdout=out)
+
+    def message_keys(session: Any) -> set[str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT data FROM ttmemory_message WHERE session_id = %s", [session.pk])
+            return {key_id_of(bytes(row[0])) for row in cursor.fetchall()}
+
+    assert message_keys(free) == {"rot9"}
+    assert "rot9" not in message_keys(held)
+    assert "under legal hold were not re-encrypted" in out.getvalue()
+    legal_hold_lift(namespace="acme/rot-held", actor="legal")
+    call_command("ttmemory_rotate_keys", stdout=io.StringIO())
+    assert message_keys(held) == {"rot9"}
