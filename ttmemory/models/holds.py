@@ -9,9 +9,11 @@ namespace, session, seq), by whatever path: a service, the admin, ``Message.obje
 Updates of anything else (archiving a message, counters, embeddings, recall bookkeeping) go on:
 they rewrite no content. Inserts always go on: a held conversation continues.
 
-PostgreSQL: row-level ``BEFORE`` triggers (on a partitioned message table they are cloned to
-every partition, so a statement naming a partition is refused too), ``ENABLE ALWAYS``; the
-refusal is ``RAISE EXCEPTION`` with ``MESSAGE_PREFIX`` and the hold as JSON in its DETAIL.
+PostgreSQL: a statement-level ``AFTER DELETE`` trigger joining the deleted rows (a transition
+table) with the holds, on each protected table and on each partition of a partitioned one (a
+statement naming a partition fires only the partition's statement triggers); a row-level
+``BEFORE UPDATE`` trigger (cloned to partitions); all ``ENABLE ALWAYS``. The refusal is
+``RAISE EXCEPTION`` with ``MESSAGE_PREFIX`` and the hold as JSON in its DETAIL.
 SQLite: row-level triggers whose ``WHEN`` looks the hold up, refusing with ``RAISE(ABORT)``
 (a fixed message: SQLite takes no expression there). An ``UPDATE`` trigger runs its function
 only when a watched column changed (``WHEN``), so archiving, counting and indexing never pay
@@ -151,21 +153,81 @@ END
 $body$"""
 
 
-def postgresql_table_sql(spec: Protected, *, table: str | None = None) -> list[str]:
-    """The two triggers of one protected table (the function must exist)."""
+def _postgresql_statement_function(session_column: str | None) -> str:
+    """The DELETE guard: once per statement, joining the deleted rows (a transition table)
+    with the holds. Measured deleting 100,500 messages (embedded PostgreSQL 18): a row-level
+    guard took 0.51-0.94 s against 0.04-0.08 s without any; this one 0.06-0.16 s."""
+    scope = f"(h.session_id IS NULL OR h.session_id = o.{session_column})"
+    if session_column is None:
+        scope = "h.session_id IS NULL"
+    name = f"ttm_hold_guard_rows_{session_column or 'namespace'}"
+    return f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$
+DECLARE
+    held record;
+BEGIN
+    SELECT h.namespace, h.session_id, h.reason INTO held
+    FROM ttm_old o JOIN {HOLD_TABLE} h ON h.namespace = o.namespace AND {scope}
+    ORDER BY h.session_id NULLS FIRST LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION '{MESSAGE_PREFIX}: % of % refused', lower(TG_OP), TG_TABLE_NAME
+            USING DETAIL = json_build_object(
+                'namespace', held.namespace, 'session', held.session_id,
+                'reason', held.reason, 'action', lower(TG_OP), 'table', TG_TABLE_NAME)::text,
+            HINT = 'lift the legal hold first';
+    END IF;
+    RETURN NULL;
+END
+$body$"""
+
+
+def postgresql_table_sql(
+    spec: Protected, *, table: str | None = None, delete_only: bool = False
+) -> list[str]:
+    """The two triggers of one protected table, or of one partition of it (the functions must
+    exist). DELETE: once per statement (a statement naming a partition fires the partition's
+    own, hence one on every partition too); UPDATE: per row, only when a watched column
+    changed (``WHEN``), so archiving and counting never call it."""
     table = table or spec.table
     delete, update = trigger_names(spec)
     changed = " OR ".join(f"OLD.{c} IS DISTINCT FROM NEW.{c}" for c in spec.watched)
-    run = f"FOR EACH ROW EXECUTE FUNCTION {_function_name(spec)}()"
-    return [
+    rows_function = f"ttm_hold_guard_rows_{spec.session_column or 'namespace'}"
+    deleting = [
         f"DROP TRIGGER IF EXISTS {delete} ON {table}",
+        f"CREATE TRIGGER {delete} AFTER DELETE ON {table} REFERENCING OLD TABLE AS ttm_old "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION {rows_function}()",
+        f"ALTER TABLE {table} ENABLE ALWAYS TRIGGER {delete}",
+    ]
+    if delete_only:
+        return deleting
+    return [
+        *deleting,
         f"DROP TRIGGER IF EXISTS {update} ON {table}",
-        f"CREATE TRIGGER {delete} BEFORE DELETE ON {table} {run}",
         f"CREATE TRIGGER {update} BEFORE UPDATE ON {table} FOR EACH ROW WHEN ({changed}) "
         f"EXECUTE FUNCTION {_function_name(spec)}()",
-        f"ALTER TABLE {table} ENABLE ALWAYS TRIGGER {delete}",
         f"ALTER TABLE {table} ENABLE ALWAYS TRIGGER {update}",
     ]
+
+
+def partitions_sql(connection: Any) -> list[str]:
+    """The triggers of every partition of a partitioned protected table (PostgreSQL): a
+    statement naming a partition fires that partition's statement triggers, not the parent's.
+    A partition's UPDATE trigger is cloned from the parent's (a row trigger)."""
+    if connection.vendor != "postgresql":
+        return []
+    statements: list[str] = []
+    with connection.cursor() as cursor:
+        for spec in PROTECTED:
+            cursor.execute(
+                "SELECT inhrelid::regclass::text FROM pg_inherits "
+                "WHERE inhparent = to_regclass(%s) ORDER BY 1",
+                [spec.table],
+            )
+            for (partition,) in cursor.fetchall():
+                statements.extend(
+                    postgresql_table_sql(spec, table=str(partition), delete_only=True)
+                )
+    return statements
 
 
 def _sqlite_held(spec: Protected) -> str:
@@ -198,6 +260,7 @@ def trigger_sql(vendor: str, *, forwards: bool = True) -> list[str]:
         if forwards:
             for column in sorted({spec.session_column or "" for spec in PROTECTED}):
                 statements.append(_postgresql_function(column or None))
+                statements.append(_postgresql_statement_function(column or None))
             for spec in PROTECTED:
                 statements.extend(postgresql_table_sql(spec))
         else:
@@ -207,6 +270,7 @@ def trigger_sql(vendor: str, *, forwards: bool = True) -> list[str]:
                 )
             for column in sorted({spec.session_column or "namespace" for spec in PROTECTED}):
                 statements.append(f"DROP FUNCTION IF EXISTS ttm_hold_guard_{column}()")
+                statements.append(f"DROP FUNCTION IF EXISTS ttm_hold_guard_rows_{column}()")
     elif vendor == "sqlite":
         for spec in PROTECTED:
             if forwards:
@@ -216,11 +280,14 @@ def trigger_sql(vendor: str, *, forwards: bool = True) -> list[str]:
     return statements
 
 
-def message_table_sql(table: str) -> list[str]:
+def message_table_sql(table: str, partitions: list[str] | None = None) -> list[str]:
     """The message table's triggers again, on PostgreSQL (after ``ttmemory_partition`` rebuilt
-    the table under ``table``)."""
+    the table under ``table``), with the DELETE trigger of each of its ``partitions``."""
     spec = next(spec for spec in PROTECTED if spec.short == "message")
-    return postgresql_table_sql(spec, table=table)
+    statements = postgresql_table_sql(spec, table=table)
+    for partition in partitions or []:
+        statements.extend(postgresql_table_sql(spec, table=partition, delete_only=True))
+    return statements
 
 
 def missing_triggers(connection: Any) -> list[str]:
@@ -282,6 +349,8 @@ class LegalHoldTriggers(Operation):
         to_state: ProjectState,
     ) -> None:
         for sql in trigger_sql(schema_editor.connection.vendor):
+            schema_editor.execute(sql, params=None)
+        for sql in partitions_sql(schema_editor.connection):
             schema_editor.execute(sql, params=None)
 
     def database_backwards(

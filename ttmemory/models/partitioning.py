@@ -188,7 +188,8 @@ def partition_message_table(
         for definition in indexes:
             cursor.execute(definition)
         if guarded:
-            for statement in holds.message_table_sql(old):
+            parts = [quote(f"{table}_h{partitions}_{r}") for r in range(partitions)]
+            for statement in holds.message_table_sql(old, parts):
                 cursor.execute(statement)
         cursor.execute(f"ANALYZE {old}")
     return copied
