@@ -291,21 +291,30 @@ def message_table_sql(table: str, partitions: list[str] | None = None) -> list[s
 
 
 def missing_triggers(connection: Any) -> list[str]:
-    """The hold triggers this database should have and does not (PostgreSQL, SQLite)."""
-    wanted = {name: spec.table for spec in PROTECTED for name in trigger_names(spec)}
+    """The hold triggers this database should have and does not (PostgreSQL, SQLite), as
+    ``table.trigger`` (PostgreSQL: each partition's DELETE trigger too)."""
+    if connection.vendor not in ("postgresql", "sqlite"):
+        return []
+    wanted: list[tuple[str, str]] = []
     with connection.cursor() as cursor:
+        for spec in PROTECTED:
+            wanted.extend((spec.table, name) for name in trigger_names(spec))
+            if connection.vendor == "postgresql":
+                cursor.execute(
+                    "SELECT inhrelid::regclass::text FROM pg_inherits "
+                    "WHERE inhparent = to_regclass(%s)",
+                    [spec.table],
+                )
+                wanted.extend((str(row[0]), trigger_names(spec)[0]) for row in cursor.fetchall())
         if connection.vendor == "postgresql":
             cursor.execute(
-                "SELECT tgname FROM pg_trigger WHERE tgname = ANY(%s) AND tgenabled <> 'D' "
-                "AND NOT tgisinternal AND tgparentid = 0",
-                [list(wanted)],
+                "SELECT tgrelid::regclass::text, tgname FROM pg_trigger "
+                "WHERE tgname LIKE 'ttm\\_hold\\_%%' AND tgenabled <> 'D'"
             )
-        elif connection.vendor == "sqlite":
-            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
         else:
-            return []
-        found = {str(row[0]) for row in cursor.fetchall()}
-    return sorted(name for name in wanted if name not in found)
+            cursor.execute("SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger'")
+        found = {(str(table), str(name)) for table, name in cursor.fetchall()}
+    return sorted(f"{table}.{name}" for table, name in wanted if (table, name) not in found)
 
 
 def hold_of_error(exc: BaseException) -> dict[str, Any] | None:
