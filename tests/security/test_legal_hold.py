@@ -309,3 +309,16 @@ def test_key_rotation_leaves_held_rows_and_rotates_the_rest(db: Any, settings: A
     legal_hold_lift(namespace="acme/rot-held", actor="legal")
     call_command("ttmemory_rotate_keys", stdout=io.StringIO())
     assert message_keys(held) == {"rot9"}
+
+
+def test_reindexing_leaves_held_facts_and_rebuilds_the_rest(db: Any) -> None:
+    from ttmemory.services.reindex import facts_reindex
+
+    filled_namespace("acme/ri-held")
+    filled_namespace("acme/ri-free")
+    Fact.objects.update(index_version="")  # stale, as after a blind-index key change
+    hold("acme/ri-held")
+    stats = facts_reindex(batch_size=10)
+    assert stats.held == 1 and stats.reindexed == 1
+    assert Fact.objects.get(namespace="acme/ri-held").index_version == ""
+    assert Fact.objects.get(namespace="acme/ri-free").index_version != ""
