@@ -322,3 +322,15 @@ def test_reindexing_leaves_held_facts_and_rebuilds_the_rest(db: Any) -> None:
     assert stats.held == 1 and stats.reindexed == 1
     assert Fact.objects.get(namespace="acme/ri-held").index_version == ""
     assert Fact.objects.get(namespace="acme/ri-free").index_version != ""
+
+
+def test_a_held_sessions_state_is_kept(db: Any) -> None:
+    session = filled_namespace("acme/state")
+    memory.session_state_update(session=session, values={"step": 1})
+    hold("acme/state", session=session)
+    with pytest.raises(LegalHoldError, match="state update refused"):
+        memory.session_state_update(session=session, values={"step": None})
+    with pytest.raises(LegalHoldError), transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("UPDATE ttmemory_memorysession SET state = NULL WHERE id = %s", [session.pk])
+    session.refresh_from_db()
+    assert session.state == {"step": 1}

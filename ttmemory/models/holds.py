@@ -55,10 +55,12 @@ class Protected:
     watched: tuple[str, ...]
 
 
-#: The tables a hold protects. Facts find their session through ``source_session_id`` (a
-#: session hold keeps what was learnt from it). A fact's ``text`` is re-encrypted whenever the
-#: same normalised text is remembered again; its ``text_hash`` (the normalised text's keyed
-#: hash) is what names its content, so that is watched.
+#: The tables a hold protects (migration 0023 installs triggers from this: a change to it needs
+#: a migration that installs them again, as the fact generation's versions do). Facts find
+#: their session through ``source_session_id`` (a session hold keeps what was learnt from it).
+#: A fact's ``text`` is re-encrypted whenever the same normalised text is remembered again; its
+#: ``text_hash`` (the normalised text's keyed hash) is what names its content, so that is
+#: watched.
 PROTECTED: tuple[Protected, ...] = (
     Protected(
         "ttmemory_message",
@@ -91,7 +93,9 @@ PROTECTED: tuple[Protected, ...] = (
             "upto_seq",
         ),
     ),
-    Protected("ttmemory_memorysession", "session", "id", ("namespace", "key")),
+    # A session's state (named variables) is content; its summary is derived from messages
+    # the hold keeps, and is replaced by summarising as the session goes on.
+    Protected("ttmemory_memorysession", "session", "id", ("namespace", "key", "state")),
     Protected(
         "ttmemory_fact",
         "fact",
