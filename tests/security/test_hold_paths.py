@@ -343,7 +343,9 @@ COMMAND_ARGS: dict[str, list[str] | None] = {
     "ttmemory_init": None,  # writes settings files, not rows: nothing to call on a namespace
     "ttmemory_jobs": [],
     "ttmemory_mcp": None,  # serves the MCP tools, each called above
-    "ttmemory_partition": ["--partitions", "2"],
+    # Rebuilds the message table keeping every row; run here it would leave the shared test
+    # database partitioned: test_legal_hold's partition test runs it inside a rolled-back test.
+    "ttmemory_partition": None,
     "ttmemory_prune": [],
     "ttmemory_rebind": [],
     "ttmemory_reembed": [],

@@ -213,7 +213,7 @@ def postgresql_table_sql(
     ]
 
 
-def partitions_sql(connection: Any) -> list[str]:
+def partitions_sql(connection: Any, *, forwards: bool = True) -> list[str]:
     """The triggers of every partition of a partitioned protected table (PostgreSQL): a
     statement naming a partition fires that partition's statement triggers, not the parent's.
     A partition's UPDATE trigger is cloned from the parent's (a row trigger)."""
@@ -228,9 +228,13 @@ def partitions_sql(connection: Any) -> list[str]:
                 [spec.table],
             )
             for (partition,) in cursor.fetchall():
-                statements.extend(
-                    postgresql_table_sql(spec, table=str(partition), delete_only=True)
-                )
+                if forwards:
+                    statements.extend(
+                        postgresql_table_sql(spec, table=str(partition), delete_only=True)
+                    )
+                else:
+                    delete = trigger_names(spec)[0]
+                    statements.append(f"DROP TRIGGER IF EXISTS {delete} ON {partition}")
     return statements
 
 
@@ -373,6 +377,8 @@ class LegalHoldTriggers(Operation):
         from_state: ProjectState,
         to_state: ProjectState,
     ) -> None:
+        for sql in partitions_sql(schema_editor.connection, forwards=False):
+            schema_editor.execute(sql, params=None)
         for sql in trigger_sql(schema_editor.connection.vendor, forwards=False):
             schema_editor.execute(sql, params=None)
 
