@@ -94,6 +94,18 @@ if os.environ.get("TTMEMORY_API_WRITE_RATE"):
         else os.environ["TTMEMORY_API_WRITE_RATE"]
     )
 
+# /metrics (docs/observability.md) is closed unless a bearer token or allowed networks are
+# given: TTMEMORY_METRICS_TOKEN, TTMEMORY_METRICS_ALLOWED_NETWORKS (comma-separated CIDRs).
+_metrics_networks = [
+    net.strip()
+    for net in os.environ.get("TTMEMORY_METRICS_ALLOWED_NETWORKS", "").split(",")
+    if net.strip()
+]
+if os.environ.get("TTMEMORY_METRICS_TOKEN") or _metrics_networks:
+    TTMEMORY["METRICS_ENABLED"] = True
+    TTMEMORY["METRICS_TOKEN"] = os.environ.get("TTMEMORY_METRICS_TOKEN") or None
+    TTMEMORY["METRICS_ALLOWED_NETWORKS"] = _metrics_networks
+
 # Celery (the worker is started by docker-compose; with no broker tasks run inline).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL

@@ -18,8 +18,11 @@ class TTMemoryConfig(AppConfig):
         # the app registry is ready (the documented place for this wiring).
         from ttmemory import checks, fields, telemetry
         from ttmemory.models.ciphertext import legacy_format_accepted
+        from ttmemory.models.holds import install_error_mapping
 
         checks.register()
+        # A legal-hold trigger's refusal is a LegalHoldError, whichever code path hit it.
+        install_error_mapping()
         # Every ttmemory log record carries the namespace and session id of its operation.
         telemetry.install_log_context()
         # Values from before row binding are readable only while their upgrade is pending.

@@ -31,6 +31,7 @@ from ttmemory.longterm.blind import parse_blind_key
 from ttmemory.longterm.blind import stale as stale_rows
 from ttmemory.models import ApiKey, Fact
 from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade
+from ttmemory.models.holds import missing_triggers
 from ttmemory.models.partitioning import configured_partitions, message_partitions
 from ttmemory.models.vectors import (
     BYTES,
@@ -575,6 +576,36 @@ def check_partitioned_history(databases: Any = None, **kwargs: Any) -> list[chec
     return warnings
 
 
+def check_hold_triggers(databases: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Legal-hold triggers missing where their migration ran (E072): SQLite drops a table's
+    triggers when a migration rebuilds it, and a hold is only as good as its triggers."""
+    from django.db.migrations.recorder import MigrationRecorder
+
+    errors: list[checks.CheckMessage] = []
+    for alias in databases or ():
+        conn = connections[alias]
+        try:
+            applied = MigrationRecorder(conn).applied_migrations()
+            if not any(
+                app == "ttmemory" and name.endswith("_legal_hold_triggers") for app, name in applied
+            ):
+                continue
+            missing = missing_triggers(conn)
+        except DatabaseError:  # unreachable or not migrated: migrate says so
+            continue
+        if missing:
+            errors.append(
+                checks.Error(
+                    f"Legal-hold triggers missing on database {alias!r}: {', '.join(missing)}; "
+                    "held rows can be deleted.",
+                    hint="Create them again: ttmemory.models.holds.trigger_sql(vendor) (a "
+                    "migration that rebuilt a protected SQLite table must run it after).",
+                    id="ttmemory.E072",
+                )
+            )
+    return errors
+
+
 def check_api_key_grants(
     *, databases: Sequence[str] | None = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
@@ -654,5 +685,6 @@ def register() -> None:
         check_ciphertext_upgrade,
         check_pgvector,
         check_partitioned_history,
+        check_hold_triggers,
     ):
         checks.register(check, checks.Tags.database)

@@ -13,6 +13,7 @@ lazily, so the order receivers run in does not matter.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import os
@@ -384,6 +385,25 @@ def key_list(value: Any) -> list[str]:
     raise InvalidSetting(f"must be a list of strings, not {value!r}", check_id="ttmemory.E002")
 
 
+def network_list(value: Any) -> list[str]:
+    """IP networks in CIDR notation ("10.0.0.0/8", "127.0.0.1"), E073 otherwise."""
+    if value is None:
+        return []
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise InvalidSetting(
+            f"must be a list of networks such as ['10.0.0.0/8'], not {value!r}",
+            check_id="ttmemory.E073",
+        )
+    for entry in value:
+        try:
+            ipaddress.ip_network(str(entry), strict=False)
+        except ValueError:
+            raise InvalidSetting(
+                f"{entry!r} is not an IP network (CIDR)", check_id="ttmemory.E073"
+            ) from None
+    return [str(entry) for entry in value]
+
+
 def optional_text(check_id: str) -> Callable[[Any], str | None]:
     """None, or a string (its format is checked where it is used)."""
 
@@ -670,9 +690,10 @@ class AppSettings:
     API_MAX_BATCH = Setting(500, integer(minimum=1))
     # REST API: write throttle per caller (DRF rate syntax, e.g. "600/min"); None: no throttle.
     API_WRITE_RATE = Setting("1200/min", optional_rate)
-    # REST API and MCP: seconds a checked API key or DRF token is trusted without reading it
-    # again (0: read on every request). Revoking or deleting it, or saving its user, takes
-    # effect at once in the process that does it; in other processes within this bound.
+    # REST API: seconds a checked DRF token is trusted without reading it again (0: read on
+    # every request). Deleting it or saving its user takes effect at once in the process that
+    # does it; in other processes within this bound. An API key's row is read on every request
+    # (REST and MCP): only the proof that its secret matched is kept this long.
     API_AUTH_CACHE_SECONDS = Setting(5, seconds(meaning="0: off"))
     # REST API: seconds an Idempotency-Key is remembered.
     API_IDEMPOTENCY_SECONDS = Setting(24 * 3600, seconds(positive=True))
@@ -701,6 +722,16 @@ class AppSettings:
     # USD per million tokens by model, {"model": {"input": 0.15, "output": 0.6}}: prices the
     # ttmemory.cost metric (spend per day on the dashboard); models not listed cost nothing.
     TELEMETRY_MODEL_PRICES = Setting(None, model_prices)
+    # Prometheus' /metrics (ttmemory.telemetry.prometheus.metrics_view): 404 unless enabled;
+    # enabled, it answers only a request bearing METRICS_TOKEN ("Authorization: Bearer ...")
+    # or coming from METRICS_ALLOWED_NETWORKS (CIDRs, matched on REMOTE_ADDR); 403 otherwise.
+    METRICS_ENABLED = Setting(False, boolean)
+    METRICS_TOKEN = Setting(None, optional_text("ttmemory.E073"))
+    METRICS_ALLOWED_NETWORKS = Setting(None, network_list)
+    # Webhook delivery refuses targets whose address is private, loopback, link-local,
+    # reserved or a cloud metadata address, checked on the connected socket. True allows them
+    # (development, tests); never in production.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS = Setting(False, boolean)
 
     # The databases are reached through a pooler in transaction mode (PgBouncer's
     # pool_mode = transaction): `check` then warns about options that break there

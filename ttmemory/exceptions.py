@@ -94,10 +94,10 @@ class LegalHoldError(TTMemoryError):
             if session_id
             else (f"namespace {namespace!r}")
         )
-        super().__init__(
-            f"{action} refused: {scope} is under legal hold ({reason or 'no reason given'}); "
-            "lift the hold first"
-        )
+        held = f"{scope} is under legal hold ({reason or 'no reason given'})"
+        if not namespace:  # refused by the database (SQLite), which cannot name the hold
+            held = "the row's namespace or session is under legal hold"
+        super().__init__(f"{action} refused: {held}; lift the hold first")
         self.namespace = namespace
         self.session_id = session_id
         self.reason = reason

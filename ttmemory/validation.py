@@ -1,4 +1,4 @@
-"""Checks on identifiers shared by services and selectors (namespaces, keys, limits)."""
+"""The one place for input rules: identifiers, text and JSON, used by every entry point."""
 
 from __future__ import annotations
 
@@ -29,6 +29,73 @@ REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 # year 9999) overflow as soon as a time zone is applied.
 EARLIEST_DATETIME = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 LATEST_DATETIME = dt.datetime(9999, 1, 1, tzinfo=dt.UTC)
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt, Unicode 15.1): drawn as
+# nothing, so an identifier holding one looks like another without it. Many are format (Cf)
+# characters, refused by category anyway; the others are letters and marks (the Hangul
+# fillers, the combining grapheme joiner, variation selectors, Mongolian free variation
+# selectors, the Khmer inherent vowels) or unassigned. Plus U+2800 BRAILLE PATTERN BLANK, which
+# renders as a blank but is a symbol.
+DEFAULT_IGNORABLE_RANGES = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+BLANK_LOOKING = frozenset({0x2800})
+# C0 controls refused in every text (NUL included); tab, LF and CR are text.
+_REFUSED_C0 = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def is_invisible(ch: str, *, ignorable_only: bool = False) -> bool:
+    """True for a character an identifier may not hold: a default-ignorable code point, a
+    blank-looking symbol, and (unless ``ignorable_only``) a control, format, surrogate or
+    separator, or a space other than U+0020."""
+    code = ord(ch)
+    if code in BLANK_LOOKING or any(low <= code <= high for low, high in DEFAULT_IGNORABLE_RANGES):
+        return True
+    if ignorable_only:
+        return False
+    category = unicodedata.category(ch)
+    return category in REFUSED_CATEGORIES or (category == "Zs" and ch != " ")
+
+
+def printable(value: str) -> str:
+    """``value`` with lone surrogates escaped (``\\ud800``): safe to put in an error message,
+    a log line or a JSON response."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def clean_text(value: str, *, field: str) -> str:
+    """``value`` unless it holds a lone surrogate or a C0 control other than tab, LF and CR
+    (NUL included): MemoryValidationError naming ``field`` and the position. For every text
+    stored or indexed (fact text, message content, labels, JSON strings)."""
+    found = _REFUSED_C0.search(value)
+    if found is not None:
+        raise MemoryValidationError(
+            field,
+            f"must not contain control characters (U+{ord(found.group()):04X} at position "
+            f"{found.start()}; only tab, line feed and carriage return are text)",
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MemoryValidationError(
+            field, f"contains a lone surrogate at position {exc.start} (not valid Unicode)"
+        ) from None
+    return value
 
 
 def clean_identifier(value: Any, *, field: str) -> str:
@@ -52,17 +119,23 @@ def clean_key(value: Any, *, field: str = "key") -> str:
     Unicode NFC, without control, format (zero-width, bidi), separator or non-ASCII space
     characters, so two keys that look the same are the same key."""
     value = clean_identifier(value, field=field)
+    refuse_invisible(value, field=field)
     if unicodedata.normalize("NFC", value) != value:
         raise MemoryValidationError(field, "must be in Unicode normal form NFC")
+    return value
+
+
+def refuse_invisible(value: str, *, field: str, ignorable_only: bool = False) -> None:
+    """MemoryValidationError naming ``field`` and the first invisible character of ``value``
+    (``is_invisible``): the identifier rule. Profile keys pass ``ignorable_only``: they are
+    quoted, escapes and all, wherever they are shown (``ttmemory.selectors.prompt.quote``)."""
     for index, ch in enumerate(value):
-        category = unicodedata.category(ch)
-        if category in REFUSED_CATEGORIES or (category == "Zs" and ch != " "):
+        if is_invisible(ch, ignorable_only=ignorable_only):
             raise MemoryValidationError(
                 field,
                 f"must not contain invisible, control or bidi characters "
                 f"(U+{ord(ch):04X} at position {index})",
             )
-    return value
 
 
 def clean_namespace(value: Any, *, field: str = "namespace") -> str:
@@ -132,7 +205,7 @@ def clean_json(value: Any, *, field: str, allow_nul: bool = True, depth: int = 0
         for key, item in value.items():
             if not isinstance(key, str):
                 raise MemoryValidationError(field, f"keys must be strings, not {key!r}")
-            path = f"{field}.{key}"
+            path = f"{field}.{printable(key)}"
             _clean_text(key, field=path, allow_nul=allow_nul)
             out[key] = clean_json(item, field=path, allow_nul=allow_nul, depth=depth + 1)
         return out

@@ -111,6 +111,13 @@ class Receiver:
         self.thread.join(timeout=WAIT)
 
 
+@pytest.fixture(autouse=True)
+def _loopback_receivers(settings: Any) -> None:
+    """These receivers listen on loopback, which webhook delivery refuses unless allowed
+    (tests/security/test_closed_endpoints.py proves the refusal)."""
+    settings.TTMEMORY = {**settings.TTMEMORY, "WEBHOOK_ALLOW_PRIVATE_TARGETS": True}
+
+
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
     server = Receiver()
@@ -690,7 +697,8 @@ from ttmemory.backends.events.base import Event
 from ttmemory.backends.events.webhook import WebhookObserver
 
 url, count, drain = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-observer = WebhookObserver(url=url, secret="s", timeout=0.5, max_retries=0, drain_timeout=drain)
+observer = WebhookObserver(url=url, secret="s", timeout=0.5, max_retries=0, drain_timeout=drain,
+                           allow_private_targets=True)
 observers.append(observer)
 for n in range(count):
     observer.publish(Event(type="message.added", namespace="ns", id=f"evt-{n}",

@@ -35,6 +35,7 @@ def receiver() -> Iterator[Receiver]:
 
 def webhook_settings(receiver: Receiver) -> dict[str, Any]:
     return {
+        "WEBHOOK_ALLOW_PRIVATE_TARGETS": True,  # the receiver listens on loopback
         "EVENT_OBSERVERS": [
             {
                 "BACKEND": "ttmemory.backends.events.WebhookObserver",
@@ -45,7 +46,7 @@ def webhook_settings(receiver: Receiver) -> dict[str, Any]:
                     "retry_backoff": 0.05,
                 },
             }
-        ]
+        ],
     }
 
 

@@ -98,3 +98,66 @@ def test_correct_and_forget_change_nothing_when_their_audit_entry_cannot_be_writ
 
     assert list(Fact.objects.values_list("pk", "superseded_by")) == [(fact.pk, None)]
     assert not AuditEntry.objects.exists()
+
+
+TOOL_NAME = "cancel_subscription_for_bereavement"
+LABEL = "before refunding the wedding dress"
+REASON = "customer cried about the divorce"
+
+
+@pytest.fixture
+def tool_turn(db: Any) -> MemorySession:
+    session = memory.session_open(namespace=NS, key="support")
+    memory.message_add_many(
+        session=session,
+        messages=[
+            {"role": "user", "content": "Please cancel."},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call-1",
+                        "type": "function",
+                        "function": {"name": TOOL_NAME, "arguments": '{"plan": "gold"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call-1", "content": "cancelled"},
+            {"role": "assistant", "content": "Done."},
+        ],
+    )
+    memory.snapshot_create(session=session, label=LABEL)
+    memory.session_rewind(session=session, to_seq=3, reason=REASON)
+    return session
+
+
+def masked_pages(client: Client, session: MemorySession) -> list[str]:
+    snapshot = session.snapshots.order_by("pk").first()
+    assert snapshot is not None
+    urls = [
+        f"/admin/ttmemory/memorysession/{session.pk}/change/",
+        "/admin/ttmemory/snapshot/",
+        f"/admin/ttmemory/snapshot/{snapshot.pk}/change/",
+        f"/admin/ttmemory/memorysession/{session.pk}/rollback/",
+        f"/admin/ttmemory/memorysession/{session.pk}/rollback/{snapshot.pk}/",
+    ]
+    answers = [client.get(url) for url in urls]
+    assert [a.status_code for a in answers] == [200] * len(urls)
+    return [a.content.decode() for a in answers]
+
+
+def test_tool_names_and_snapshot_labels_are_masked_with_the_content(
+    staff_client: MakeClient, tool_turn: MemorySession
+) -> None:
+    client = staff_client(*SUPPORT)
+    for html in masked_pages(client, tool_turn):
+        assert TOOL_NAME not in html and LABEL not in html and REASON not in html
+    assert "/admin/ttmemory/snapshot/" in "".join(masked_pages(client, tool_turn))
+
+    client.post(f"/admin/ttmemory/memorysession/{tool_turn.pk}/reveal/", {"reason": "ticket 9"})
+    shown = masked_pages(client, tool_turn)
+    assert TOOL_NAME in shown[0] and LABEL in shown[0] and REASON in shown[0]
+    assert LABEL in shown[1] and LABEL in shown[2]
+    reveals = AuditEntry.objects.filter(namespace=NS, action="reveal")
+    assert reveals.count() == 1 and reveals.get().reason == "ticket 9"

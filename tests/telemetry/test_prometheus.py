@@ -57,7 +57,8 @@ def exported_names() -> set[str]:
 
 
 @pytest.fixture
-def prometheus() -> Iterator[None]:
+def prometheus(settings: Any) -> Iterator[None]:
+    settings.TTMEMORY = {**settings.TTMEMORY, "METRICS_ENABLED": True, "METRICS_TOKEN": "scrape"}
     telemetry.configure(meter_provider=PrometheusMeterProvider())
     yield
     telemetry.configure()
@@ -66,6 +67,7 @@ def prometheus() -> Iterator[None]:
 def test_metrics_view_shows_operations_recalls_and_locks(
     db: Any, client: Any, prometheus: None
 ) -> None:
+    client.defaults["HTTP_AUTHORIZATION"] = "Bearer scrape"
     before = client.get("/metrics").content.decode()
     session = memory.session_open(namespace=NS, key="chat")
     memory.message_add(session=session, message=user("hello there"))
@@ -180,6 +182,7 @@ def test_gunicorn_with_two_workers_sums_both_workers_metrics(tmp_path: Path) -> 
         "PROMETHEUS_MULTIPROC_DIR": str(multiproc),
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "2",
+        "TTMEMORY_METRICS_ALLOWED_NETWORKS": "127.0.0.0/8",
     }
     log = (tmp_path / "gunicorn.log").open("w")
     server = subprocess.Popen(

@@ -218,6 +218,7 @@ class MemorySessionAdmin(NamespaceToolsMixin):
         snapshots = [
             {
                 "snapshot": snap,
+                "label": shown(snap.label, revealed) if snap.label else "",
                 "rollback_url": self.console_url("rollback", session.pk, snap.pk),
                 "undo_url": self.console_url("undo", session.pk, snap.pk)
                 if snap.kind == SnapshotKind.SAFETY
@@ -289,8 +290,13 @@ class MemorySessionAdmin(NamespaceToolsMixin):
     def rollback_choose_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
         """Pick the snapshot to roll back to (the admin action leads here)."""
         session = self._rollback_session(request, object_id)
+        revealed = is_revealed(request, "session", session.pk)
         snapshots = [
-            {"snapshot": snap, "rollback_url": self.console_url("rollback", session.pk, snap.pk)}
+            {
+                "snapshot": snap,
+                "label": shown(snap.label, revealed) if snap.label else "",
+                "rollback_url": self.console_url("rollback", session.pk, snap.pk),
+            }
             for snap in snapshot_list(session=session)
         ]
         return self.render_page(
@@ -336,6 +342,7 @@ class MemorySessionAdmin(NamespaceToolsMixin):
                 **preview,
                 "session_url": session_url,
                 "snapshot": snapshot,
+                "snapshot_label": shown(snapshot.label, preview["revealed"]),
                 "snapshot_url": self.console_url("change", snapshot.pk, model=Snapshot),
                 "restored": build_transcript(
                     rows_from_pairs(diff.restore), revealed=preview["revealed"], show_gaps=False

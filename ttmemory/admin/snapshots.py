@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.utils.html import format_html
 
 from ttmemory.admin.base import PERM_ROLLBACK, ConsoleAdmin, NamespaceFilter
-from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled
+from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, shown
 from ttmemory.admin.transcript import build_transcript, rows_from_payload
 from ttmemory.models import MemorySession, Snapshot, SnapshotKind
 
@@ -50,6 +50,37 @@ class SnapshotAdmin(ConsoleAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Snapshot]:
         return super().get_queryset(request).defer("payload")
+
+    # A label may quote content (a rewind's reason, a label typed by a caller): masked with it.
+    def get_list_display(self, request: HttpRequest) -> Any:
+        display = list(super().get_list_display(request))
+        if not masking_enabled():
+            return display
+
+        @admin.display(description="Label")
+        def label_shown(obj: Snapshot) -> str:
+            revealed = is_revealed(request, "session", obj.session_id)
+            return shown(obj.label, revealed) if obj.label else ""
+
+        return [label_shown if name == "label" else name for name in display]
+
+    def get_search_fields(self, request: HttpRequest) -> Any:
+        fields = super().get_search_fields(request)
+        # Searching masked labels would tell what they hold.
+        return [f for f in fields if f != "label"] if masking_enabled() else fields
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        fields = list(super().get_fields(request, obj))
+        if obj is not None and not is_revealed(request, "session", obj.session_id):
+            return ["masked_label" if name == "label" else name for name in fields]
+        return fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.get_fields(request, obj)
+
+    @admin.display(description="Label")
+    def masked_label(self, obj: Snapshot) -> str:
+        return shown(obj.label, False) if obj.label else ""
 
     @admin.display(description="Session", ordering="session__namespace")
     def session_link(self, obj: Snapshot) -> str:

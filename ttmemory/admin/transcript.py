@@ -139,7 +139,8 @@ def _calls(data: Mapping[str, Any], *, revealed: bool) -> list[ToolCallView]:
         views.append(
             ToolCallView(
                 call_id=str(call.get("id") or ""),
-                name=str(function.get("name") or call.get("type") or "tool"),
+                # A tool's name tells what was done (cancel_subscription): content, masked.
+                name=shown(str(function.get("name") or call.get("type") or "tool"), revealed),
                 arguments=arguments_display(function.get("arguments", ""), revealed=revealed),
             )
         )

@@ -14,7 +14,7 @@ from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.parsers import BaseParser
 
 from ttmemory.conf import app_settings
-from ttmemory.validation import MAX_JSON_DEPTH
+from ttmemory.validation import MAX_JSON_DEPTH, printable
 
 # A JSON string literal (escapes included): brackets inside strings do not nest anything.
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
@@ -96,7 +96,9 @@ def _check_parsed(value: Any, path: str) -> None:
             ) from None
     elif isinstance(value, Mapping):
         for key, item in value.items():
-            child = f"{path}.{key}" if path else str(key)
+            # The path names the key with its surrogates escaped: the error must render.
+            shown = printable(str(key))
+            child = f"{path}.{shown}" if path else shown
             _check_parsed(key, child)
             _check_parsed(item, child)
     elif isinstance(value, list):

@@ -35,6 +35,7 @@ from django.db.migrations.operations.base import Operation
 from django.db.migrations.state import ProjectState
 
 from ttmemory.conf import app_settings
+from ttmemory.models import holds
 
 logger = logging.getLogger(__name__)
 
@@ -173,6 +174,12 @@ def partition_message_table(
                     on_batch(cursor.rowcount)
         if copied != total:
             raise PartitioningError(f"copied {copied} of {total} messages")
+        # Triggers go with the old table: the legal-hold ones (0023) are created again below.
+        cursor.execute(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass(%s) AND tgname LIKE %s",
+            [old, "ttm_hold_%"],
+        )
+        guarded = int(cursor.fetchone()[0]) > 0
         cursor.execute(f"DROP TABLE {old}")
         cursor.execute(f"ALTER TABLE {new} RENAME TO {old}")
         cursor.execute(f"ALTER SEQUENCE {sequence} RENAME TO {quote(f'{table}_id_seq')}")
@@ -180,6 +187,10 @@ def partition_message_table(
             cursor.execute(f"ALTER TABLE {old} ADD CONSTRAINT {quote(name)} {definition}")
         for definition in indexes:
             cursor.execute(definition)
+        if guarded:
+            parts = [quote(f"{table}_h{partitions}_{r}") for r in range(partitions)]
+            for statement in holds.message_table_sql(old, parts):
+                cursor.execute(statement)
         cursor.execute(f"ANALYZE {old}")
     return copied
 

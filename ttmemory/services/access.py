@@ -146,8 +146,11 @@ def api_key_create(
 def api_key_check(*, raw_key: str) -> ApiKey | None:
     """The active key matching ``raw_key``, or None. Records when it was last used.
 
-    A key checked within ``API_AUTH_CACHE_SECONDS`` is not read again (``api_key_cache``);
-    ``api_key_revoke`` and saving or deleting the key forget it at once in this process.
+    Every call reads the key's row from the database (one primary-key lookup), so a key
+    revoked or deleted by any process, or through SQL, is refused by the very next request in
+    every process. What ``api_key_cache`` keeps for ``API_AUTH_CACHE_SECONDS`` is only the proof
+    that the secret matched (which row, with which secret hash): a cached entry can never
+    answer for a row that is gone, revoked or given a new secret.
     """
     if not isinstance(raw_key, str) or not raw_key.startswith(KEY_PREFIX):
         return None
@@ -157,27 +160,28 @@ def api_key_check(*, raw_key: str) -> ApiKey | None:
     generation = api_key_cache.generation  # before reading: see CredentialCache.put
     cached = api_key_cache.get(raw_key)
     if cached is not None:
-        alias, values = cached
-        key = ApiKey.from_db(alias, _API_KEY_FIELDS, copy_field_values(values))
+        pk, secret_hash = cached
+        found = ApiKey.objects.active().filter(pk=pk, prefix=prefix).first()
+        if found is None or not hmac.compare_digest(found.secret_hash, secret_hash):
+            api_key_cache.forget(("api_key", pk))
+            return None
     else:
         found = ApiKey.objects.active().filter(prefix=prefix).first()
         if found is None or not hmac.compare_digest(found.secret_hash, _hash(secret)):
             return None
-        key = found
+        api_key_cache.put(
+            raw_key,
+            (found.pk, found.secret_hash),
+            owners=[("api_key", found.pk)],
+            generation=generation,
+        )
+    key = found
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+        # Bookkeeping only: it extends nothing (validity is read on every call).
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
-        cached = None  # stored again with the new time
-    if cached is None:
-        values = copy_field_values(tuple(getattr(key, name) for name in _API_KEY_FIELDS))
-        api_key_cache.put(
-            raw_key, (key._state.db, values), owners=[("api_key", key.pk)], generation=generation
-        )
     return key
-
-
-_API_KEY_FIELDS = tuple(field.attname for field in ApiKey._meta.concrete_fields)
 
 
 def copy_field_values(values: tuple[Any, ...]) -> tuple[Any, ...]:

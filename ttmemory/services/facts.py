@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from ttmemory import events, jobs
@@ -15,7 +16,15 @@ from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.longterm import blind
 from ttmemory.longterm.embedding import embed_for
-from ttmemory.models import Fact, FactTerm, FactUsage, MemorySession, Message, Profile
+from ttmemory.models import (
+    Fact,
+    FactTerm,
+    FactUsage,
+    LegalHold,
+    MemorySession,
+    Message,
+    Profile,
+)
 from ttmemory.models.binding import derived_write
 from ttmemory.selectors.facts import facts_orphaned_by
 from ttmemory.services.holds import refuse_if_held
@@ -27,7 +36,9 @@ from ttmemory.validation import (
     clean_kind,
     clean_metadata,
     clean_namespace,
+    clean_text,
     merged,
+    refuse_invisible,
 )
 
 logger = logging.getLogger(__name__)
@@ -43,7 +54,7 @@ def _clean_text(text: Any) -> str:
         raise MemoryValidationError(
             "text", f"is {len(text)} characters; the limit is {MAX_FACT_CHARS}"
         )
-    return text.strip()
+    return clean_text(text.strip(), field="text")
 
 
 def _clean_source(source: Any, namespace: str) -> tuple[int | None, list[int]]:
@@ -259,7 +270,7 @@ def fact_forget(*, namespace: str, fact_id: int) -> None:
     namespace = clean_identifier(namespace, field="namespace")
     with transaction.atomic():
         fact = Fact.objects.get(namespace=namespace, pk=fact_id)
-        refuse_if_held(namespace=namespace, action="forget")
+        refuse_if_held(namespace=namespace, session_id=fact.source_session_id, action="forget")
         fact.delete()
         events.emit(
             "fact.changed", namespace=namespace, counts={"forgotten": 1}, ids={"fact": fact_id}
@@ -327,15 +338,22 @@ def facts_prune_expired(*, now: dt.datetime | None = None, batch_size: int = 100
     now = now or timezone.now()
     total = 0
     while True:
-        ids = list(
-            Fact.objects.filter(expires_at__lte=now).values_list("pk", flat=True)[:batch_size]
-        )
-        if not ids:
-            break
         with transaction.atomic():
+            # Held ones stay (namespace holds; a session hold keeps what was learnt from it),
+            # read in the transaction that deletes, so a hold placed meanwhile wins.
+            held = LegalHold.objects.filter(namespace=OuterRef("namespace"))
+            due = Fact.objects.filter(expires_at__lte=now).exclude(
+                Exists(held.filter(session__isnull=True))
+                | Exists(held.filter(session_id=OuterRef("source_session_id")))
+            )
+            ids = list(due.values_list("pk", flat=True)[:batch_size])
+            if not ids:
+                break
             Fact.objects.filter(pk__in=ids).delete()
         total += len(ids)
-    Profile.objects.filter(expires_at__lte=now).delete()
+    with transaction.atomic():
+        held_namespaces = LegalHold.objects.filter(session__isnull=True).values("namespace")
+        Profile.objects.filter(expires_at__lte=now).exclude(namespace__in=held_namespaces).delete()
     return total
 
 
@@ -357,12 +375,16 @@ def profile_update(
     if not isinstance(data, Mapping):
         raise MemoryValidationError("data", "must be a JSON object")
     clean = clean_json_object(data, field="data")
+    for key in clean:  # profile keys are identifiers: nothing invisible in them
+        refuse_invisible(key, field=f"data.{key}", ignorable_only=True)
     if expires_at is not None:
         expires_at = clean_datetime(expires_at, field="expires_at")
     with transaction.atomic():
-        profile, _ = Profile.objects.select_for_update().get_or_create(
+        profile, created = Profile.objects.select_for_update().get_or_create(
             namespace=namespace, kind=kind, defaults={"data": {}}
         )
+        if not created:  # a held profile is kept as it is (a new one may still be written)
+            refuse_if_held(namespace=namespace, action="profile update")
         profile.data = merged(profile.data, clean)
         profile.expires_at = expires_at
         profile.updated_at = timezone.now()

@@ -18,6 +18,7 @@ from django.utils import timezone
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import Fact, GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem, Profile
 from ttmemory.services.facts import MAX_FACT_CHARS, fact_forget, fact_remember
+from ttmemory.services.holds import refuse_if_held
 from ttmemory.validation import clean_json_object, clean_kind, clean_namespace
 
 # Facts that index store items carry this kind, so recall can be limited to them.
@@ -140,6 +141,7 @@ def graph_thread_delete(*, namespace: str, thread_id: str) -> int:
     """Delete every checkpoint and write of ``thread_id``; returns checkpoints deleted."""
     namespace = clean_namespace(namespace)
     with transaction.atomic():
+        refuse_if_held(namespace=namespace, action="thread delete")
         GraphCheckpointWrite.objects.filter(namespace=namespace, thread_id=thread_id).delete()
         return GraphCheckpoint.objects.filter(namespace=namespace, thread_id=thread_id).delete()[0]
 
@@ -232,6 +234,8 @@ def graph_runs_delete(*, namespace: str, run_ids: Sequence[str]) -> int:
 
 
 def _delete_checkpoints(namespace: str, doomed: Sequence[GraphCheckpoint]) -> int:
+    if doomed:
+        refuse_if_held(namespace=namespace, action="checkpoint delete")
     for start in range(0, len(doomed), 200):
         chunk = doomed[start : start + 200]
         GraphCheckpointWrite.objects.filter(namespace=namespace).filter(_writes_of(chunk)).delete()

@@ -23,6 +23,7 @@ from ttmemory.results import RollbackResult
 from ttmemory.selectors.history import HistoryCut, history_cut, summary_covers_after
 from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.facts import facts_supersede_sources
+from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
     SEQ_CHUNK,
@@ -72,6 +73,8 @@ def session_rewind(
     label = _label(f"before rewind to #{to_seq}", reason)
     mode = rewind_mode()
     with session_lock(session):
+        if mode == "delete":
+            refuse_if_held(namespace=session.namespace, session_id=session.pk, action="rewind")
         touch_session(session)
         cut = history_cut(session=session, seq=to_seq)
         safety = take_snapshot_locked(

@@ -23,6 +23,7 @@ from ttmemory.longterm import blind, extraction, statements
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange, FactChanges
 from ttmemory.selectors.facts import fact_list, fact_recall, profile_get
+from ttmemory.selectors.retention import legal_hold_find
 from ttmemory.services.episodes import index_delete_archived_upto
 from ttmemory.services.facts import fact_remember, fact_supersede
 from ttmemory.services.ledger import budget_left, ledger_record, llm_rate_take
@@ -568,7 +569,8 @@ def session_summarise(*, session_id: int) -> bool:
                 "session %s changed while it was summarised; the summary was not stored",
                 session.pk,
             )
-        if updated and app_settings.TRIM_MODE == "delete":
+        held = legal_hold_find(namespace=session.namespace, session_id=session.pk)
+        if updated and app_settings.TRIM_MODE == "delete" and held is None:
             index_delete_archived_upto(session, upto)
             Message.objects.filter(
                 Q(session=session) & Q(archived_at__isnull=False) & Q(seq__lte=upto)

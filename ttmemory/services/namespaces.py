@@ -147,6 +147,7 @@ def session_state_update(*, session: MemorySession, values: Mapping[str, Any]) -
         raise MemoryValidationError("values", "must be a JSON object with non-empty string keys")
     clean = clean_json_object(values, field="values")
     with session_lock(session):
+        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="state update")
         current = MemorySession.objects.filter(pk=session.pk).values_list("state", flat=True).get()
         state = merged(current, clean)
         MemorySession.objects.filter(pk=session.pk).update(

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from ttmemory.longterm import blind
-from ttmemory.models import Fact, FactTerm, MessageEntry
+from ttmemory.models import Fact, FactTerm, LegalHold, MessageEntry
 
 
 @dataclass
@@ -24,6 +24,7 @@ class ReindexStats:
     skipped: int = 0
     duplicates: int = 0
     batches: int = 0
+    held: int = 0  # stale facts under legal hold, left as they are until it is lifted
 
 
 def stale_facts() -> QuerySet[Fact]:
@@ -35,6 +36,16 @@ def stale_facts() -> QuerySet[Fact]:
 def stale_message_entries() -> int:
     """How many entries of the episodic index (``message_search``) are stale."""
     return blind.stale(MessageEntry.objects.all()).count()
+
+
+def _not_held(facts: QuerySet[Fact]) -> QuerySet[Fact]:
+    """``facts`` outside every legal hold: rebuilding rewrites ``text_hash``, which the hold's
+    triggers refuse (docs/security.md); those wait for the hold to be lifted."""
+    held = LegalHold.objects.filter(namespace=OuterRef("namespace"))
+    return facts.exclude(
+        Exists(held.filter(session__isnull=True))
+        | Exists(held.filter(session_id=OuterRef("source_session_id")))
+    )
 
 
 def index_groups() -> list[tuple[str, int, bool]]:
@@ -76,7 +87,7 @@ def facts_reindex(
     last_pk = 0
     while True:
         pks = list(
-            stale_facts()
+            _not_held(stale_facts())
             .filter(pk__gt=last_pk)
             .order_by("pk")
             .values_list("pk", flat=True)[:batch_size]
@@ -84,7 +95,9 @@ def facts_reindex(
         if not pks:
             break
         with transaction.atomic():
-            facts = list(stale_facts().select_for_update().filter(pk__in=pks).order_by("pk"))
+            facts = list(
+                _not_held(stale_facts()).select_for_update().filter(pk__in=pks).order_by("pk")
+            )
             _rebuild(facts, stats)
         stats.reindexed += len(facts)
         stats.skipped += len(pks) - len(facts)
@@ -92,6 +105,7 @@ def facts_reindex(
         last_pk = pks[-1]
         if on_batch is not None:
             on_batch(len(pks))
+    stats.held = stats.pending - stats.reindexed - stats.skipped
     return stats
 
 

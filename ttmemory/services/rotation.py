@@ -13,6 +13,7 @@ from django.utils import timezone
 from ttmemory.crypto import FORMAT_VERSION, LEGACY_FORMAT_VERSION, get_keyring, key_id_of
 from ttmemory.fields import _EncryptedField
 from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade, reset_legacy_format_cache
+from ttmemory.models.holds import HOLD_TABLE, PROTECTED
 
 
 @dataclass
@@ -25,6 +26,7 @@ class RotationStats:
     rotated: int = 0
     current: int = 0
     rebound: int = 0
+    held: int = 0  # values under legal hold, left as they are (rotate them after the hold)
 
 
 def encrypted_columns() -> Iterator[tuple[type[models.Model], list[_EncryptedField]]]:
@@ -86,6 +88,7 @@ def rotate_model(
                 ([last_pk] if last_pk is not None else []) + [batch_size],
             )
             rows = cursor.fetchall()
+            held = _held_pks(cursor, meta.db_table, pk, [row[0] for row in rows])
             for row in rows:
                 row_pk, binding, values = row[0], row[1 : 1 + width], row[1 + width :]
                 for field, value in zip(fields, values, strict=True):
@@ -95,6 +98,9 @@ def rotate_model(
                     legacy = old[0] == LEGACY_FORMAT_VERSION
                     if not legacy and (legacy_only or key_id_of(old) == primary):
                         stats.current += 1
+                        continue
+                    if row_pk in held:  # the hold's triggers refuse rewriting it
+                        stats.held += 1
                         continue
                     aad = field.row_aad([binding[i] for i in positions[field.name]])
                     plaintext = keyring.decrypt(old, field.associated_data if legacy else aad)
@@ -136,6 +142,23 @@ def rebind_finish(upgrade: CiphertextUpgrade | None) -> None:
     if upgrade is not None:
         CiphertextUpgrade.objects.filter(pk=upgrade.pk).update(finished_at=timezone.now())
     reset_legacy_format_cache()
+
+
+def _held_pks(cursor: Any, table: str, pk: str, pks: list[Any]) -> set[Any]:
+    """Which of ``pks`` of ``table`` a legal hold protects (the triggers' own rule)."""
+    spec = next((spec for spec in PROTECTED if spec.table == table), None)
+    if spec is None or not pks:
+        return set()
+    scope = "h.session_id IS NULL"
+    if spec.session_column is not None:
+        scope = f"(h.session_id IS NULL OR h.session_id = t.{spec.session_column})"
+    marks = ", ".join(["%s"] * len(pks))
+    cursor.execute(
+        f"SELECT t.{pk} FROM {connection.ops.quote_name(table)} t WHERE t.{pk} IN ({marks}) "
+        f"AND EXISTS (SELECT 1 FROM {HOLD_TABLE} h WHERE h.namespace = t.namespace AND {scope})",
+        pks,
+    )
+    return {row[0] for row in cursor.fetchall()}
 
 
 def _column(field: Any) -> str:

@@ -22,6 +22,7 @@ from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.models.binding import binding_cursor
 from ttmemory.results import TrimResult
+from ttmemory.selectors.retention import legal_hold_find
 from ttmemory.selectors.sessions import pack_items
 from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.holds import refuse_if_held
@@ -561,6 +562,8 @@ def session_trim(
     mode = "archive" if archive or summarising else app_settings.TRIM_MODE
     now = timezone.now()
     with session_lock(session):
+        if mode == "delete" and legal_hold_find(namespace=session.namespace, session_id=session.pk):
+            mode = "archive"  # a held session's trimmed turns are kept (archived) until lifted
         touch_session(session)
         rows = list(
             Message.objects.live()
@@ -659,6 +662,7 @@ def message_pop(*, session: MemorySession) -> dict[str, Any] | None:
         row = Message.objects.live().filter(session=session).order_by("-seq").first()
         if row is None:
             return None
+        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="pop")
         Message.objects.filter(pk=row.pk).delete()
         index_delete_locked(session, [row.seq])
         bump_counters(

@@ -16,8 +16,10 @@ from ttmemory.exceptions import DecryptionError, MemoryValidationError, Snapshot
 from ttmemory.fields import seal
 from ttmemory.models import MemorySession, Message, Snapshot, SnapshotKind
 from ttmemory.results import RollbackResult
+from ttmemory.selectors.retention import legal_hold_find
 from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.facts import facts_supersede_sources
+from ttmemory.services.holds import refuse_if_held
 from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
     SEQ_CHUNK,
@@ -101,6 +103,8 @@ def snapshot_rollback_detailed(
                 f"snapshot {snapshot.pk} cannot be restored: {exc}; nothing was restored"
             ) from exc
         verify_payload(stored, payload)
+        # A rollback deletes live messages (safe or not): a hold freezes them.
+        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="rollback")
         safety = None
         if safe:
             safety = take_snapshot_locked(
@@ -233,8 +237,11 @@ def restore_locked(session: MemorySession, payload: dict[str, Any]) -> None:
 def apply_retention_locked(session: MemorySession, *, protect: set[int]) -> int:
     """Delete the oldest snapshots beyond ``MAX_SNAPSHOTS_PER_SESSION``; ``protect`` stays.
 
-    Returns how many were deleted. Call holding the session lock.
+    Returns how many were deleted (none while the session or its namespace is under legal
+    hold). Call holding the session lock.
     """
+    if legal_hold_find(namespace=session.namespace, session_id=session.pk) is not None:
+        return 0  # a hold keeps every snapshot (beyond the limit too) until it is lifted
     limit = app_settings.MAX_SNAPSHOTS_PER_SESSION
     ordered = list(
         Snapshot.objects.filter(session=session).newest_first().values_list("pk", flat=True)

@@ -17,6 +17,8 @@ config's ``child_exit`` hook so a dead worker's live gauges are dropped.
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import os
 import threading
 from collections.abc import Sequence
@@ -48,6 +50,7 @@ from prometheus_client import Counter as PromCounter
 from prometheus_client import Gauge as PromGauge
 from prometheus_client import Histogram as PromHistogram
 
+from ttmemory.conf import app_settings
 from ttmemory.telemetry import METRICS, MetricSpec
 
 __all__ = ["PrometheusMeterProvider", "child_exit", "install", "metrics_view", "registry"]
@@ -210,8 +213,42 @@ def registry() -> CollectorRegistry:
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:
-    """``/metrics`` in Prometheus' text format. Route it where only Prometheus can reach it."""
+    """``/metrics`` in Prometheus' text format, closed by default.
+
+    404 unless ``METRICS_ENABLED``; then only for a request bearing ``METRICS_TOKEN``
+    (``Authorization: Bearer <token>``) or coming from ``METRICS_ALLOWED_NETWORKS`` (matched
+    on ``REMOTE_ADDR``: behind a proxy, list the proxy's network or use the token); 403
+    otherwise, and always when neither is configured.
+    """
+    if not app_settings.METRICS_ENABLED:
+        return HttpResponse("Not found.\n", status=404, content_type="text/plain")
+    if not metrics_allowed(request):
+        return HttpResponse(
+            "Forbidden: a METRICS_TOKEN bearer token or an address in "
+            "METRICS_ALLOWED_NETWORKS is required.\n",
+            status=403,
+            content_type="text/plain",
+        )
     return HttpResponse(generate_latest(registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+def metrics_allowed(request: HttpRequest) -> bool:
+    """Whether ``request`` bears the metrics token or comes from an allowed network."""
+    token = app_settings.METRICS_TOKEN
+    if token:
+        scheme, _, given = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(
+            given.strip().encode("utf-8", "surrogatepass"), token.encode("utf-8")
+        ):
+            return True
+    networks = app_settings.METRICS_ALLOWED_NETWORKS
+    if networks:
+        try:
+            address = ipaddress.ip_address(str(request.META.get("REMOTE_ADDR", "")))
+        except ValueError:
+            return False
+        return any(address in ipaddress.ip_network(net, strict=False) for net in networks)
+    return False
 
 
 def child_exit(server: Any, worker: Any) -> None:

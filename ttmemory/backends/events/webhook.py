@@ -14,6 +14,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -25,11 +26,14 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import httpcore
 import httpx
+from django.core.exceptions import ImproperlyConfigured
 
 from ttmemory import telemetry
 from ttmemory.backends.events.base import Event, EventObserver
 from ttmemory.backends.options import check_http_url, check_int, check_seconds, redacted_url
+from ttmemory.conf import app_settings
 
 logger = logging.getLogger(__name__)
 
@@ -202,8 +206,12 @@ class WebhookObserver(EventObserver):
         drain_timeout: float = 5.0,
         delivery: str = "auto",
         legacy_headers: bool = False,
+        allow_private_targets: bool | None = None,
     ) -> None:
         self.url = check_http_url(url)
+        if allow_private_targets is not None and not isinstance(allow_private_targets, bool):
+            raise TypeError("allow_private_targets must be True, False or None (the setting)")
+        self.allow_private_targets = allow_private_targets
         self._secret = _resolve_secret(secret, secret_env)
         self.timeout = check_seconds("timeout", timeout)
         self.queue_size = check_int("queue_size", queue_size, minimum=1)
@@ -495,6 +503,8 @@ class WebhookObserver(EventObserver):
                         break
                 status = answer.status_code
         except (httpx.TransportError, OSError) as exc:  # refused, reset, timed out, bad answer
+            if str(exc).startswith(REFUSED_TARGET):
+                return False, str(exc)  # a configuration error: retrying changes nothing
             return True, f"{type(exc).__name__}: {exc}"
         if 200 <= status < 300:
             return None, ""
@@ -507,12 +517,29 @@ class WebhookObserver(EventObserver):
             return client
         with self._client_lock:
             if self._client is None:
+                limits = httpx.Limits(max_connections=4, max_keepalive_connections=2)
+                transport = httpx.HTTPTransport(limits=limits)
+                # Every connection this pool opens is checked once connected (GuardedBackend).
+                transport._pool._network_backend = GuardedBackend(
+                    transport._pool._network_backend, allow=self._private_allowed
+                )
                 self._client = httpx.Client(
+                    transport=transport,
                     timeout=httpx.Timeout(self.timeout),
-                    limits=httpx.Limits(max_connections=4, max_keepalive_connections=2),
                     follow_redirects=False,  # a redirect would re-send the event elsewhere
+                    trust_env=False,  # no proxy from the environment: the socket is the target's
                 )
             return self._client
+
+    def _private_allowed(self) -> bool:
+        """``allow_private_targets``, else ``WEBHOOK_ALLOW_PRIVATE_TARGETS`` (read at each
+        connection; False outside a configured Django project)."""
+        if self.allow_private_targets is not None:
+            return self.allow_private_targets
+        try:
+            return bool(app_settings.WEBHOOK_ALLOW_PRIVATE_TARGETS)
+        except ImproperlyConfigured:
+            return False
 
     def _backoff(self, delay: float) -> bool:
         """Sleep ``delay`` before a retry; False when ``close()``'s deadline comes first."""
@@ -536,6 +563,84 @@ class WebhookObserver(EventObserver):
         self._full = False
         self._client_lock = threading.Lock()
         self._client = None  # the parent's sockets are not ours; never close them here
+
+
+REFUSED_TARGET = "webhook target refused"
+
+
+def refused_address(address: str) -> str | None:
+    """Why a webhook may not be delivered to ``address`` (None: it may). Every address that is
+    not globally routable is refused: private, loopback, link-local (cloud metadata services
+    at 169.254.169.254 included), shared (100.64.0.0/10, Alibaba's metadata), reserved,
+    multicast and unspecified ones, IPv4-mapped IPv6 by its IPv4 address."""
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return f"{address!r} is not an IP address"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_global and not ip.is_multicast:
+        return None
+    kinds = [
+        name
+        for name, flag in (
+            ("loopback", ip.is_loopback),
+            ("link-local (metadata services)", ip.is_link_local),
+            ("private", ip.is_private),
+            ("multicast", ip.is_multicast),
+            ("reserved", ip.is_reserved),
+        )
+        if flag
+    ]
+    return f"{ip} is {' and '.join(kinds) or 'not globally routable'}"
+
+
+class GuardedBackend(httpcore.NetworkBackend):
+    """httpcore's network backend, checking each connected socket's peer address: DNS is
+    asked once, by the connection itself, so a name that answers a public address to a check
+    and a private one to the connection (DNS rebinding) is still refused. Off while
+    ``allow()`` is true (``WEBHOOK_ALLOW_PRIVATE_TARGETS``: development)."""
+
+    def __init__(self, inner: httpcore.NetworkBackend, *, allow: Callable[[], bool]) -> None:
+        self.inner = inner
+        self.allow = allow
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        stream = self.inner.connect_tcp(
+            host, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+        )
+        if self.allow():
+            return stream
+        sock = stream.get_extra_info("socket")
+        peer = sock.getpeername()[0] if sock is not None else ""
+        why = refused_address(str(peer))
+        if why is not None:
+            stream.close()
+            raise httpcore.ConnectError(
+                f"{REFUSED_TARGET}: {host} connected to {why} (set "
+                "TTMEMORY['WEBHOOK_ALLOW_PRIVATE_TARGETS'] = True for development only)"
+            )
+        return stream
+
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        if not self.allow():
+            raise httpcore.ConnectError(f"{REFUSED_TARGET}: a Unix socket is local")
+        return self.inner.connect_unix_socket(path, timeout=timeout, socket_options=socket_options)
+
+    def sleep(self, seconds: float) -> None:
+        self.inner.sleep(seconds)
 
 
 def _body(event: Event) -> bytes:

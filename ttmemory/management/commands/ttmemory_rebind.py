@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from ttmemory.conf import app_settings
 from ttmemory.management.progress import ProgressBar
@@ -37,7 +37,7 @@ class Command(BaseCommand):
         progress = {} if upgrade is None or options["from_start"] else dict(upgrade.progress)
         if upgrade is None:
             self.stdout.write("no pending upgrade recorded; scanning every row anyway")
-        rebound = 0
+        rebound = held = 0
         for model, fields in rotation.encrypted_columns():
             table = model._meta.db_table
             after = progress.get(table)
@@ -53,9 +53,16 @@ class Command(BaseCommand):
             )
             bar.finish()
             rebound += stats.rebound
+            held += stats.held
             self.stdout.write(
                 f"  {table}: {stats.scanned} rows, {stats.rebound} values bound to their row"
                 + (f" (resumed after id {after})" if after is not None else "")
+            )
+        if held:
+            # Held rows keep the old format: it stays readable until they are done too.
+            raise CommandError(
+                f"{held} values under legal hold were not rewritten; values in the old format "
+                "stay accepted: run this again once the holds are lifted"
             )
         rotation.rebind_finish(upgrade)
         self.stdout.write(

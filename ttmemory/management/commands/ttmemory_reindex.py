@@ -48,6 +48,11 @@ class Command(BaseCommand):
         bar = ProgressBar("reindexing facts", pending, stream=self.stdout)
         stats = reindex.facts_reindex(batch_size=batch_size, on_batch=bar.advance)
         bar.finish()
+        if stats.held:
+            self.stdout.write(
+                f"  {stats.held} facts under legal hold were left as they are: run this again "
+                "once the holds are lifted"
+            )
         if stats.skipped:
             self.stdout.write(
                 f"  {stats.skipped} facts changed during the run and were rebuilt by that "

@@ -31,7 +31,7 @@ class Command(BaseCommand):
         primary = get_keyring().primary_key_id
         self.stdout.write(f"re-encrypting with key {primary!r}, {batch_size} rows per batch")
         upgrade = rotation.rebind_upgrade()
-        rotated = 0
+        rotated = held = 0
         for model, fields in rotation.encrypted_columns():
             bar = ProgressBar(model._meta.db_table, rotation.count_rows(model), stream=self.stdout)
             stats = rotation.rotate_model(
@@ -39,9 +39,21 @@ class Command(BaseCommand):
             )
             bar.finish()
             rotated += stats.rotated
+            held += stats.held
             self.stdout.write(
                 f"  {stats.table}: {stats.scanned} rows, {stats.rotated} values re-encrypted, "
                 f"{stats.current} already on {primary!r}"
+                + (f", {stats.held} values under legal hold left as they are" if stats.held else "")
             )
-        rotation.rebind_finish(upgrade)  # every value is now in the current format too
+        if held:
+            # Held rows keep their old key (and format): keep the old key in ENCRYPTION_KEYS
+            # and run this again once the holds are lifted.
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{held} values under legal hold were not re-encrypted: keep the old keys "
+                    "until the holds are lifted, then run this command again"
+                )
+            )
+        else:
+            rotation.rebind_finish(upgrade)  # every value is now in the current format too
         self.stdout.write(self.style.SUCCESS(f"done: {rotated} values re-encrypted"))
