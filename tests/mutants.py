@@ -80,6 +80,14 @@ KILLERS: dict[str, list[str]] = {
 }
 MUTANTS = tuple(KILLERS)
 
+#: Mutants that cannot change behaviour on a database, and why: not run there, and said so.
+EQUIVALENT = {
+    ("lock_released_before_commit", "sqlite"): (
+        "SQLite's BEGIN IMMEDIATE holds the database's write lock until the commit, whatever "
+        "the session lock does: nothing can be released before the commit"
+    ),
+}
+
 
 def _lock_classes() -> list[type[Any]]:
     from ttmemory.backends.locks import (
@@ -144,7 +152,7 @@ def apply(name: str) -> None:
                 return real(**kwargs)
             return []
 
-        memory.message_recent = message_recent  # type: ignore[assignment]
+        memory.message_recent = message_recent
 
 
 def _no_one_statement_append() -> None:
@@ -152,7 +160,7 @@ def _no_one_statement_append() -> None:
     # (services.sessions._one_statement_applies): the mutants send it through locked instead.
     from ttmemory.services import sessions
 
-    sessions._one_statement_applies = lambda *args: False  # type: ignore[assignment]
+    sessions._one_statement_applies = lambda *args: False
 
 
 def _lock_released_before_commit() -> None:
@@ -198,7 +206,7 @@ def _counter_outside_lock() -> None:
         row = MemorySession.objects.filter(pk=session.pk).values_list(
             "last_seq", "message_count", "token_count"
         )
-        read_before[threading.get_ident()] = tuple(row.first() or (0, 0, 0))  # type: ignore[assignment]
+        read_before[threading.get_ident()] = tuple(row.first() or (0, 0, 0))
         return real_session_lock(session)
 
     def bump_counters(session: Any, *, seqs: int, messages: int, tokens: int, now: Any,
@@ -215,11 +223,11 @@ def _counter_outside_lock() -> None:
         session.last_seq, session.message_count, session.token_count = last_seq, count, token_count
         return last_seq
 
-    sessions.session_lock = session_lock  # type: ignore[assignment]
+    sessions.session_lock = session_lock
     # PostgreSQL's one-statement append checks last_seq in its UPDATE: every append through
     # the counters instead.
-    sessions._append_one_postgres = lambda *args, **kwargs: None  # type: ignore[assignment]
-    sessions.bump_counters = bump_counters  # type: ignore[attr-defined]
+    sessions._append_one_postgres = lambda *args, **kwargs: None
+    sessions.bump_counters = bump_counters
     _no_one_statement_append()
 
 
@@ -288,6 +296,10 @@ def main(argv: list[str]) -> int:
     survivors = []
     for name in names:
         for database, env in databases.items():
+            if (name, database) in EQUIVALENT:
+                why = EQUIVALENT[name, database]
+                print(f"mutant {name} on {database}: equivalent, not run: {why}")
+                continue
             for leftover in data.glob("test-mutants.sqlite3*"):
                 leftover.unlink()
             killed = run_one(name, database, env)
@@ -302,7 +314,7 @@ def main(argv: list[str]) -> int:
     if survivors:
         print(f"surviving mutants: {', '.join(survivors)}")
         return 1
-    print(f"all {len(names)} mutants killed on both databases")
+    print(f"all {len(names)} mutants killed (on both databases unless equivalent there)")
     return 0
 
 
