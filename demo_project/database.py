@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -79,7 +80,9 @@ def embedded_settings(pgdata: Path) -> dict[str, Any]:
             "SELECT 1 FROM pg_database WHERE datname = %s", [EMBEDDED_DB_NAME]
         ).fetchone()
         if not exists:
-            conn.execute(f'CREATE DATABASE "{EMBEDDED_DB_NAME}"')
+            # Parallel test workers start together: another may create it between the two.
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(f'CREATE DATABASE "{EMBEDDED_DB_NAME}"')
         _configure_shared_buffers(conn, os.environ.get("TTMEMORY_EMBEDDED_SHARED_BUFFERS"))
     return {
         "ENGINE": "django.db.backends.postgresql",

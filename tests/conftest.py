@@ -3,9 +3,11 @@ on this machine's PostgreSQL 15 without pgvector."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -26,6 +28,93 @@ def pytest_report_header() -> str:
     hashes, so a ranking that fails with one key can be replayed with the same key."""
     key = os.environ.get("TTMEMORY_TEST_BLIND_KEY", "(not set yet)")
     return f"ttmemory: TTMEMORY_TEST_BLIND_KEY={key} (export it to replay this run's rankings)"
+
+
+# The slow subprocess and soak tests (a fresh project from the README, real Celery workers and
+# their kill, the browser, the TypeScript client's tsc): marked ``once``. `./dev test` runs them
+# in its PostgreSQL pass and deselects them (-m "not once") in every other pass (tests/README.md).
+ONCE = (
+    "tests/quickstart/",
+    "tests/examples/",
+    "tests/docs/",
+    "tests/learning/test_celery_scale.py",
+    "tests/learning/test_celery_worker.py",
+    "tests/e2e/",
+    "tests/backends/test_webhook_celery.py",
+    "tests/telemetry/test_celery.py",
+    "tests/api/test_clients.py::test_the_typescript_client_runs_a_frontends_turns",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.startswith(ONCE):
+            item.add_marker(pytest.mark.once)
+
+
+# The skip check: with TTMEMORY_TEST_PASS=<pass> (set by `./dev test`), every skip of the run
+# must match a line of tests/skips-allowed.txt for that pass, or the run fails. A missing
+# browser, server or tool then fails CI instead of hiding behind a skip.
+ALLOWED_SKIPS = Path(__file__).resolve().parent / "skips-allowed.txt"
+
+
+def allowed_skips(pass_name: str) -> list[tuple[str, str]]:
+    """(node id pattern, reason pattern) pairs allowed to skip in ``pass_name``."""
+    allowed = []
+    for raw in ALLOWED_SKIPS.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        passes, nodeid, reason = (part.strip() for part in line.split(" | "))
+        if any(fnmatch.fnmatchcase(pass_name, p) for p in passes.split(",")):
+            allowed.append((nodeid, reason))
+    return allowed
+
+
+class SkipCheck:
+    """Collects the run's skips (in the controller of an xdist run) and compares them."""
+
+    def __init__(self, pass_name: str) -> None:
+        self.pass_name = pass_name
+        self.skips: list[tuple[str, str]] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and not hasattr(report, "wasxfail"):
+            longrepr = report.longrepr
+            reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+            self.skips.append((report.nodeid, reason.removeprefix("Skipped: ")))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        allowed = allowed_skips(self.pass_name)
+        unexpected = [
+            (nodeid, reason)
+            for nodeid, reason in self.skips
+            if not any(
+                fnmatch.fnmatchcase(nodeid, n) and fnmatch.fnmatchcase(reason, r)
+                for n, r in allowed
+            )
+        ]
+        report = Path(session.config.rootpath) / ".data" / f"skips-{self.pass_name}.txt"
+        report.parent.mkdir(exist_ok=True)
+        report.write_text("".join(f"{n} | {r}\n" for n, r in sorted(set(self.skips))))
+        self.unexpected = unexpected
+        if unexpected and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        unexpected = getattr(self, "unexpected", [])
+        terminalreporter.write_line(
+            f"skip check ({self.pass_name}): {len(self.skips)} skipped, "
+            f"{len(unexpected)} not allowed by tests/skips-allowed.txt"
+        )
+        for nodeid, reason in unexpected:
+            terminalreporter.write_line(f"UNEXPECTED SKIP {nodeid}: {reason}", red=True, bold=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    pass_name = os.environ.get("TTMEMORY_TEST_PASS", "")
+    if pass_name and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(SkipCheck(pass_name), "ttmemory-skip-check")
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,27 @@
-"""Mutants that remove a protection, to show a race test has teeth.
+"""Mutants that remove one protection each, and the tests that must fail against each.
 
-``TTM_MUTANT=<name> pytest -p tests.mutants <tests>`` runs the tests against the mutant; worker
+``./dev mutants`` (part of ``./dev test``; ``python -m tests.mutants run [names]``) runs, for
+each mutant and each database (PostgreSQL, then SQLite), only that mutant's killing tests
+(``KILLERS``) with ``-p tests.mutants``; a mutant no test fails against (a survivor) fails the
+command, and the report names the tests that killed each one.
+
+``TTM_MUTANT=<name> pytest -p tests.mutants <tests>`` runs any tests against one mutant; worker
 processes the tests start (``tests/locks/worker.py``) apply the same mutant from the
-environment. Each race test must fail against the mutant of the protection it checks:
+environment. The mutants (``MUTANTS``):
 
 - ``no_lock``: every session lock backend opens its transaction but takes no lock.
 - ``no_transaction``: every session lock backend takes no lock and opens no transaction (each
   statement commits on its own).
+- ``lock_released_before_commit``: the session lock is released when the body ends, before its
+  transaction commits (PostgreSQL: a session-level advisory lock unlocked at the end of the
+  body; elsewhere the lock is the transaction itself and the mutant equals ``no_lock``).
+- ``counter_outside_lock``: an append reserves its seqs from the ``last_seq`` its caller read
+  before taking the lock, instead of the row's own under the lock.
+- ``hold_check_removed``: the service check for a legal hold is gone (the trigger stays).
+- ``revocation_cache_not_invalidated``: revoking, changing or deleting a credential leaves it
+  in this process's cache of checked credentials.
+- ``decrypt_without_row_binding``: encrypted values are sealed and opened with their table and
+  column only, not their row (a value copied to another row opens there).
 - ``empty_reads``: ``memory.message_recent`` returns ``[]`` in every thread but the main one.
 
 Never loaded by a normal run.
@@ -16,11 +31,62 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-MUTANTS = ("no_lock", "no_transaction", "empty_reads")
+ROOT = Path(__file__).resolve().parent.parent
+
+LOCK_RACES = [
+    # What a user sees: a turn lost or half-applied, a rollback mixed with a concurrent append.
+    "tests/locks/test_database_locks.py::test_appends_and_rollbacks_racing_in_two_processes_end_in_a_serial_state",
+    "tests/locks/test_database_locks.py::test_rewinds_racing_appends_in_another_process_lose_no_append_made_after_them",
+    "tests/contract/test_session_memory.py::test_concurrent_writers_lose_nothing_and_never_share_a_seq",
+    "tests/contract/test_session_memory.py::test_every_read_during_concurrent_writes_is_a_prefix_of_the_final_history",
+    "tests/contract/test_stateful.py",
+    "tests/api/test_live_concurrency.py",
+    # The lock's own mechanics (the only killers where the lock is redundant: SQLite's
+    # BEGIN IMMEDIATE serialises every transaction already).
+    "tests/locks/test_database_locks.py::test_a_lease_held_by_another_process_blocks_until_released",
+    "tests/locks/test_database_locks.py::test_the_in_process_lock_serialises_threads",
+]
+
+#: For each mutant, the tests that must fail against it (run selectively: fast).
+KILLERS: dict[str, list[str]] = {
+    "no_lock": LOCK_RACES,
+    "no_transaction": LOCK_RACES,
+    "lock_released_before_commit": LOCK_RACES,
+    "counter_outside_lock": [
+        "tests/contract/test_session_memory.py::test_concurrent_writers_lose_nothing_and_never_share_a_seq",
+        "tests/contract/test_stateful.py",
+    ],
+    "hold_check_removed": [
+        "tests/api/test_retention.py::test_a_held_namespace_refuses_erase_with_423_naming_the_hold",
+        "tests/retention/test_prune.py",
+    ],
+    "revocation_cache_not_invalidated": [
+        "tests/api/test_auth_cache.py::test_a_revoked_key_is_refused_at_its_next_request",
+        "tests/api/test_auth_cache.py::test_a_key_changed_or_deleted_is_read_again_at_its_next_request",
+    ],
+    "decrypt_without_row_binding": ["tests/security/test_row_binding.py"],
+    "empty_reads": [
+        "tests/contract/test_session_memory.py::test_every_read_during_concurrent_writes_is_a_prefix_of_the_final_history",
+        "tests/api/test_live_concurrency.py",
+    ],
+}
+MUTANTS = tuple(KILLERS)
+
+#: Mutants that cannot change behaviour on a database, and why: not run there, and said so.
+EQUIVALENT = {
+    ("lock_released_before_commit", "sqlite"): (
+        "SQLite's BEGIN IMMEDIATE holds the database's write lock until the commit, whatever "
+        "the session lock does: nothing can be released before the commit"
+    ),
+}
 
 
 def _lock_classes() -> list[type[Any]]:
@@ -54,11 +120,28 @@ def apply(name: str) -> None:
 
         for cls in _lock_classes():
             cls.locked = locked
-        # An uncontended append on PostgreSQL takes the advisory lock inside its one statement
-        # (services.sessions._one_statement_applies): the mutant sends it through locked too.
-        from ttmemory.services import sessions
+        _no_one_statement_append()
+    elif name == "lock_released_before_commit":
+        _lock_released_before_commit()
+    elif name == "counter_outside_lock":
+        _counter_outside_lock()
+    elif name == "hold_check_removed":
+        from ttmemory.services import facts, holds, namespaces, sessions
 
-        sessions._one_statement_applies = lambda *args: False  # type: ignore[assignment]
+        for module in (holds, sessions, namespaces, facts):
+            module.refuse_if_held = lambda **kwargs: None  # type: ignore[attr-defined]
+    elif name == "revocation_cache_not_invalidated":
+        from ttmemory.services.access import CredentialCache
+
+        CredentialCache.forget = lambda self, *args, **kwargs: None  # type: ignore[method-assign]
+    elif name == "decrypt_without_row_binding":
+        from ttmemory.fields import _EncryptedField
+
+        def unbound(self: Any) -> Any:
+            prefix = self._aad_prefix.encode()
+            return lambda binding: prefix
+
+        _EncryptedField._row_aad = property(unbound)  # type: ignore[assignment]
     elif name == "empty_reads":
         from ttmemory import memory
 
@@ -69,7 +152,83 @@ def apply(name: str) -> None:
                 return real(**kwargs)
             return []
 
-        memory.message_recent = message_recent  # type: ignore[assignment]
+        memory.message_recent = message_recent
+
+
+def _no_one_statement_append() -> None:
+    # An uncontended append on PostgreSQL takes the advisory lock inside its one statement
+    # (services.sessions._one_statement_applies): the mutants send it through locked instead.
+    from ttmemory.services import sessions
+
+    sessions._one_statement_applies = lambda *args: False
+
+
+def _lock_released_before_commit() -> None:
+    from django.db import connection, transaction
+
+    from ttmemory.backends.locks.database import advisory_key
+
+    real = {cls: cls.locked for cls in _lock_classes()}
+
+    @contextlib.contextmanager
+    def locked(self: Any, session_id: int, *, timeout: float) -> Iterator[None]:
+        if connection.vendor != "postgresql":
+            # SQLite: BEGIN IMMEDIATE is the lock, held to the commit whatever the backend.
+            with real[type(self)](self, session_id, timeout=timeout):
+                yield
+            return
+        self.stats.acquired += 1
+        key = advisory_key(session_id)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_lock(%s, %s)", list(key))
+            try:
+                yield
+            finally:
+                with connection.cursor() as cursor:  # released before the commit
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", list(key))
+
+    for cls in _lock_classes():
+        cls.locked = locked
+    _no_one_statement_append()
+
+
+def _counter_outside_lock() -> None:
+    from ttmemory.models import MemorySession
+    from ttmemory.services import rows, sessions
+
+    read_before: dict[int, tuple[int, int, int]] = {}
+    real_session_lock = sessions.session_lock
+    real_bump = rows.bump_counters
+
+    def session_lock(session: Any) -> Any:
+        # The counters are read here, before the lock is taken.
+        row = MemorySession.objects.filter(pk=session.pk).values_list(
+            "last_seq", "message_count", "token_count"
+        )
+        read_before[threading.get_ident()] = tuple(row.first() or (0, 0, 0))
+        return real_session_lock(session)
+
+    def bump_counters(session: Any, *, seqs: int, messages: int, tokens: int, now: Any,
+                      history: bool = False) -> int:  # fmt: skip
+        before = read_before.pop(threading.get_ident(), None)
+        if before is None:  # not an append through sessions.session_lock
+            return real_bump(session, seqs=seqs, messages=messages, tokens=tokens, now=now,
+                             history=history)  # fmt: skip
+        last_seq, count, token_count = before
+        last_seq, count, token_count = last_seq + seqs, count + messages, token_count + tokens
+        MemorySession.objects.filter(pk=session.pk).update(
+            last_seq=last_seq, message_count=count, token_count=token_count, updated_at=now
+        )
+        session.last_seq, session.message_count, session.token_count = last_seq, count, token_count
+        return last_seq
+
+    sessions.session_lock = session_lock
+    # PostgreSQL's one-statement append checks last_seq in its UPDATE: every append through
+    # the counters instead.
+    sessions._append_one_postgres = lambda *args, **kwargs: None
+    sessions.bump_counters = bump_counters
+    _no_one_statement_append()
 
 
 def apply_from_env() -> str | None:
@@ -92,3 +251,72 @@ def pytest_sessionstart(session: Any) -> None:
 
 def pytest_report_header(config: Any) -> str:
     return f"MUTANT: {os.environ.get('TTM_MUTANT')} (tests/mutants.py): race tests must fail"
+
+
+FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
+
+
+def run_one(name: str, database: str, env: dict[str, str]) -> list[str]:
+    """Run ``name``'s killing tests against it on ``database``; return the tests that failed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.mutants", "-q", "-rfE", "-p",
+         "no:cacheprovider", "--no-header", *KILLERS[name]],
+        cwd=ROOT, env={**env, "TTM_MUTANT": name}, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    killed = sorted(set(FAILED.findall(proc.stdout)))
+    if proc.returncode not in (0, 1) and not killed:
+        print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")
+        raise SystemExit(f"mutant {name} on {database}: pytest exited {proc.returncode}")
+    return killed
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] != "run":
+        raise SystemExit("usage: python -m tests.mutants run [mutant ...]")
+    names = argv[1:] or list(MUTANTS)
+    unknown = [n for n in names if n not in MUTANTS]
+    if unknown:
+        raise SystemExit(f"unknown mutants {unknown}; known: {', '.join(MUTANTS)}")
+    data = ROOT / ".data"
+    data.mkdir(exist_ok=True)
+    pg_url = os.environ.get("DATABASE_URL", "")
+    if pg_url.startswith("sqlite"):
+        pg_url = ""
+    sqlite_path = data / "test-mutants.sqlite3"
+    databases = {
+        "postgresql": {
+            **os.environ,
+            "DATABASE_URL": pg_url,
+            "TTMEMORY_EMBEDDED_DB": "ttmemory_mutants",
+        },
+        "sqlite": {**os.environ, "DATABASE_URL": f"sqlite:///{sqlite_path}"},
+    }
+    for env in databases.values():
+        env.pop("TTMEMORY_TEST_PASS", None)
+    survivors = []
+    for name in names:
+        for database, env in databases.items():
+            if (name, database) in EQUIVALENT:
+                why = EQUIVALENT[name, database]
+                print(f"mutant {name} on {database}: equivalent, not run: {why}")
+                continue
+            for leftover in data.glob("test-mutants.sqlite3*"):
+                leftover.unlink()
+            killed = run_one(name, database, env)
+            if killed:
+                print(f"mutant {name} on {database}: killed by {len(killed)} test(s)")
+                for nodeid in killed:
+                    print(f"    {nodeid}")
+            else:
+                print(f"mutant {name} on {database}: SURVIVED {' '.join(KILLERS[name])}")
+                survivors.append(f"{name} on {database}")
+            sys.stdout.flush()
+    if survivors:
+        print(f"surviving mutants: {', '.join(survivors)}")
+        return 1
+    print(f"all {len(names)} mutants killed (on both databases unless equivalent there)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -3,13 +3,18 @@ summarise steps, each from one of two database connections, against a plain Pyth
 
 After every step the live history (seq and content, read through the other connection),
 the counters and ``message_recent`` must equal the model's. Each connection keeps its own
-``MemorySession`` object, as two processes would, so nothing may trust stale fields.
+``MemorySession`` object, as two processes would, so nothing may trust stale fields. One step
+runs two writers at once: a rollback on one connection pauses inside its critical section
+until an append on the other has asked for the lock, so they provably contend; the append
+must land after the rollback, whole (the lock makes them serial).
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -29,8 +34,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from tests.races import Door
 from ttmemory import memory
+from ttmemory.backends.locks import get_lock
 from ttmemory.models import MemorySession, Message, Snapshot
+from ttmemory.services import snapshots as snapshot_services
 from ttmemory.services.learning import session_summarise
 
 pytestmark = pytest.mark.contract
@@ -83,6 +91,23 @@ class Snap:
 
 
 CONNECTIONS: list[Connection] = []
+
+
+@dataclass
+class Race:
+    """The step in which two writers contend: who rolls back, who appends, and what happened
+    inside the critical section (monotonic ns, taken under the lock)."""
+
+    roller: int = -1
+    appender: int = -1
+    door: Door = field(default_factory=Door)
+    inside_end: int = 0
+    got: int = 0
+
+
+RACE = Race()
+#: Per racing step: the append asked for the lock while the rollback held it, and got it after.
+CONTENDED: list[bool] = []
 
 
 class SessionMachine(RuleBasedStateMachine):
@@ -147,6 +172,41 @@ class SessionMachine(RuleBasedStateMachine):
         self.safeties.append(Snap(safety.pk, copy.copy(self.model.live)))
         self.model.live = copy.copy(snap.live)
 
+    @rule(conn=st.integers(0, 1), snap=snapshots, size=st.integers(0, 20))
+    def append_racing_a_rollback(self, conn: int, snap: Snap, size: int) -> None:
+        """Two writers at once: the rollback (on ``conn``) holds the lock until the append (on
+        the other connection) has asked for it; the append lands after the rollback."""
+        global RACE
+        text = f"m{self.model.last_seq + 1} raced " + "word " * size
+        roller, appender = self.sessions[conn], self.sessions[1 - conn]
+        RACE = Race()
+        snapshot = Snapshot.objects.get(pk=snap.pk)
+
+        def roll() -> Snapshot | None:
+            RACE.roller = threading.get_ident()
+            return memory.snapshot_rollback(session=roller, snapshot=snapshot)
+
+        def append() -> Any:
+            RACE.appender = threading.get_ident()
+            # Ask only once the rollback is inside its critical section.
+            with RACE.door._changed:
+                assert RACE.door._changed.wait_for(lambda: RACE.inside_end >= 0, timeout=30)
+            return memory.message_add(session=appender, message={"role": "user", "content": text})
+
+        RACE.inside_end = -1  # the rollback sets 0 once inside (see paused_restore)
+        rolled = CONNECTIONS[conn].pool.submit(roll)
+        appended = CONNECTIONS[1 - conn].pool.submit(append)
+        safety, row = rolled.result(timeout=60), appended.result(timeout=60)
+        assert safety is not None
+        self.safeties.append(Snap(safety.pk, copy.copy(self.model.live)))
+        self.model.live = copy.copy(snap.live)
+        self.model.last_seq += 1
+        assert row.seq == self.model.last_seq
+        self.model.live.append((row.seq, text, row.token_count))
+        # The append asked while the rollback held the lock, and got it only after the
+        # rollback's last moment inside (checked at the end: the model speaks first).
+        CONTENDED.append(RACE.door.overlaps == 1 and RACE.got > RACE.inside_end > 0)
+
     @rule(conn=st.integers(0, 1))
     def clear(self, conn: int) -> None:
         self.on(conn, lambda s: memory.session_clear(session=s))
@@ -178,6 +238,59 @@ class SessionMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
+def race_probes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside the rollback's critical section of the racing step: wait until the append has
+    asked for the lock, and note the time just before leaving it; note when the append got
+    the lock. Other steps pass straight through."""
+    real_restore = snapshot_services.restore_locked
+
+    def paused_restore(session: MemorySession, payload: dict[str, Any]) -> None:
+        if threading.get_ident() != RACE.roller:
+            return real_restore(session, payload)
+        with RACE.door._changed:
+            RACE.inside_end = 0
+            RACE.door._changed.notify_all()
+        RACE.door.wait_for_more_than(0)
+        real_restore(session, payload)
+        RACE.inside_end = time.monotonic_ns()  # still under the lock: the commit follows
+        return None
+
+    monkeypatch.setattr(snapshot_services, "restore_locked", paused_restore)
+    lock = get_lock()
+    for name in ("locked", "wait_reading"):
+        real = getattr(lock, name, None)
+        if real is None:
+            continue
+
+        def asking(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            if threading.get_ident() != RACE.appender:
+                return _real(*args, **kwargs)
+            RACE.door.arrive()
+            if _name == "wait_reading":
+                row = _real(*args, **kwargs)
+                RACE.got = time.monotonic_ns()
+                return row
+            return _timed(_real(*args, **kwargs))
+
+        monkeypatch.setattr(lock, name, asking)
+
+
+class _timed:
+    """A lock's context manager that notes when it was entered (the lock then held)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __enter__(self) -> Any:
+        entered = self.inner.__enter__()
+        RACE.got = time.monotonic_ns()
+        return entered
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.inner.__exit__(*exc)
+
+
+@pytest.fixture
 def connections() -> Iterator[list[Connection]]:
     CONNECTIONS[:] = [Connection(), Connection()]
     yield CONNECTIONS
@@ -187,7 +300,7 @@ def connections() -> Iterator[list[Connection]]:
 
 
 def test_every_sequence_of_writes_from_two_connections_matches_the_model(
-    transactional_db: Any, settings: Any, connections: list[Connection]
+    transactional_db: Any, settings: Any, connections: list[Connection], request: Any
 ) -> None:
     settings.TTMEMORY = {
         **settings.TTMEMORY,
@@ -196,6 +309,8 @@ def test_every_sequence_of_writes_from_two_connections_matches_the_model(
         "SUMMARISE_AT_TOKENS": 0,
         "TRIM_MODE": "archive",
     }
+    request.getfixturevalue("race_probes")  # after the settings: the lock they configure
+    CONTENDED.clear()
     run_state_machine_as_test(
         SessionMachine,
         settings=hypothesis_settings(
@@ -206,3 +321,5 @@ def test_every_sequence_of_writes_from_two_connections_matches_the_model(
             database=None,
         ),
     )
+    print(f"contention: {sum(CONTENDED)} of {len(CONTENDED)} racing steps had two writers at once")
+    assert len(CONTENDED) > 0 and all(CONTENDED)

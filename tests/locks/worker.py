@@ -8,10 +8,11 @@ Modes:
   inside its one statement).
 - ``rollback ROUNDS DIR``: per round, snapshot then roll back to a random earlier snapshot of
   the session, pausing inside the rollback's critical section until the appender has asked for
-  the lock. Prints one JSON line per rollback: ``{"safety", "inside", "released"}``.
+  the lock. Prints one JSON line per rollback: ``{"safety", "inside", "last_inside"}``
+  (``last_inside``: monotonic ns at the end of the critical section, still under the lock).
 - ``rewind ROUNDS DIR``: like ``rollback``, but per round rewinds to one of the newest live
   messages (no snapshot taken beforehand), pausing inside the rewind's critical section the
-  same way. Prints one JSON line per rewind: ``{"safety", "to_seq", "inside", "released"}``.
+  same way. Prints one JSON line per rewind: ``{"safety", "to_seq", "inside", "last_inside"}``.
 - ``hold SECONDS``: take the session lock, print the database backend pid (PostgreSQL) or
   "held", flush, and sleep holding it.
 
@@ -84,7 +85,9 @@ def main() -> None:
         with real_locked(session_id, timeout=timeout):
             probe["got"] = time.monotonic_ns()
             yield
-        probe["released"] = time.monotonic_ns()
+            # The last moment inside the critical section, taken under the lock (its commit
+            # and release follow): an append that waited for the lock got it after this.
+            probe["last_inside"] = time.monotonic_ns()
 
     lock.locked = timed_locked  # type: ignore[method-assign]
     # A contended append on PostgreSQL waits through wait_reading (the lock and the session's
@@ -147,7 +150,7 @@ def main() -> None:
             wait_for(rendezvous / f"ready-{round_no}")
             safety = memory.snapshot_rollback(session=session, snapshot=rng.choice(choices))
             assert safety is not None
-            emit(safety=safety.pk, inside=probe["inside"], released=probe["released"])
+            emit(safety=safety.pk, inside=probe["inside"], last_inside=probe["last_inside"])
     elif mode == "rewind":
         assert rendezvous is not None
         rng = random.Random(os.getpid())
@@ -180,7 +183,7 @@ def main() -> None:
                 safety=result.safety.pk,
                 to_seq=to_seq,
                 inside=probe["inside"],
-                released=probe["released"],
+                last_inside=probe["last_inside"],
             )
     elif mode == "hold":
         with session_lock(session):

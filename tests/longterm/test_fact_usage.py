@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
@@ -18,16 +18,32 @@ from ttmemory.services.facts import facts_touch_recalled
 NS = "user-usage"
 
 
-def row_version(fact: Fact) -> str | None:
-    """PostgreSQL's xmin of the fact's row: it changes whenever the row is written."""
-    if connection.vendor != "postgresql":
-        return None
+def watch_fact_writes() -> None:
+    """On SQLite, count the writes to fact rows (a temporary trigger of this connection):
+    SQLite has no row version such as PostgreSQL's xmin."""
+    if connection.vendor == "postgresql":
+        return
     with connection.cursor() as cursor:
-        cursor.execute("SELECT xmin::text FROM ttmemory_fact WHERE id = %s", [fact.pk])
-        return str(cursor.fetchone()[0])
+        cursor.execute("CREATE TEMP TABLE IF NOT EXISTS fact_writes (fact_id INTEGER)")
+        cursor.execute(
+            "CREATE TEMP TRIGGER IF NOT EXISTS fact_written AFTER UPDATE ON ttmemory_fact "
+            "BEGIN INSERT INTO fact_writes VALUES (NEW.id); END"
+        )
+
+
+def row_version(fact: Fact) -> str:
+    """Changes whenever the fact's row is written: PostgreSQL's xmin of the row; on SQLite the
+    number of writes ``watch_fact_writes`` counted."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT xmin::text FROM ttmemory_fact WHERE id = %s", [fact.pk])
+            return f"xmin {cursor.fetchone()[0]}"
+        cursor.execute("SELECT count(*) FROM fact_writes WHERE fact_id = %s", [fact.pk])
+        return f"{cursor.fetchone()[0]} writes"
 
 
 def test_counts_add_up_across_flushes_and_leave_the_fact_row_alone(db: Any) -> None:
+    watch_fact_writes()
     ada = memory.fact_remember(namespace=NS, text="Ada collects vinyl records")
     bob = memory.fact_remember(namespace=NS, text="Bob keeps bees on the roof")
     before = row_version(ada)
@@ -40,7 +56,10 @@ def test_counts_add_up_across_flushes_and_leave_the_fact_row_alone(db: Any) -> N
     assert (ada.recall_count, Fact.objects.get(pk=bob.pk).recall_count) == (5, 1)
     assert ada.last_recalled_at is not None
     assert not FactUsage.objects.filter(pk=999_999_999).exists()  # unknown ids are ignored
-    assert row_version(ada) == before  # the fact row was not written (PostgreSQL: its xmin)
+    assert row_version(ada) == before  # the fact row was not written
+    with transaction.atomic():  # the probe sees a write (a savepoint: a new xmin)
+        Fact.objects.filter(pk=ada.pk).update(kind=ada.kind)
+    assert row_version(ada) != before
 
     memory.fact_forget(namespace=NS, fact_id=bob.pk)
     assert not FactUsage.objects.filter(pk=bob.pk).exists()  # gone with its fact
