@@ -19,8 +19,12 @@ from ttmemory.models import Fact
 
 pytestmark = pytest.mark.contract
 
-# What this set reached (overall); a change that scores lower fails.
-FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision": 0.0}
+# What this set reached (overall); a change that scores lower fails. "current" (recalled in the
+# top 5) varies by a few points between runs (0.60-0.63 on SQLite) because the test embedder's
+# key is random, so its floor sits below that; learning itself is deterministic.
+FLOORS = {"current": 0.55, "learned": 0.97, "stale": 1.0, "never": 1.0, "precision": 0.94}
+# Every language's facts are learned, not only English ones.
+LANGUAGE_LEARNED_FLOOR = 0.9
 
 
 def _has(text: str, terms: list[str]) -> bool:
@@ -75,3 +79,7 @@ def test_the_development_set_scores_at_least_its_floors(db: Any, settings: Any) 
     overall = {m: table["all"][m][0] / max(table["all"][m][1], 1) for m in metrics}
     for metric, floor in FLOORS.items():
         assert overall[metric] >= floor, f"{metric} {overall[metric]:.2f} < floor {floor}"
+    for group, scores in table.items():
+        if group.startswith("lang:"):
+            hits, total = scores["learned"]
+            assert hits / total >= LANGUAGE_LEARNED_FLOOR, f"{group} learned {hits}/{total}"
