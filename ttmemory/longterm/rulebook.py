@@ -121,8 +121,9 @@ def load(code: str) -> Language:
             raise ValueError(f"rules/{code}.toml: {where}: {exc}") from exc
 
     text = dict(data.get("text", {}))
-    if "detect" in data:
-        text["detect"] = data["detect"]
+    for name in ("detect", "script"):
+        if name in data:
+            text[name] = data[name]
     patterns = {
         name: compiled(value, f"[text] {name}")
         for name, value in text.items()

@@ -207,7 +207,7 @@ def clause_statements(
     """The statements one clause makes about the user (the first language whose rules match)."""
     codes = tuple(languages) if languages is not None else rulebook.available()
     for lang in rulebook.languages(codes):
-        script = lang.pattern("detect")
+        script = lang.pattern("script") or lang.pattern("detect")
         if script is not None and not script.search(clause):
             continue  # not this language's letters or words: none of its rules can match
         found = _clause_in(lang, clause, subject)
