@@ -22,7 +22,7 @@ pytestmark = pytest.mark.contract
 # What this set reached (overall); a change that scores lower fails. "current" (recalled in the
 # top 5) varies by a few points between runs (0.60-0.63 on SQLite) because the test embedder's
 # key is random, so its floor sits below that; learning itself is deterministic.
-FLOORS = {"current": 0.55, "learned": 0.97, "stale": 1.0, "never": 1.0, "precision": 0.94}
+FLOORS = {"current": 0.55, "learned": 0.98, "stale": 1.0, "never": 1.0, "precision": 0.94}
 # Every language's facts are learned, not only English ones.
 LANGUAGE_LEARNED_FLOOR = 0.9
 

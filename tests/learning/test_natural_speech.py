@@ -103,6 +103,25 @@ def test_a_new_pet_is_added_beside_the_old_one(db: Any) -> None:
 
 
 @pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        (["我养了一只猫", "我们还养了一条狗"], ["用户养了一只猫", "用户养了一条狗"]),
+        (
+            ["猫を飼っています", "犬も飼っています"],
+            ["ユーザーは犬を飼っている", "ユーザーは猫を飼っている"],
+        ),
+    ],
+)
+def test_a_second_pet_in_chinese_or_japanese_is_not_taken_for_the_first(
+    db: Any, said: list[str], expected: list[str]
+) -> None:
+    # The subject written without a space ("用户...") and kana endings once made them alike.
+    chat(*said)
+
+    assert current() == sorted(expected)
+
+
+@pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
         (

@@ -593,7 +593,19 @@ def canonical(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
 
 def content_terms(text: str, *, subject: str = DEFAULT_SUBJECT) -> set[str]:
     """The stemmed terms of a statement without its subject (what it says about the user)."""
-    return set(normalise_terms(canonical(text, subject=subject).lstrip("@")))
+    key = canonical(text, subject=subject)
+    if not key.startswith("@"):
+        # Chinese and Japanese write no space after the subject ("用户养了一只猫"): its
+        # characters would make two different facts look alike.
+        for name in rulebook.subjects():
+            if _CJK.match(name) and key.startswith(normalise_text(name)):
+                key = key[len(normalise_text(name)) :].lstrip("はの")
+                break
+    # Hiragana alone are endings and particles ("を", "ている"), not what a fact says.
+    return {t for t in normalise_terms(key.lstrip("@")) if not _HIRAGANA.fullmatch(t)}
+
+
+_HIRAGANA = re.compile("[\u3040-\u309f]+")
 
 
 def similarity(a: str, b: str, *, subject: str = DEFAULT_SUBJECT) -> float:
