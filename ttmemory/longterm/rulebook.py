@@ -51,6 +51,8 @@ class Language:
     not_names: frozenset[str] = frozenset()
     transient_heads: frozenset[str] = frozenset()
     pronoun_values: frozenset[str] = frozenset()
+    # A value starting with one of these is a fragment ("it way more than ...", "here").
+    fragment_starts: frozenset[str] = frozenset()
     possessive: str = "{S}'s"
     subject_forms: dict[str, str] = field(default_factory=dict)
     value_classes: dict[str, str] = field(default_factory=dict)
@@ -119,8 +121,9 @@ def load(code: str) -> Language:
             raise ValueError(f"rules/{code}.toml: {where}: {exc}") from exc
 
     text = dict(data.get("text", {}))
-    if "detect" in data:
-        text["detect"] = data["detect"]
+    for name in ("detect", "script"):
+        if name in data:
+            text[name] = data[name]
     patterns = {
         name: compiled(value, f"[text] {name}")
         for name, value in text.items()
@@ -160,6 +163,7 @@ def load(code: str) -> Language:
         not_names=frozenset(w.lower() for w in lexicon.get("not_names", [])),
         transient_heads=frozenset(w.lower() for w in lexicon.get("transient_heads", [])),
         pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
+        fragment_starts=frozenset(w.lower() for w in lexicon.get("fragment_starts", [])),
         possessive=text.get("possessive", "{S}'s"),
         subject_forms=dict(data.get("subject_forms", {})),
         slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),

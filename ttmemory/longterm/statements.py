@@ -207,7 +207,7 @@ def clause_statements(
     """The statements one clause makes about the user (the first language whose rules match)."""
     codes = tuple(languages) if languages is not None else rulebook.available()
     for lang in rulebook.languages(codes):
-        script = lang.pattern("detect")
+        script = lang.pattern("script") or lang.pattern("detect")
         if script is not None and not script.search(clause):
             continue  # not this language's letters or words: none of its rules can match
         found = _clause_in(lang, clause, subject)
@@ -226,13 +226,14 @@ def clause_statement(
 
 def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[Statement] | None:
     """What ``lang``'s rules read in ``clause``: statements, [] (refused) or None (no rule)."""
-    hypothetical = lang.pattern("hypothetical")
-    if hypothetical is not None and hypothetical.search(clause):
-        return None
     raw = clause
     tail = lang.pattern("tail")
     if tail is not None:
+        # Cut first: "I'm vegetarian, if that matters" states a fact; "if" is in the tail.
         clause = tail.sub("", clause)
+    hypothetical = lang.pattern("hypothetical")
+    if hypothetical is not None and hypothetical.search(clause):
+        return None
     clause = _trim(clause, lang)
     negation = lang.pattern("negation")
     contrast = lang.pattern("contrast")
@@ -256,6 +257,10 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
         values = {key: clean_value(value, lang) for key, value in groups.items() if key != "w"}
         for key, value in values.items():
             if key != "np" and (not value or value.lower() in lang.pronoun_values):
+                return []
+            # A fragment, not a value: "it way more than accounting", "here", "that one".
+            first = value.split()[0].lower() if value.split() else ""
+            if key in {"v", "org"} and first in lang.fragment_starts:
                 return []
         word = (groups.get("w") or "").lower()
         fields = {
@@ -356,13 +361,33 @@ def clean_value(value: str, lang: rulebook.Language | None = None) -> str:
     value = _strip(value)
     value = re.sub(r"[\U0001F000-\U0001FFFF\u2600-\u27BF]", "", value).strip()
     value = _trim(value, lang)
+    # First person becomes third person only between e-mails, URLs, @handles and numbers:
+    # "sam.r@proton.me" must not become "sam.r@proton.them".
+    pieces = []
+    at = 0
+    for kept in _VERBATIM.finditer(value):
+        pieces.append(_third_person(value[at : kept.start()], lang))
+        pieces.append(kept.group(0))
+        at = kept.end()
+    pieces.append(_third_person(value[at:], lang))
+    return "".join(pieces)
+
+
+# Spans of a value that are never rewritten: e-mails, URLs, @handles, phone-like numbers.
+_VERBATIM = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|(?:https?://|www\.)\S+|[\w-]+(?:\.[\w-]+)+(?:/\S*)?"
+    r"|(?<![\w@])@\w+|\+?\d[\d ().-]*\d"
+)
+
+
+def _third_person(text: str, lang: rulebook.Language) -> str:
     rewrite = lang.pattern("my")
     if rewrite is not None:
-        value = rewrite.sub(lang.third_person.get("my", "their"), value)
+        text = rewrite.sub(lang.third_person.get("my", "their"), text)
     rewrite = lang.pattern("me")
     if rewrite is not None:
-        value = rewrite.sub(lang.third_person.get("me", "them"), value)
-    return value
+        text = rewrite.sub(lang.third_person.get("me", "them"), text)
+    return text
 
 
 def _strip(value: str) -> str:
@@ -480,6 +505,7 @@ def quality_problem(text: str, *, language: str | None = None) -> str | None:
     rest = text
     for name in rulebook.subjects():
         rest = rest.replace(name, "").replace(name.lower(), "")
+    rest = _VERBATIM.sub(" ", rest)  # "sam.r@proton.me" holds no first person
     first = lang.pattern("first_person")
     if first is not None and first.search(rest):
         return "first person left in (a clause not split, or not about the user)"
@@ -529,7 +555,28 @@ def is_single_valued(slot: str) -> bool:
         or (
             bool(slot)
             and slot.split()[-1]
-            in {"name", "number", "email", "address", "job", "location", "employer"}
+            in {
+                "name",
+                "number",
+                "email",
+                "address",
+                "job",
+                "location",
+                "employer",
+                "handle",
+                "username",
+                "telegram",
+                "instagram",
+                "twitter",
+                "discord",
+                "signal",
+                "whatsapp",
+                "skype",
+                "github",
+                "linkedin",
+                "phone",
+                "mobile",
+            }
         )
     )
 
@@ -546,7 +593,19 @@ def canonical(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
 
 def content_terms(text: str, *, subject: str = DEFAULT_SUBJECT) -> set[str]:
     """The stemmed terms of a statement without its subject (what it says about the user)."""
-    return set(normalise_terms(canonical(text, subject=subject).lstrip("@")))
+    key = canonical(text, subject=subject)
+    if not key.startswith("@"):
+        # Chinese and Japanese write no space after the subject ("用户养了一只猫"): its
+        # characters would make two different facts look alike.
+        for name in rulebook.subjects():
+            if _CJK.match(name) and key.startswith(normalise_text(name)):
+                key = key[len(normalise_text(name)) :].lstrip("はの")
+                break
+    # Hiragana alone are endings and particles ("を", "ている"), not what a fact says.
+    return {t for t in normalise_terms(key.lstrip("@")) if not _HIRAGANA.fullmatch(t)}
+
+
+_HIRAGANA = re.compile("[\u3040-\u309f]+")
 
 
 def similarity(a: str, b: str, *, subject: str = DEFAULT_SUBJECT) -> float:
