@@ -187,3 +187,19 @@ def test_profiles_are_masked(conversation: Conversation, support_client: Client)
     assert "Ada Lovelace" not in page(support_client.get(url))
     support_client.post(f"/admin/ttmemory/profile/{profile.pk}/reveal/", {"reason": "t"})
     assert "Ada Lovelace" in page(support_client.get(url))
+
+
+def test_forgetting_under_a_legal_hold_shows_the_hold_and_keeps_the_fact(
+    conversation: Conversation, support_client: Client
+) -> None:
+    """A support agent's forget, as a page or as a list action, on a held namespace: an error
+    message naming the hold, never a server error; the fact stays."""
+    fact = conversation.kept_fact
+    memory.legal_hold_place(namespace=fact.namespace, reason="case 34")
+    response = support_client.post(f"{LIST}{fact.pk}/forget/", {"reason": "x"}, follow=True)
+    assert response.status_code == 200 and "case 34" in page(response)
+    form = {"action": "forget_action", "_selected_action": [fact.pk], "post": "yes", "reason": "x"}
+    response = support_client.post(LIST, form, follow=True)
+    assert response.status_code == 200 and "case 34" in page(response)
+    assert Fact.objects.filter(pk=fact.pk).exists()
+    assert not AuditEntry.objects.filter(action="fact_forget").exists()

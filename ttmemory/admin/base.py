@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from ttmemory.admin.masking import (
     revealed_until,
 )
 from ttmemory.admin.selectors import namespace_choices
+from ttmemory.exceptions import LegalHoldError
 from ttmemory.models import AuditAction, AuditEntry
 from ttmemory.services.audit import MAX_REASON_CHARS, audit_record
 
@@ -162,12 +164,42 @@ class ConsoleAdmin(admin.ModelAdmin):
         extra = [
             path(
                 route,
-                self.admin_site.admin_view(view),
+                self.admin_site.admin_view(self.refusing_held(view)),
                 name=f"{opts.app_label}_{opts.model_name}_{suffix}",
             )
             for route, view, suffix in self.console_views()
         ]
         return extra + super().get_urls()
+
+    # -- legal holds: one place for every console view and list action -----------------------
+
+    def refusing_held(self, view: View) -> View:
+        """``view``, with a legal hold's refusal (``LegalHoldError``, from a service's check or
+        from the database's trigger) shown as an error message on the page it came from,
+        instead of a server error. Nothing was changed: the service's transaction rolled back."""
+
+        @functools.wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            try:
+                return view(request, *args, **kwargs)
+            except LegalHoldError as refused:
+                return self.held_response(request, refused)
+
+        return wrapped
+
+    def held_response(self, request: HttpRequest, refused: LegalHoldError) -> HttpResponse:
+        messages.error(request, str(refused))
+        opts = self.model._meta
+        changelist = reverse(
+            f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_changelist"
+        )
+        return HttpResponseRedirect(safe_next(request, changelist))
+
+    def response_action(self, request: HttpRequest, queryset: QuerySet[Any]) -> Any:
+        try:
+            return super().response_action(request, queryset)
+        except LegalHoldError as refused:
+            return self.held_response(request, refused)
 
     def console_url(self, suffix: str, *args: Any, model: type[Model] | None = None) -> str:
         opts = (model or self.model)._meta
