@@ -195,9 +195,12 @@ class ConsoleAdmin(admin.ModelAdmin):
         )
         return HttpResponseRedirect(safe_next(request, changelist))
 
-    def response_action(self, request: HttpRequest, queryset: QuerySet[Any]) -> Any:
+    def response_action(
+        self, request: HttpRequest, queryset: QuerySet[Any], *args: Any, **kwargs: Any
+    ) -> HttpResponse | None:
+        # *args: Django 6.1 adds action_location; 5.2 has none.
         try:
-            return super().response_action(request, queryset)
+            return super().response_action(request, queryset, *args, **kwargs)
         except LegalHoldError as refused:
             return self.held_response(request, refused)
 
