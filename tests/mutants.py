@@ -18,6 +18,8 @@ environment. The mutants (``MUTANTS``):
 - ``counter_outside_lock``: an append reserves its seqs from the ``last_seq`` its caller read
   before taking the lock, instead of the row's own under the lock.
 - ``hold_check_removed``: the service check for a legal hold is gone (the trigger stays).
+- ``hold_triggers_dropped``: migration 0023 installs no legal-hold trigger (the service checks
+  stay): a raw ORM delete of held rows goes through.
 - ``revocation_cache_not_invalidated``: revoking, changing or deleting a credential leaves it
   in this process's cache of checked credentials.
 - ``decrypt_without_row_binding``: encrypted values are sealed and opened with their table and
@@ -71,6 +73,11 @@ KILLERS: dict[str, list[str]] = {
     "revocation_cache_not_invalidated": [
         "tests/api/test_auth_cache.py::test_a_revoked_key_is_refused_at_its_next_request",
         "tests/api/test_auth_cache.py::test_a_key_changed_or_deleted_is_read_again_at_its_next_request",
+        "tests/api/test_auth_cache.py::test_a_deleted_token_or_deactivated_user_is_refused_at_the_next_request",
+    ],
+    "hold_triggers_dropped": [
+        "tests/security/test_legal_hold.py::test_a_raw_orm_delete_in_a_shell_is_refused_until_the_hold_is_lifted",
+        "tests/security/test_legal_hold.py::test_every_hold_trigger_is_installed",
     ],
     "decrypt_without_row_binding": ["tests/security/test_row_binding.py"],
     "empty_reads": [
@@ -82,6 +89,11 @@ MUTANTS = tuple(KILLERS)
 
 #: Mutants that cannot change behaviour on a database, and why: not run there, and said so.
 EQUIVALENT = {
+    ("hold_check_removed", "postgresql"): (
+        "PostgreSQL's hold triggers refuse the same change with the same LegalHoldError naming "
+        "the hold (its DETAIL carries it), so the service check only says it earlier; the "
+        "guarantee itself is the hold_triggers_dropped mutant's"
+    ),
     ("lock_released_before_commit", "sqlite"): (
         "SQLite's BEGIN IMMEDIATE holds the database's write lock until the commit, whatever "
         "the session lock does: nothing can be released before the commit"
@@ -130,6 +142,11 @@ def apply(name: str) -> None:
 
         for module in (holds, sessions, namespaces, facts):
             module.refuse_if_held = lambda **kwargs: None  # type: ignore[attr-defined]
+    elif name == "hold_triggers_dropped":
+        from ttmemory.models import holds as hold_triggers
+
+        hold_triggers.trigger_sql = lambda *args, **kwargs: []  # type: ignore[assignment]
+        hold_triggers.partitions_sql = lambda *args, **kwargs: []  # type: ignore[assignment]
     elif name == "revocation_cache_not_invalidated":
         from ttmemory.services.access import CredentialCache
 
