@@ -132,8 +132,13 @@ class Command(BaseCommand):
             later.refresh_from_db()
             session_learn(session_id=later.pk, upto_seq=later.last_seq)
         changed = memory.fact_list(namespace=namespace, include_superseded=True)
-        superseded = [fact.text for fact in changed if fact.superseded_by_id]
-        self.stdout.write(f"superseded by news: {'; '.join(superseded)}")
+        texts = {fact.pk: fact.text for fact in changed}
+        superseded = [
+            f"'{fact.text}' -> '{texts.get(fact.superseded_by_id, '?')}'"
+            for fact in changed
+            if fact.superseded_by_id
+        ]
+        self.stdout.write(f"superseded by news (old -> current): {'; '.join(superseded)}")
 
         # Episodic recall: past messages of every session, found by what they said.
         (hit,) = memory.message_search(namespace=namespace, query="where did Ada move", k=1)
