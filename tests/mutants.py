@@ -1,9 +1,10 @@
 """Mutants that remove one protection each, and the tests that must fail against each.
 
 ``./dev mutants`` (part of ``./dev test``; ``python -m tests.mutants run [names]``) runs, for
-each mutant and each database (PostgreSQL, then SQLite), only that mutant's killing tests
-(``KILLERS``) with ``-p tests.mutants``; a mutant no test fails against (a survivor) fails the
-command, and the report names the tests that killed each one.
+each mutant and each database (PostgreSQL and SQLite), only that mutant's killing tests
+(``KILLERS``) with ``-p tests.mutants``, as many runs side by side as there are cores (each in
+a database of its own); a mutant no test fails against (a survivor) fails the command, and the
+report names the tests that killed each one.
 
 ``TTM_MUTANT=<name> pytest -p tests.mutants <tests>`` runs any tests against one mutant; worker
 processes the tests start (``tests/locks/worker.py``) apply the same mutant from the
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -302,27 +304,30 @@ def main(argv: list[str]) -> int:
     pg_url = os.environ.get("DATABASE_URL", "")
     if pg_url.startswith("sqlite"):
         pg_url = ""
-    sqlite_path = data / "test-mutants.sqlite3"
-    databases = {
-        "postgresql": {
-            **os.environ,
-            "DATABASE_URL": pg_url,
-            "TTMEMORY_EMBEDDED_DB": "ttmemory_mutants",
-        },
-        "sqlite": {**os.environ, "DATABASE_URL": f"sqlite:///{sqlite_path}"},
-    }
-    for env in databases.values():
-        env.pop("TTMEMORY_TEST_PASS", None)
-    survivors = []
-    for name in names:
-        for database, env in databases.items():
+    base = {k: v for k, v in os.environ.items() if k != "TTMEMORY_TEST_PASS"}
+
+    def env_for(name: str, database: str) -> dict[str, str]:
+        # Each (mutant, database) run has a database of its own, so runs can go side by side.
+        if database == "postgresql":
+            return {**base, "DATABASE_URL": pg_url, "TTMEMORY_EMBEDDED_DB": f"ttmemory_mut_{name}"}
+        path = data / f"test-mutant-{name}.sqlite3"
+        for leftover in data.glob(f"{path.name}*"):
+            leftover.unlink()
+        return {**base, "DATABASE_URL": f"sqlite:///{path}"}
+
+    runs = [(name, database) for name in names for database in ("postgresql", "sqlite")]
+    to_run = [run for run in runs if run not in EQUIVALENT]
+    # Side by side, as many as the test passes use (TTMEMORY_TEST_WORKERS, else the cores).
+    workers = int(os.environ.get("TTMEMORY_TEST_WORKERS") or os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {run: pool.submit(run_one, *run, env_for(*run)) for run in to_run}
+        survivors = []
+        for name, database in runs:  # reported in order, each as soon as it and those before end
             if (name, database) in EQUIVALENT:
                 why = EQUIVALENT[name, database]
                 print(f"mutant {name} on {database}: equivalent, not run: {why}")
                 continue
-            for leftover in data.glob("test-mutants.sqlite3*"):
-                leftover.unlink()
-            killed = run_one(name, database, env)
+            killed = futures[name, database].result()
             if killed:
                 print(f"mutant {name} on {database}: killed by {len(killed)} test(s)")
                 for nodeid in killed:
