@@ -59,7 +59,7 @@ from django.db import connection
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import candidates, recall
+from ttmemory.longterm import bm25, candidates, recall
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.binding import binding_cursor
 
@@ -82,9 +82,10 @@ SPARE_SEEDS = 4
 
 
 def fuse(
-    keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float
-) -> dict[int, float]:
-    """The blend of both lists; one list alone keeps its own scores (keyword-only mode)."""
+    keyword: Mapping[K, float], vector: Mapping[K, float], *, vector_weight: float
+) -> dict[K, float]:
+    """The blend of both lists; one list alone keeps its own scores (keyword-only mode). The one
+    fusion of every ranking (``fact_recall``, ``message_search``)."""
     if keyword and vector:
         return recall.blend(keyword, vector, vector_weight=vector_weight)
     return dict(keyword or vector)
@@ -230,12 +231,13 @@ def fact_related(
     if not df or stats is None:
         return {}
     total, avg_len = stats
-    weight = {term: recall.idf(total, n) for term, n in df.items()}
-    k1, b = recall.BM25_K1, recall.BM25_B
+    weight = {term: bm25.idf(total, n) for term, n in df.items()}
     found: dict[int, float] = {}
     for fact, term, tf, size in rows:  # only terms with a document frequency have postings
-        norm = tf + k1 * (1.0 - b) + k1 * b * float(size or 0) / avg_len
-        found[int(fact)] = found.get(int(fact), 0.0) + weight[int(term)] * tf * (k1 + 1.0) / norm
+        score = bm25.term_score(
+            float(tf), float(size or 0), weight=weight[int(term)], avgdl=avg_len
+        )
+        found[int(fact)] = found.get(int(fact), 0.0) + score
     return found
 
 
