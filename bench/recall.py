@@ -722,9 +722,11 @@ def repetitive_quality(
         for a, b in zip(hits["capped"], hits["uncapped"], strict=True)
     ]
     return {
-        "evidence_r10": statistics.fmean(e in h for e, h in zip(evidence, hits["capped"])),
+        "evidence_r10": statistics.fmean(
+            e in h for e, h in zip(evidence, hits["capped"], strict=True)
+        ),
         "evidence_r10_uncapped": statistics.fmean(
-            e in h for e, h in zip(evidence, hits["uncapped"])
+            e in h for e, h in zip(evidence, hits["uncapped"], strict=True)
         ),
         "kept_of_uncapped": statistics.fmean(kept),
     }

@@ -55,7 +55,8 @@ class LuceneIdfBM25(BM25Okapi):
 def reference(texts: list[str], query: str) -> list[float]:
     corpus = [blind.terms(text, namespace=NS) for text in texts]
     model = LuceneIdfBM25(corpus, k1=bm25.K1, b=bm25.B)
-    return [float(s) for s in model.get_scores(list(dict.fromkeys(blind.terms(query, namespace=NS))))]
+    words = list(dict.fromkeys(blind.terms(query, namespace=NS)))
+    return [float(s) for s in model.get_scores(words)]
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 K1 = 1.2
 B = 0.75
@@ -36,20 +36,17 @@ POSTINGS_BUDGET = 500
 
 _capped = True
 
-T = TypeVar("T")
-
-
 def idf(total: Any, n: Any, *, ln: Any = math.log) -> Any:
     """Inverse document frequency of a word in ``n`` of ``total`` documents (``ln``: the
     logarithm of the operands' kind; ``Sql.ln`` for SQL text)."""
     return ln(1.0 + (total - n + 0.5) / (n + 0.5))
 
 
-def term_score(tf: T, length: Any, *, weight: Any, avgdl: Any) -> T:
+def term_score(tf: Any, length: Any, *, weight: Any, avgdl: Any) -> Any:
     """One word's BM25 score in a document of ``length`` terms where it occurs ``tf`` times;
-    ``weight`` is its ``idf``. Operands: floats, Django expressions or ``Sql``."""
-    result: T = weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B) + K1 * B * length / avgdl)
-    return result
+    ``weight`` is its ``idf``. Operands: floats, Django expressions or ``Sql`` (the result is
+    of their kind)."""
+    return weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B) + K1 * B * length / avgdl)
 
 
 class Sql(str):
@@ -69,7 +66,7 @@ class Sql(str):
         a, b = (Sql.of(other), self) if right else (self, Sql.of(other))
         return Sql(f"({a} {op} {b})")
 
-    def __add__(self, other: Any) -> Sql:  # type: ignore[override]
+    def __add__(self, other: Any) -> Sql:
         return self._op("+", other)
 
     def __radd__(self, other: Any) -> Sql:
@@ -81,10 +78,10 @@ class Sql(str):
     def __rsub__(self, other: Any) -> Sql:
         return self._op("-", other, right=True)
 
-    def __mul__(self, other: Any) -> Sql:  # type: ignore[override]
+    def __mul__(self, other: Any) -> Sql:
         return self._op("*", other)
 
-    def __rmul__(self, other: Any) -> Sql:  # type: ignore[override]
+    def __rmul__(self, other: Any) -> Sql:
         return self._op("*", other, right=True)
 
     def __truediv__(self, other: Any) -> Sql:

@@ -544,9 +544,7 @@ def _portable_keyword(
     rare = _rare_words(df, keyword_only=vector is None)
     total, avg_len = stats
     # One CASE per hash for its word's idf, as recall.keyword_scores builds it.
-    idf_cases = " ".join(
-        f"WHEN {int(h)} THEN {bm25.idf(total, df[terms[h]])!r}" for h in found
-    )
+    idf_cases = " ".join(f"WHEN {int(h)} THEN {bm25.idf(total, df[terms[h]])!r}" for h in found)
     score = bm25.term_score(
         Sql("p.tf"), Sql("f.term_count"), weight=Sql(f"(CASE p.term {idf_cases} ELSE 0.0 END)"),
         avgdl=avg_len,

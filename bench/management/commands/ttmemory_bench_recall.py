@@ -310,7 +310,11 @@ def render_latency(result: dict[str, Any], *, postgres: dict[str, Any] | None = 
         if is_postgres and row["mode"] == "hybrid" and goal is not None:
             met = row["ours_p50"] <= goal
             target = f"<= {goal:g} ms {'met' if met else 'MISSED'}"
-        elif not is_postgres and row["mode"] == "hybrid" and (kind, row["mode"], row["facts"]) in pg_rows:
+        elif (
+            not is_postgres
+            and row["mode"] == "hybrid"
+            and (kind, row["mode"], row["facts"]) in pg_rows
+        ):
             ratio = row["ours_p50"] / pg_rows[kind, row["mode"], row["facts"]]["ours_p50"]
             met = ratio <= TARGET_SQLITE_RATIO
             target = (
