@@ -36,6 +36,7 @@ POSTINGS_BUDGET = 500
 
 _capped = True
 
+
 def idf(total: Any, n: Any, *, ln: Any = math.log) -> Any:
     """Inverse document frequency of a word in ``n`` of ``total`` documents (``ln``: the
     logarithm of the operands' kind; ``Sql.ln`` for SQL text)."""

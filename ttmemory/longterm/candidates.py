@@ -40,7 +40,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
-from ttmemory.longterm import bm25, recall, vector_cache
+from ttmemory.longterm import bm25, dialect, recall, vector_cache
 from ttmemory.longterm.bm25 import Sql
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.binding import binding_cursor
@@ -435,10 +435,12 @@ def _portable(
     fact, _ = _tables()
     p = "%s"
     now = timezone.now()
-    kind_sql, kind_params = "", []
-    if kinds:
-        kind_sql = f" AND f.kind IN ({', '.join([p] * len(kinds))})"
-        kind_params = list(kinds)
+    kind_params: list[Any] = []
+    kind_sql = (
+        " AND " + dialect.current().any_of("f.kind", kinds, kind_params, kind="text")
+        if kinds
+        else ""
+    )
     current = _current("f", p) + kind_sql
     stats = recall.cached_stats(namespace)
     generation: int | None = None
@@ -516,7 +518,7 @@ def _portable_keyword(
     terms: Mapping[int, int],
     limit: int,
     current: str,
-    kind_params: list[str],
+    kind_params: list[Any],
     now: dt.datetime,
     stats: tuple[int, float],
     *,
@@ -592,8 +594,12 @@ def neighbour_runs(
         return {}
     fact, _ = _tables()
     p = "%s"
-    kinds = list(kinds) if kinds else []
-    kind_sql = f" AND f.kind IN ({', '.join([p] * len(kinds))})" if kinds else ""
+    kind_params: list[Any] = []
+    kind_sql = (
+        " AND " + dialect.current().any_of("f.kind", kinds, kind_params, kind="text")
+        if kinds
+        else ""
+    )
     current = _current("f", p) + kind_sql
     now = timezone.now()
     parts: list[str] = []
@@ -605,7 +611,7 @@ def neighbour_runs(
                 f"f.namespace = {p} AND f.id {op} {p} AND {current} "
                 f"ORDER BY f.id {order} LIMIT {int(reach)}) sub"
             )
-            params += [seed, namespace, seed, now, *kinds]
+            params += [seed, namespace, seed, now, *kind_params]
     found: dict[int, list[int]] = {seed: [seed] for seed in seeds}
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)
