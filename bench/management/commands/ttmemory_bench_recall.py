@@ -333,7 +333,7 @@ def render_latency(result: dict[str, Any], *, postgres: dict[str, Any] | None = 
     if quality:
         lines.append(
             "Repetitive set, hybrid: recall@10 of each question's evidence (the fact it was "
-            "made from) with frequent words capped (shipped, `bm25.FREQUENT_SHARE`) and "
+            "made from) with frequent words capped (shipped, `bm25.POSTINGS_BUDGET`) and "
             "uncapped, and the share of the uncapped top 10 the shipped recall keeps "
             "(issue 36: >= 0.95)."
         )
