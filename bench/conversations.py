@@ -28,7 +28,7 @@ from bench.recall import PrimedEmbedder, configured, environment
 from ttmemory import selectors, services
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import blind, episodes, fusion, recall
+from ttmemory.longterm import blind, bm25, episodes, fusion, recall
 from ttmemory.longterm.embedding import embed_texts
 from ttmemory.models import Fact, FactTerm, MemorySession, MessageEntry, MessageTerm
 from ttmemory.services.episodes import messages_reembed
@@ -209,7 +209,7 @@ def _ideal(namespace: str, query: str, *, store: str) -> float:
         "term", flat=True
     ):
         df[term] += 1
-    return sum(math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms)
+    return sum(bm25.idf(total, df[t]) for t in terms)
 
 
 def load(data: convset.ConvSet, prefix: str, progress: Progress) -> dict[str, Any]:

@@ -43,10 +43,10 @@ import numpy as np  # noqa: E402
 
 from bench import convset  # noqa: E402
 from ttmemory.backends.embedders.base import Embedder  # noqa: E402
-from ttmemory.longterm import fusion  # noqa: E402
+from ttmemory.longterm import bm25, fusion  # noqa: E402
 from ttmemory.text import normalise_terms, normalise_text  # noqa: E402
 
-K1, B, POOL, FOLDS = 1.2, 0.75, 100, 5
+POOL, FOLDS = 100, 5
 WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
 CONTEXTS = ((0, 0.0), (1, 0.25), (1, 0.5), (2, 0.1), (2, 0.25), (2, 0.5), (2, 0.75), (3, 0.5))
 RELATIVE = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6)
@@ -93,10 +93,9 @@ class Index:
         for term in dict.fromkeys(terms):
             posting = self.postings.get(term, [])
             n = len(posting)
-            idf = math.log(1.0 + (self.total - n + 0.5) / (n + 0.5))
+            idf = bm25.idf(self.total, n)
             for i, tf in posting:
-                norm = tf + K1 * (1 - B + B * self.length[i] / self.avg)
-                out[i] += idf * tf * (K1 + 1) / norm
+                out[i] += bm25.term_score(tf, self.length[i], weight=idf, avgdl=self.avg)
         return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))[:POOL])
 
 
@@ -292,7 +291,7 @@ def coverage(item: dict[str, Any], key: int) -> float:
     """Share of the query's words (weighted by idf) that fact ``key`` contains."""
     index: Index = item["index"]
     weights = {
-        w: math.log(1.0 + (index.total - n + 0.5) / (n + 0.5))
+        w: bm25.idf(index.total, n)
         for w in item["words"]
         for n in (len(index.postings.get(w, [])),)
     }
@@ -322,9 +321,7 @@ def keyword_strength(item: dict[str, Any]) -> float:
     length): how well the keywords alone answer, comparable across queries."""
     index: Index = item["index"]
     most = sum(
-        math.log(1.0 + (index.total - n + 0.5) / (n + 0.5))
-        for w in item["words"]
-        for n in (len(index.postings.get(w, [])),)
+        bm25.idf(index.total, n) for w in item["words"] for n in (len(index.postings.get(w, [])),)
     )
     return max(item["kw"].values(), default=0.0) / (most or 1.0)
 

@@ -21,7 +21,7 @@ import statistics
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,11 +32,12 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 from bench import evalset as evalset_module
+from bench import repetitive
 from ttmemory import selectors, services
 from ttmemory.backends import load_backend
 from ttmemory.backends.embedders import Embedder, get_embedder
 from ttmemory.exceptions import EmbeddingError
-from ttmemory.longterm import blind, recall
+from ttmemory.longterm import blind, bm25, recall
 from ttmemory.longterm.embedding import embed_texts, reset_health
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
@@ -648,37 +649,87 @@ def conversational(questions: Sequence[str]) -> list[str]:
     return chosen or list(questions)
 
 
+#: The sets latency is measured on: the evaluation set's chat turns, and a repetitive profile
+#: (``bench/repetitive.py``: names, relations and verbs recurring across thousands of facts).
+SETS = ("evalset", "repetitive")
+
+
 def latency(
     *,
     sizes: Sequence[int] = (1000, 5000, 50_000),
     runs: int = 200,
     k: int = 10,
+    sets: Sequence[str] = SETS,
     progress: Progress = _quiet,
 ) -> dict[str, Any]:
-    """Keyword and hybrid ``fact_recall`` (``k``) at each size, beside ``RawRecall``.
+    """Keyword and hybrid ``fact_recall`` (``k``) at each size of each set, beside ``RawRecall``.
 
     Namespaces above ``RECALL_EXACT_LIMIT`` facts (50,000 by default) are searched through the
-    HNSW index on PostgreSQL, as in production; the raw side stays exact.
+    HNSW index on PostgreSQL, as in production; the raw side stays exact. On the repetitive set
+    each row also carries recall@10 of the questions' evidence and the share of the top 10 of
+    uncapped BM25 (``uncapped``) that the shipped recall keeps.
     """
     prefix = f"{PREFIX}l{uuid.uuid4().hex[:6]}-"
     raw = RawRecall()
     rows: list[dict[str, Any]] = []
+    counts: dict[str, int] = {}
     try:
         with configured():
-            texts, questions = corpus(max(sizes))
-            questions = conversational(questions)
-            for size in sizes:
-                namespace = f"{prefix}{size}"
-                progress(f"loading {size:,} facts")
-                started = time.perf_counter()
-                bulk_load(namespace, texts[:size])
-                _analyze()
-                progress(f"loaded in {time.perf_counter() - started:,.0f} s")
-                rows += _latency_rows(raw, namespace, size, questions, runs, k, progress)
+            for name in sets:
+                for size in sizes:
+                    texts, questions, evidence = latency_set(name, size)
+                    counts[name] = len(questions)
+                    namespace = f"{prefix}{name[0]}{size}"
+                    progress(f"loading {size:,} facts ({name})")
+                    started = time.perf_counter()
+                    ids = bulk_load(namespace, texts)
+                    _analyze()
+                    progress(f"loaded in {time.perf_counter() - started:,.0f} s")
+                    found = _latency_rows(raw, namespace, size, questions, runs, k, progress)
+                    if evidence:
+                        by_text = dict(zip(texts, ids, strict=True))
+                        wanted = [by_text[e] for e in evidence]
+                        found[0].update(repetitive_quality(namespace, questions, wanted, k))
+                    rows += [{"set": name, **row} for row in found]
     finally:
         raw.close()
         delete_namespaces(prefix)
-    return {"environment": environment(), "rows": rows, "k": k, "questions": len(questions)}
+    return {"environment": environment(), "rows": rows, "k": k, "questions": counts}
+
+
+def latency_set(name: str, size: int) -> tuple[list[str], list[str], list[str]]:
+    """Facts, conversational questions and (repetitive set only) each question's evidence."""
+    if name == "repetitive":
+        facts, asked = repetitive.build(size)
+        return facts, [q.text for q in asked], [q.evidence for q in asked]
+    texts, questions = corpus(size)
+    return texts, conversational(questions), []
+
+
+def repetitive_quality(
+    namespace: str, questions: Sequence[str], evidence: Sequence[int], k: int
+) -> dict[str, float]:
+    """Hybrid recall@k of each question's evidence, shipped and with BM25 uncapped
+    (``bm25.uncapped``), and the share of the uncapped top k the shipped one keeps."""
+    hits: dict[str, list[list[int]]] = {"capped": [], "uncapped": []}
+    for label, scope in (("capped", nullcontext), ("uncapped", bm25.uncapped)):
+        with scope():
+            for question in questions:
+                result = selectors.fact_recall(namespace=namespace, query=question, k=k)
+                hits[label].append([fact.pk for fact, _ in result.hits])
+    kept = [
+        len(set(a) & set(b)) / len(b) if b else 1.0
+        for a, b in zip(hits["capped"], hits["uncapped"], strict=True)
+    ]
+    return {
+        "evidence_r10": statistics.fmean(
+            e in h for e, h in zip(evidence, hits["capped"], strict=True)
+        ),
+        "evidence_r10_uncapped": statistics.fmean(
+            e in h for e, h in zip(evidence, hits["uncapped"], strict=True)
+        ),
+        "kept_of_uncapped": statistics.fmean(kept),
+    }
 
 
 def _latency_rows(

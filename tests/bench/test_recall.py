@@ -42,25 +42,34 @@ def test_quality_and_latency_run_at_tiny_sizes_and_clean_up(
     transactional_db: Any, tmp_path: Path
 ) -> None:
     quality = run_part(tmp_path, "quality", "--users", "2", "--sessions", "2", "--turns", "20")
-    latency = run_part(tmp_path, "latency", "--sizes", "20,40", "--runs", "3")
+    latency = run_part(
+        tmp_path, "latency", "--sizes", "20,40", "--runs", "3", "--sets", "evalset,repetitive"
+    )
 
     modes = [row["mode"] for row in quality["rows"]]
     assert modes == ["keyword (BM25 only)", "vector only", "hybrid: fact_recall", "RRF (k=60)"]
     assert all(0.0 <= row["r5"] <= row["r10"] <= row["r50"] <= 1.0 for row in quality["rows"])
     assert quality["best"]["normalisation"] and quality["sweep"]
-    assert [(row["mode"], row["facts"]) for row in latency["rows"]] == [
-        ("hybrid", 20),
-        ("keyword", 20),
-        ("hybrid", 40),
-        ("keyword", 40),
+    assert [(row["set"], row["mode"], row["facts"]) for row in latency["rows"]] == [
+        (name, mode, size)
+        for name in ("evalset", "repetitive")
+        for size in (20, 40)
+        for mode in ("hybrid", "keyword")
     ]
     assert all(row["ours_p50"] > 0 and row["raw_p50"] > 0 for row in latency["rows"])
+    # The repetitive set's hybrid rows carry evidence recall, capped and uncapped, and the share
+    # of the uncapped top 10 kept.
+    scored = [row for row in latency["rows"] if "kept_of_uncapped" in row]
+    assert [(row["set"], row["mode"]) for row in scored] == [("repetitive", "hybrid")] * 2
+    assert all(0.0 < row["kept_of_uncapped"] <= 1.0 for row in scored)
+    assert all(0.0 <= row["evidence_r10"] <= 1.0 for row in scored)
     assert not Fact.objects.filter(namespace__startswith="bench-recall-").exists()
     assert not FactTerm.objects.filter(namespace__startswith="bench-recall-").exists()
 
     table = render({"quality": [quality], "latency": [latency], "large": None})
     assert table.startswith(START) and table.endswith(END)
-    assert "| hybrid | 40 |" in table and "| vector only |" in table
+    assert "| evalset | hybrid | 40 |" in table and "| vector only |" in table
+    assert "| repetitive | hybrid | 40 |" in table and "top 10 kept of uncapped" in table
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="the large run needs pgvector")

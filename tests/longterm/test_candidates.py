@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from ttmemory import memory
 from ttmemory.backends.embedders import get_embedder
-from ttmemory.longterm import blind, candidates, fusion, recall
+from ttmemory.longterm import blind, bm25, candidates, fusion, recall
 from ttmemory.longterm.vector_index import SHIPPED_DIMENSIONS, index_name
 from ttmemory.models import Fact
 
@@ -184,12 +184,21 @@ def test_in_a_large_namespace_keywords_rank_exactly_while_the_postings_fit_the_b
         assert list(found.keyword.values()) == pytest.approx(list(keyword.values()), rel=1e-9)
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW search is pgvector's")
-def test_in_a_large_namespace_a_frequent_words_postings_only_score_the_candidates(
-    facts: None, settings: Any, monkeypatch: pytest.MonkeyPatch
+def _large(settings: Any, large: bool) -> None:
+    if large:
+        if connection.vendor != "postgresql":
+            pytest.skip("HNSW search is pgvector's")
+        settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_a_frequent_words_postings_only_score_the_candidates(
+    facts: None, settings: Any, monkeypatch: pytest.MonkeyPatch, large: bool
 ) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
-    monkeypatch.setattr(candidates, "POSTINGS_BUDGET", 1)  # "cello" (1 fact) fits, "ada" not
+    """In any namespace (issue 36: the cost of a repetitive vocabulary), exact vector search
+    or HNSW: a word beyond the postings budget finds no candidates by itself."""
+    _large(settings, large)
+    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", 1)  # "cello" (1 fact) fits, "ada" not
     cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
     # The other facts are no vector candidates (as if embedded by another model).
     Fact.objects.filter(namespace=NS).exclude(pk=cello.pk).update(embedding_model="another")
@@ -201,16 +210,36 @@ def test_in_a_large_namespace_a_frequent_words_postings_only_score_the_candidate
     # Capped: the rare word's fact alone, scored by every query word ("ada" too).
     assert list(found.keyword) == [cello.pk] == list(exact)[:1]
     assert found.keyword[cello.pk] == pytest.approx(exact[cello.pk], rel=1e-9)
+    with bm25.uncapped():  # the budget lifted: uncapped BM25's ranking
+        _, _, everything = ask(question)
+    assert list(everything.keyword) == list(exact)
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="HNSW search is pgvector's")
-@pytest.mark.parametrize("budget", [1, 0])
-def test_in_a_large_namespace_keyword_only_recall_reads_the_rarest_words_postings_only(
-    facts: None, settings: Any, monkeypatch: pytest.MonkeyPatch, budget: int
+def test_a_vector_candidate_is_scored_by_the_frequent_words_too(
+    facts: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large"
+    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", 1)  # "cello" (1 fact) fits, "ada" not
+    cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
+    lisbon = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[3], namespace=NS))
+    # Only "Ada lives in Lisbon" can be a vector candidate: it holds "ada", not "cello".
+    Fact.objects.filter(namespace=NS).exclude(pk=lisbon.pk).update(embedding_model="another")
+    question = "does ada still play the cello"
+    terms, _, found = ask(question)
+
+    exact = recall.keyword_scores(NS, question, 5, terms=terms)
+    assert set(found.keyword) == {cello.pk, lisbon.pk}
+    for pk in found.keyword:
+        assert found.keyword[pk] == pytest.approx(exact[pk], rel=1e-9)
+
+
+@pytest.mark.parametrize("large", [False, True])
+@pytest.mark.parametrize("budget", [1, 0])
+def test_keyword_only_recall_reads_the_rarest_words_postings_only(
+    facts: None, settings: Any, monkeypatch: pytest.MonkeyPatch, budget: int, large: bool
+) -> None:
+    _large(settings, large)
     # 1: "cello" (1 fact) fits, "ada" not; 0: nothing fits, the rarest word is read anyway.
-    monkeypatch.setattr(candidates, "POSTINGS_BUDGET", budget)
+    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", budget)
     cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
     question = "does ada still play the cello"
     terms, _, found = ask(question, with_vector=False)

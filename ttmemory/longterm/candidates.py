@@ -1,5 +1,6 @@
 """Recall's candidate lists (BM25 keyword scores, cosine vector scores) in as few round trips as
-the database allows. How they are fused is ``ttmemory.longterm.recall.blend``'s business.
+the database allows. How they are fused is ``ttmemory.longterm.recall.blend``'s business
+(the SQL blend of the neighbour seeds is generated from its ``blend_score``).
 
 PostgreSQL with pgvector: ONE statement returns both lists, the namespace's BM25 statistics
 (document frequencies, N and mean length folded in as CTEs, query terms as one array, so the
@@ -15,12 +16,12 @@ queries: on the 2-core benchmark machine the ORM version of the same three queri
 2-4 ms per recall compiling SQL, more than the database took to answer them (docs/benchmarks.md,
 "Recall latency").
 
-In a namespace large enough for approximate vector search (``RECALL_EXACT_LIMIT``), keyword
-search is bounded too, with or without a vector: a frequent word's posting list (thousands of
-rows, each joined to its fact) is not read whole. The rarest query words are read while their
-postings stay within ``POSTINGS_BUDGET`` (without a vector, the rarest word at least); every
-candidate they name and every vector candidate is then scored by BM25 over all query words.
-Smaller namespaces rank exactly as ``recall.keyword_scores`` does.
+Keyword search is bounded in every namespace, on every database, with or without a vector: a
+frequent word's posting list (thousands of rows in a namespace of repetitive facts, each joined
+to its fact) is not read whole. The rarest query words are read while their postings stay
+within ``bm25.POSTINGS_BUDGET`` (without a vector, the rarest word at least); every candidate
+they name and every vector candidate is then scored by BM25 over all query words. When every
+query word fits, the ranking is ``recall.keyword_scores``' (uncapped) exactly.
 
 A metadata filter goes through the ORM functions instead (its JSON lookups are Django's to
 translate per database); so does nothing else.
@@ -39,7 +40,8 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
-from ttmemory.longterm import recall, vector_cache
+from ttmemory.longterm import bm25, dialect, recall, vector_cache
+from ttmemory.longterm.bm25 import Sql
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.binding import binding_cursor
 from ttmemory.models.vectors import PGVECTOR, vector_storage
@@ -71,13 +73,6 @@ class Context:
     vector_weight: float
 
 
-#: Large namespaces (above ``RECALL_EXACT_LIMIT``, searched through HNSW): how many postings
-#: of the query's rarest words recall reads whole; its other words only score the candidates
-#: (``_postgresql_sql``). 500 kept 0.986 of the top 10 of uncapped BM25 in a 100,000-fact
-#: namespace of Zipf-distributed words, at a fifth of the time (docs/benchmarks.md).
-POSTINGS_BUDGET = 500
-
-
 def _tables() -> tuple[str, str]:
     quote = connection.ops.quote_name
     return quote(Fact._meta.db_table), quote(FactTerm._meta.db_table)
@@ -92,12 +87,9 @@ def _current(alias: str, placeholder: str) -> str:
 
 
 def _bm25(tf: str, length: str, n: str, df: str, avgdl: str) -> str:
-    """recall.keyword_scores' BM25 term score as SQL (k1=1.2, b=0.75 from recall)."""
-    k1, b = recall.BM25_K1, recall.BM25_B
-    return (
-        f"ln(1.0 + ({n} - {df} + 0.5) / ({df} + 0.5)) * {tf} * {k1 + 1.0!r} "
-        f"/ ({tf} + {k1 * (1.0 - b)!r} + {k1 * b!r} / {avgdl} * {length})"
-    )
+    """``bm25.term_score`` as SQL over these columns (the idf of ``df`` in ``n`` facts)."""
+    weight = bm25.idf(Sql(n), Sql(df), ln=Sql.ln)
+    return bm25.term_score(Sql(tf), Sql(length), weight=weight, avgdl=Sql(avgdl))
 
 
 def candidates(
@@ -114,8 +106,8 @@ def candidates(
     ``blind.query_hashes``) and by ``vector`` (None: keyword only), current and of ``kinds``.
 
     Vector search is exact up to ``RECALL_EXACT_LIMIT`` facts, through the HNSW index of the
-    vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere). There,
-    keyword search reads only ``POSTINGS_BUDGET`` postings of the rarest query words whole
+    vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere). Keyword
+    search reads only ``bm25.POSTINGS_BUDGET`` postings of the rarest query words whole
     (without a vector, the rarest word's at least; see the module's docstring).
     ``context``: the neighbour runs of the best candidates too, in the same statement
     (PostgreSQL with pgvector; elsewhere ``runs`` is None and the caller fetches them).
@@ -166,7 +158,7 @@ def _postgresql(
             )
             sql, params = _postgresql_sql(
                 namespace, terms, vector, model, limit, kinds, cached, approximate=False,
-                budgeted=False, context=context, now=now, given=given, generation=True,
+                context=context, now=now, given=given, generation=True,
                 known=known,
             )  # fmt: skip
             found, generation = _postgresql_rows(namespace, sql, params, size, context)
@@ -178,7 +170,7 @@ def _postgresql(
                 known = vector_cache.known_stats(namespace)
     sql, params = _postgresql_sql(
         namespace, terms, vector, model, limit, kinds, cached, approximate=approximate,
-        budgeted=large, context=context, now=now,
+        context=context, now=now,
         generation=cache_key is not None or (tracked and not large),
         known=known if tracked and not large else None,
     )  # fmt: skip
@@ -251,7 +243,6 @@ def _postgresql_sql(
     cached: tuple[int, float] | None,
     *,
     approximate: bool,
-    budgeted: bool | None = None,
     context: Context | None = None,
     now: dt.datetime | None = None,
     given: list[int] | None = None,
@@ -259,14 +250,12 @@ def _postgresql_sql(
     known: tuple[int, int, float] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The candidate statement and its parameters. ``approximate``: vector search through
-    HNSW; ``budgeted`` (default: ``approximate``): keyword search reads ``POSTINGS_BUDGET``
-    postings of the rarest query words whole (a namespace above ``RECALL_EXACT_LIMIT``).
+    HNSW (keyword search reads ``bm25.POSTINGS_BUDGET`` postings whole in every case).
     ``given``: the facts that can be in the vector list (``vector_cache.shortlist``), ranked
     instead of the namespace's every fact; ``generation``: a row 5 with the namespace's
     generation, and the statistics row 2 whenever ``cached`` is None. ``known``:
     ``(generation, N, avgdl)`` counted before (``vector_cache.known_stats``), used instead of
     counting when the generation read is still that one (with ``generation`` only)."""
-    budgeted = approximate if budgeted is None else budgeted
     fact, term = _tables()
     params: dict[str, Any] = {
         "ns": namespace,
@@ -342,41 +331,38 @@ def _postgresql_sql(
         select.append("SELECT 1, id, distance, 0 FROM vec")
     if generation:
         select.append("SELECT 5, generation, 0.0::float8, 0 FROM g")
-    score = _bm25("p.tf::float8", "f.term_count::float8", "st.n", "df.n", "st.avgdl")
-    if budgeted:
-        # A large namespace: the posting lists of its frequent words are not read whole.
-        # Query words are read rarest first while their postings stay within POSTINGS_BUDGET
-        # (keyword-only: the rarest word at least, else a query of frequent words alone
-        # would find nothing); the candidates are the facts those postings name plus the
-        # vector candidates, each scored by BM25 over ALL query words. Lost: facts matching
-        # only frequent words and far in vector space (docs/benchmarks.md, "where the time
-        # goes"). Each candidate's postings are looked up on the (fact, term) index: the
-        # LATERAL subquery (OFFSET 0 keeps it one) stops the planner from reading every
-        # posting of the query words to hash-join them, which it chose on its estimates.
-        params["budget"] = POSTINGS_BUDGET
-        rarest = "" if vector is not None else " OR rank = 1"
-        union = " UNION SELECT id FROM vec" if vector is not None else ""
-        parts.append(
-            "rare AS (SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto, "
-            "row_number() OVER (ORDER BY n, word) AS rank "
-            f"FROM df) r WHERE upto <= %(budget)s{rarest}),"
-            f" cand AS (SELECT p.fact_id AS id FROM {term} p JOIN q ON p.term = q.term "
-            f"JOIN rare ON rare.word = q.word WHERE p.namespace = %(ns)s{union}),"
-            f" kw AS (SELECT c.id, sum({score}) AS score FROM cand c "
-            f"CROSS JOIN LATERAL (SELECT p.term, p.tf FROM {term} p WHERE p.fact_id = c.id "
-            "AND p.term = ANY(%(hashes)s::bigint[]) OFFSET 0) p "
-            "JOIN q ON p.term = q.term JOIN df ON df.word = q.word "
-            f"JOIN {fact} f ON f.id = c.id CROSS JOIN st WHERE {current} "
-            f"GROUP BY c.id ORDER BY score DESC, c.id LIMIT {int(limit)})"
-        )
-    else:
-        parts.append(
-            f"kw AS (SELECT p.fact_id AS id, sum({score}) AS score FROM {term} p "
-            f"JOIN q ON p.term = q.term JOIN df ON df.word = q.word "
-            f"JOIN {fact} f ON f.id = p.fact_id CROSS JOIN st "
-            f"WHERE p.namespace = %(ns)s AND {current} "
-            f"GROUP BY p.fact_id ORDER BY score DESC, p.fact_id LIMIT {int(limit)})"
-        )
+    score = _bm25("r.tf::float8", "f.term_count::float8", "st.n", "df.n", "st.avgdl")
+    # Query words are read rarest first while their postings stay within the budget
+    # (bm25.POSTINGS_BUDGET; keyword-only: the rarest word at least, else a query of frequent
+    # words alone would find nothing): ``hit``, each posting joined to its fact once in ``kw``.
+    # The facts they name and the vector candidates are the candidates; the postings of the
+    # frequent words are looked up for those alone (``often``), on the (fact, term) index: the
+    # LATERAL subquery (OFFSET 0 keeps it one) stops the planner from reading every posting of
+    # a frequent word to hash-join them. Every candidate is scored by BM25 over ALL query
+    # words. Lost: facts matching only frequent words and far in vector space
+    # (docs/benchmarks.md, "Repetitive vocabulary"). When every word fits, ``often`` reads
+    # nothing and the ranking is uncapped BM25's.
+    params["budget"] = bm25.postings_budget()
+    rarest = "" if vector is not None else " OR rank = 1"
+    union = " UNION SELECT id FROM vec" if vector is not None else ""
+    parts.append(
+        "rare AS MATERIALIZED (SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) "
+        "AS upto, row_number() OVER (ORDER BY n, word) AS rank "
+        f"FROM df) r WHERE upto <= %(budget)s{rarest}),"
+        " freq AS MATERIALIZED (SELECT coalesce(array_agg(q.term), '{}') AS terms FROM q "
+        "JOIN df ON df.word = q.word WHERE q.word NOT IN (SELECT word FROM rare)),"
+        f" hit AS (SELECT p.fact_id AS id, q.word, p.tf FROM {term} p JOIN q ON p.term = q.term "
+        "JOIN rare ON rare.word = q.word WHERE p.namespace = %(ns)s),"
+        f" often AS (SELECT c.id, q.word, p.tf FROM (SELECT id FROM hit{union}) c "
+        f"CROSS JOIN LATERAL (SELECT p.term, p.tf FROM {term} p WHERE p.fact_id = c.id "
+        "AND p.term = ANY((SELECT terms FROM freq)::bigint[]) OFFSET 0) p "
+        "JOIN q ON p.term = q.term "
+        "WHERE cardinality((SELECT terms FROM freq)) > 0),"
+        f" kw AS (SELECT r.id, sum({score}) AS score FROM (SELECT * FROM hit UNION ALL "
+        f"SELECT * FROM often) r JOIN df ON df.word = r.word JOIN {fact} f ON f.id = r.id "
+        f"CROSS JOIN st WHERE {current} GROUP BY r.id ORDER BY score DESC, r.id "
+        f"LIMIT {int(limit)})"
+    )
     if context is not None and context.seeds > 0 and context.reach > 0:
         _context_sql(parts, select, params, context, current, hybrid=vector is not None)
     union = " UNION ALL ".join(s for s in select if s)
@@ -404,15 +390,18 @@ def _context_sql(
     seeds, reach = int(context.seeds), int(context.reach)
     if hybrid:
         params["w"] = float(context.vector_weight)
+        fused = recall.blend_score(
+            Sql("coalesce(kw.score / nk.top, 0.0)"),
+            Sql("coalesce((vs.sim - nv.low) / nv.span, 0.0)"),
+            weight=Sql("%(w)s::float8"),
+        )
         blended = (
             ", vs AS (SELECT id, 1.0::float8 - distance AS sim FROM vec),"
             " nk AS (SELECT count(*) AS n, coalesce(nullif(max(score), 0), 1.0) AS top FROM kw),"
             " nv AS (SELECT count(*) AS n, min(sim) AS low, "
             "coalesce(nullif(max(sim) - min(sim), 0), 1.0) AS span FROM vs),"
             " fused AS (SELECT coalesce(kw.id, vs.id) AS id, CASE WHEN nk.n > 0 AND nv.n > 0 "
-            "THEN %(w)s::float8 * coalesce((vs.sim - nv.low) / nv.span, 0.0) "
-            "+ (1.0::float8 - %(w)s::float8) * coalesce(kw.score / nk.top, 0.0) "
-            "ELSE coalesce(kw.score, vs.sim) END AS score "
+            f"THEN {fused} ELSE coalesce(kw.score, vs.sim) END AS score "
             "FROM kw FULL JOIN vs ON vs.id = kw.id CROSS JOIN nk CROSS JOIN nv)"
         )
         parts.append(blended)
@@ -446,10 +435,12 @@ def _portable(
     fact, _ = _tables()
     p = "%s"
     now = timezone.now()
-    kind_sql, kind_params = "", []
-    if kinds:
-        kind_sql = f" AND f.kind IN ({', '.join([p] * len(kinds))})"
-        kind_params = list(kinds)
+    kind_params: list[Any] = []
+    kind_sql = (
+        " AND " + dialect.current().any_of("f.kind", kinds, kind_params, kind="text")
+        if kinds
+        else ""
+    )
     current = _current("f", p) + kind_sql
     stats = recall.cached_stats(namespace)
     generation: int | None = None
@@ -471,10 +462,6 @@ def _portable(
             recall.remember_stats(namespace, *stats)
             if generation:
                 vector_cache.keep_stats(namespace, generation, *stats)
-        if terms:
-            keyword = _portable_keyword(
-                cursor, namespace, terms, limit, current, kind_params, now, stats
-            )
         vectors: dict[int, float] | None = None
         if vector is not None and vector_cache.usable():
             vectors = _portable_cached(
@@ -487,6 +474,11 @@ def _portable(
                 [namespace, model, len(vector), now, *kind_params],
             )
             vectors = _numpy_top(cursor.fetchall(), vector, limit)
+        if terms:
+            keyword = _portable_keyword(
+                cursor, namespace, terms, limit, current, kind_params, now, stats,
+                vector=None if vectors is None else list(vectors),
+            )  # fmt: skip
     return Candidates(keyword, vectors or {}, stats[0])
 
 
@@ -526,10 +518,16 @@ def _portable_keyword(
     terms: Mapping[int, int],
     limit: int,
     current: str,
-    kind_params: list[str],
+    kind_params: list[Any],
     now: dt.datetime,
     stats: tuple[int, float],
+    *,
+    vector: list[int] | None,
 ) -> dict[int, float]:
+    """The keyword list in two statements (document frequencies, then the scores), with the
+    postings budget of the PostgreSQL statement: the words beyond it score only the facts the
+    rarer words name and the ``vector`` candidates (None: keyword only, the rarest word read
+    at least)."""
     fact, term = _tables()
     p = "%s"
     hashes = list(terms)
@@ -545,22 +543,42 @@ def _portable_keyword(
     df: dict[int, int] = {}
     for h, n in found.items():
         df[terms[h]] = df.get(terms[h], 0) + int(n)
+    rare = _rare_words(df, keyword_only=vector is None)
     total, avg_len = stats
     # One CASE per hash for its word's idf, as recall.keyword_scores builds it.
-    idf_cases = " ".join(f"WHEN {int(h)} THEN {recall.idf(total, df[terms[h]])!r}" for h in found)
-    k1, b = recall.BM25_K1, recall.BM25_B
-    score = (
-        f"(CASE p.term {idf_cases} ELSE 0.0 END) * p.tf * {k1 + 1.0!r} "
-        f"/ (p.tf + {k1 * (1.0 - b)!r} + {k1 * b / avg_len!r} * f.term_count)"
-    )
-    hits = ", ".join(str(int(h)) for h in found)
+    idf_cases = " ".join(f"WHEN {int(h)} THEN {bm25.idf(total, df[terms[h]])!r}" for h in found)
+    score = bm25.term_score(
+        Sql("p.tf"), Sql("f.term_count"), weight=Sql(f"(CASE p.term {idf_cases} ELSE 0.0 END)"),
+        avgdl=avg_len,
+    )  # fmt: skip
+    read = ", ".join(str(int(h)) for h in found if terms[h] in rare) or "NULL"
+    often = ", ".join(str(int(h)) for h in found if terms[h] not in rare)
+    which = f"p.term IN ({read})"
+    if often:  # hashes are ints from our own HMAC (never user text), inlined like the idfs
+        named = f"SELECT q.fact_id FROM {term} q WHERE q.namespace = {p} AND q.term IN ({read})"
+        also = f" OR p.fact_id IN ({', '.join(str(int(i)) for i in vector)})" if vector else ""
+        which = f"({which} OR (p.term IN ({often}) AND (p.fact_id IN ({named}){also})))"
     cursor.execute(
         f"SELECT p.fact_id, sum({score}) AS score FROM {term} p JOIN {fact} f ON f.id = p.fact_id "
-        f"WHERE p.namespace = {p} AND p.term IN ({hits}) AND {current} "
+        f"WHERE p.namespace = {p} AND {which} AND {current} "
         f"GROUP BY p.fact_id ORDER BY score DESC, p.fact_id LIMIT {int(limit)}",
-        [namespace, now, *kind_params],
+        [namespace, *([namespace] if often else []), now, *kind_params],
     )
     return {int(i): float(s) for i, s in cursor.fetchall()}
+
+
+def _rare_words(df: Mapping[int, int], *, keyword_only: bool) -> set[int]:
+    """The query words whose postings are read whole: rarest first (ties by word) while their
+    postings stay within ``bm25.postings_budget()``; keyword only, the rarest at least. The
+    same choice as the ``rare`` CTE of the PostgreSQL statement."""
+    budget = bm25.postings_budget()
+    chosen: set[int] = set()
+    upto = 0
+    for rank, (n, word) in enumerate(sorted((n, word) for word, n in df.items()), 1):
+        upto += n
+        if upto <= budget or (keyword_only and rank == 1):
+            chosen.add(word)
+    return chosen
 
 
 def neighbour_runs(
@@ -576,8 +594,12 @@ def neighbour_runs(
         return {}
     fact, _ = _tables()
     p = "%s"
-    kinds = list(kinds) if kinds else []
-    kind_sql = f" AND f.kind IN ({', '.join([p] * len(kinds))})" if kinds else ""
+    kind_params: list[Any] = []
+    kind_sql = (
+        " AND " + dialect.current().any_of("f.kind", kinds, kind_params, kind="text")
+        if kinds
+        else ""
+    )
     current = _current("f", p) + kind_sql
     now = timezone.now()
     parts: list[str] = []
@@ -589,7 +611,7 @@ def neighbour_runs(
                 f"f.namespace = {p} AND f.id {op} {p} AND {current} "
                 f"ORDER BY f.id {order} LIMIT {int(reach)}) sub"
             )
-            params += [seed, namespace, seed, now, *kinds]
+            params += [seed, namespace, seed, now, *kind_params]
     found: dict[int, list[int]] = {seed: [seed] for seed in seeds}
     with connection.cursor() as cursor:
         cursor.execute(" UNION ALL ".join(parts), params)

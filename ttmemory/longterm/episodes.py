@@ -15,7 +15,6 @@ elsewhere).
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -28,8 +27,7 @@ from django.db.models.expressions import RawSQL
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import blind
-from ttmemory.longterm.recall import BM25_B, BM25_K1
+from ttmemory.longterm import blind, bm25
 from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
@@ -128,7 +126,7 @@ def keyword_scores(
         pending_terms = sum(length for length, _ in pending.values())
         avg_len = (avg_len * total + pending_terms) / (total + len(pending)) or 1.0
         total += len(pending)
-    idf = {t: math.log(1.0 + (total - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    idf = {t: bm25.idf(total, n) for t, n in df.items()}
     # Weighted term frequency of each (message, term) in its window; terms in one order for
     # every message, so equal windows sum to equal scores (ties then go by session and seq).
     tf: dict[SessionSeq, dict[int, float]] = defaultdict(lambda: defaultdict(float))
@@ -143,18 +141,19 @@ def keyword_scores(
     neighbour_len = neighbour_weight * 2 * window * avg_len
     window_avg = avg_len + neighbour_len
 
-    def bm25(counts: Mapping[int, float], length: float) -> float:
-        norm_len = BM25_K1 * (1.0 - BM25_B + BM25_B * length / window_avg)
-        return sum(idf[t] * f * (BM25_K1 + 1.0) / (f + norm_len) for t, f in counts.items())
+    def score(counts: Mapping[int, float], length: float) -> float:
+        return sum(
+            bm25.term_score(f, length, weight=idf[t], avgdl=window_avg) for t, f in counts.items()
+        )
 
     # First pass at the mean length, then the best candidates again at their own length
     # (which also drops neighbour seqs that are no indexed message: gaps, tool calls).
-    rough = sorted(((bm25(c, window_avg), key) for key, c in tf.items()), reverse=True)
+    rough = sorted(((score(c, window_avg), key) for key, c in tf.items()), reverse=True)
     candidates = [key for _, key in rough[: limit * 3]]
     lengths = found.lengths
     lengths.update((key, length) for key, (length, _) in pending.items() if key in tf)
     scores = {
-        key: bm25(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
+        key: score(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
     }
     for key in questions & set(scores):
         scores[key] *= QUESTION_WEIGHT

@@ -59,9 +59,8 @@ from django.db import connection
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import candidates, recall
+from ttmemory.longterm import bm25, candidates, dialect, recall
 from ttmemory.models import Fact, FactTerm
-from ttmemory.models.binding import binding_cursor
 
 K = TypeVar("K", int, tuple[int, int])  # a fact id, a (session, seq) pair
 
@@ -82,9 +81,10 @@ SPARE_SEEDS = 4
 
 
 def fuse(
-    keyword: Mapping[int, float], vector: Mapping[int, float], *, vector_weight: float
-) -> dict[int, float]:
-    """The blend of both lists; one list alone keeps its own scores (keyword-only mode)."""
+    keyword: Mapping[K, float], vector: Mapping[K, float], *, vector_weight: float
+) -> dict[K, float]:
+    """The blend of both lists; one list alone keeps its own scores (keyword-only mode). The one
+    fusion of every ranking (``fact_recall``, ``message_search``)."""
     if keyword and vector:
         return recall.blend(keyword, vector, vector_weight=vector_weight)
     return dict(keyword or vector)
@@ -209,8 +209,8 @@ def fact_related(
     frequencies).
 
     Built without the ORM's compiler (compiling was most of the time): the seeds' terms with
-    their document frequencies, and the candidates' postings of those terms; one prepared
-    statement on PostgreSQL (``_related_postgresql``), two elsewhere. N and avgdl are those
+    their document frequencies, and the candidates' postings of those terms; one statement
+    (``_related``; prepared on PostgreSQL). N and avgdl are those
     recall's candidate statement has just counted (``recall.recent_stats``); counted here only
     when it did not (counting a namespace's wide fact rows was most of the first statement's
     time on PostgreSQL).
@@ -222,20 +222,17 @@ def fact_related(
         return {}
     skip = {int(term) for term in exclude}
     stats = recall.recent_stats(namespace)
-    asked = _Asked(namespace, seeds, ids, skip)
-    if connection.vendor == "postgresql":
-        df, rows, stats = _related_postgresql(asked, stats)
-    else:
-        df, rows, stats = _related_portable(asked, stats)
+    df, rows, stats = _related(_Asked(namespace, seeds, ids, skip), stats)
     if not df or stats is None:
         return {}
     total, avg_len = stats
-    weight = {term: recall.idf(total, n) for term, n in df.items()}
-    k1, b = recall.BM25_K1, recall.BM25_B
+    weight = {term: bm25.idf(total, n) for term, n in df.items()}
     found: dict[int, float] = {}
     for fact, term, tf, size in rows:  # only terms with a document frequency have postings
-        norm = tf + k1 * (1.0 - b) + k1 * b * float(size or 0) / avg_len
-        found[int(fact)] = found.get(int(fact), 0.0) + weight[int(term)] * tf * (k1 + 1.0) / norm
+        score = bm25.term_score(
+            float(tf), float(size or 0), weight=weight[int(term)], avgdl=avg_len
+        )
+        found[int(fact)] = found.get(int(fact), 0.0) + score
     return found
 
 
@@ -265,12 +262,13 @@ def _related_names() -> tuple[str, str, str, str, str]:
     )
 
 
-def _related_postgresql(asked: _Asked, stats: tuple[int, float] | None) -> Related:
+def _related(asked: _Asked, stats: tuple[int, float] | None) -> Related:
     """``fact_related``'s lists in one round trip: the seeds' terms not in ``skip`` (query
     words, whose frequencies are not needed, are never counted), their document frequencies
     (rows 0), the candidates' postings of them (rows 1) and, when ``stats`` is None, N and
-    avgdl (row 2). Prepared, so planned once for every namespace (a generic plan), which is
-    why no condition here lets the planner start from the namespace alone:
+    avgdl (row 2). One statement for both databases (``dialect``). Prepared on PostgreSQL, so
+    planned once for every namespace (a generic plan), which is why no condition here lets the
+    planner start from the namespace alone:
 
     - the seeds' terms are read by fact id only: the seeds are recall's candidates of this
       namespace, and both lists below count this namespace's rows alone, so a foreign id could
@@ -283,23 +281,32 @@ def _related_postgresql(asked: _Asked, stats: tuple[int, float] | None) -> Relat
       a 100,000-fact namespace) instead (2 ms)."""
     namespace, seeds, ids, skip = asked.namespace, asked.seeds, asked.ids, asked.skip
     terms_table, facts_table, fact_id, length, pk = _related_names()
+    sql_dialect = dialect.current()
+    params: list[Any] = []
+    seeds_sql = sql_dialect.any_of(f"s.{fact_id}", seeds, params, kind="bigint")
+    skip_sql = sql_dialect.any_of("s.term", sorted(skip), params, kind="bigint")
+    asked_terms = "SELECT term FROM w"
     sql = (
         f"WITH w AS MATERIALIZED (SELECT DISTINCT s.term FROM {terms_table} s "
-        f"WHERE s.{fact_id} = ANY(%(seeds)s::bigint[]) AND NOT (s.term = ANY(%(skip)s::bigint[]))) "
-        f"SELECT 0 AS which, t.term AS a, count(*) AS b, 0 AS c, 0.0::float8 AS d "
-        f"FROM {terms_table} t WHERE t.namespace = %(ns)s "
-        "AND t.term = ANY(ARRAY(SELECT term FROM w)) GROUP BY t.term "
-        f"UNION ALL SELECT 1, t.{fact_id}, t.term, t.tf, f.{length}::float8 FROM {terms_table} t "
-        f"JOIN {facts_table} f ON f.{pk} = t.{fact_id} WHERE f.namespace = %(ns)s "
-        f"AND t.{fact_id} = ANY(%(ids)s::bigint[]) AND t.term = ANY(ARRAY(SELECT term FROM w))"
+        f"WHERE {seeds_sql} AND NOT ({skip_sql})) "
+        f"SELECT 0 AS which, t.term AS a, count(*) AS b, 0 AS c, {sql_dialect.float('0.0')} AS d "
+        f"FROM {terms_table} t WHERE t.namespace = %s "
+        f"AND {sql_dialect.in_rows('t.term', asked_terms)} GROUP BY t.term "
+        f"UNION ALL SELECT 1, t.{fact_id}, t.term, t.tf, {sql_dialect.float(f'f.{length}')} "
+        f"FROM {terms_table} t JOIN {facts_table} f ON f.{pk} = t.{fact_id} "
+        "WHERE f.namespace = %s AND "
     )
+    params += [namespace, namespace]
+    sql += sql_dialect.any_of(f"t.{fact_id}", ids, params, kind="bigint")
+    sql += f" AND {sql_dialect.in_rows('t.term', asked_terms)}"
     if stats is None:
+        average = sql_dialect.float(f"coalesce(avg({length}), 1)")
         sql += (
-            f" UNION ALL SELECT 2, count(*), 0, 0, coalesce(avg({length}), 1)::float8 "
-            f"FROM {facts_table} WHERE namespace = %(ns)s"
+            f" UNION ALL SELECT 2, count(*), 0, 0, {average} FROM {facts_table} "
+            "WHERE namespace = %s"
         )
-    params = {"ns": namespace, "seeds": seeds, "ids": ids, "skip": sorted(skip)}
-    with binding_cursor(prepare=True) as (cursor, _):
+        params.append(namespace)
+    with sql_dialect.cursor() as cursor:
         cursor.execute(sql, params)
         result = cursor.fetchall()
     df: dict[int, int] = {}
@@ -310,47 +317,9 @@ def _related_postgresql(asked: _Asked, stats: tuple[int, float] | None) -> Relat
         elif which == 1:
             rows.append((a, b, c, d))
         else:
-            stats = (int(a), float(d) or 1.0)
+            stats = (int(a), float(d or 1.0) or 1.0)
             recall.remember_stats(namespace, *stats)
     return df, rows, stats
-
-
-def _related_portable(asked: _Asked, stats: tuple[int, float] | None) -> Related:
-    """``fact_related``'s lists in two statements (SQLite: a round trip costs nothing there)."""
-    namespace, seeds, ids, skip = asked.namespace, asked.seeds, asked.ids, asked.skip
-    terms_table, facts_table, fact_id, length, pk = _related_names()
-    counted = (
-        ", 0, 0.0"
-        if stats is not None
-        else f", (SELECT COUNT(*) FROM {facts_table} WHERE namespace = %s)"
-        f", (SELECT AVG({length}) FROM {facts_table} WHERE namespace = %s)"
-    )
-    sql = (
-        f"SELECT t.term, COUNT(*){counted} FROM {terms_table} t WHERE t.namespace = %s AND "
-        f"t.term IN (SELECT s.term FROM {terms_table} s WHERE s.namespace = %s AND "
-        f"s.{fact_id} IN ({', '.join(['%s'] * len(seeds))})) GROUP BY t.term"
-    )
-    params: list[Any] = [] if stats is not None else [namespace, namespace]
-    df: dict[int, int] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, namespace, namespace, *seeds])
-        for term, n, total, avg_len in cursor.fetchall():
-            if stats is None:
-                stats = (int(total or 0), float(avg_len or 1.0) or 1.0)
-                recall.remember_stats(namespace, *stats)
-            if int(term) not in skip:
-                df[int(term)] = int(n)
-        if not df or stats is None:
-            return df, [], stats
-        wanted = list(df)
-        cursor.execute(
-            f"SELECT t.{fact_id}, t.term, t.tf, f.{length} FROM {terms_table} t "
-            f"JOIN {facts_table} f ON f.{pk} = t.{fact_id} WHERE f.namespace = %s "
-            f"AND t.term IN ({', '.join(['%s'] * len(wanted))}) "
-            f"AND t.{fact_id} IN ({', '.join(['%s'] * len(ids))})",
-            [namespace, *wanted, *ids],
-        )
-        return df, list(cursor.fetchall()), stats
 
 
 def fact_runs(

@@ -1,7 +1,8 @@
 """Hybrid recall: BM25 over the blind keyword index, cosine similarity over embeddings, blended.
 
-Keyword ranking is BM25 (k1=1.2, b=0.75) on keyed term hashes: term frequency, inverse document
-frequency within the namespace and length normalisation all survive the hashing. Vector
+Keyword ranking is BM25 (``bm25``, the one definition) on keyed term hashes: term frequency,
+inverse document frequency within the namespace and length normalisation all survive the
+hashing. Vector
 ranking is cosine similarity: in SQL with pgvector on PostgreSQL (exact within small
 namespaces, the HNSW index with iterative scans in large ones), with numpy elsewhere (SQLite,
 PostgreSQL without pgvector). The
@@ -11,7 +12,6 @@ docs/benchmarks.md (plain reciprocal rank fusion ranked worse there).
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -26,14 +26,11 @@ from django.utils import timezone
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import blind
+from ttmemory.longterm import blind, bm25
 from ttmemory.models import Fact, FactTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 K = TypeVar("K")  # what blended scores are keyed by: a fact id, a (session, seq) pair
-
-BM25_K1 = 1.2
-BM25_B = 0.75
 
 
 def fact_filter(
@@ -92,7 +89,7 @@ def keyword_scores(
         df[terms[term]] = df.get(terms[term], 0) + n
     weights = Case(
         *[
-            When(term=term, then=Value(idf(total, n)))
+            When(term=term, then=Value(bm25.idf(total, n)))
             for term, n in ((term, df[terms[term]]) for term in found)
         ],
         default=Value(0.0),
@@ -100,7 +97,7 @@ def keyword_scores(
     )
     tf = Cast("tf", FloatField())
     length = Cast("fact__term_count", FloatField())
-    norm = tf + Value(BM25_K1 * (1.0 - BM25_B)) + Value(BM25_K1 * BM25_B / avg_len) * length
+    score = bm25.term_score(tf, length, weight=weights, avgdl=Value(avg_len))
     rows = (
         FactTerm.objects.filter(
             fact_filter(kinds=kinds, metadata=metadata, prefix="fact__"),
@@ -108,7 +105,7 @@ def keyword_scores(
             term__in=list(found),
         )
         .values("fact_id")
-        .annotate(score=Sum(weights * tf * Value(BM25_K1 + 1.0) / norm))
+        .annotate(score=Sum(score, output_field=FloatField()))
         .order_by("-score", "fact_id")
         .values_list("fact_id", "score")[:limit]
     )
@@ -122,11 +119,6 @@ def keyword_scores(
 STATS_CACHE_MIN_FACTS = 2000
 STATS_CACHE_SECONDS = 30.0
 _stats: dict[str, tuple[float, int, float]] = {}
-
-
-def idf(total: int, n: int) -> float:
-    """BM25's inverse document frequency of a word in ``n`` of ``total`` facts."""
-    return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
 
 
 def cached_stats(namespace: str) -> tuple[int, float] | None:
@@ -272,7 +264,11 @@ def vector_weight() -> float:
 def blend(
     keyword: Mapping[K, float], vector: Mapping[K, float], *, vector_weight: float
 ) -> dict[K, float]:
-    """Weighted sum of scores normalised to [0, 1] per list (max for BM25, min-max for cosine)."""
+    """Weighted sum of scores normalised to [0, 1] per list (max for BM25, min-max for cosine).
+
+    The one fusion: ``fusion.fuse`` calls it for every ranking in Python, and the SQL of
+    ``candidates`` (neighbour seeds picked in the database) is generated from ``blend_score``.
+    """
     top_kw = max(keyword.values(), default=0.0) or 1.0
     if vector:
         low, high = min(vector.values()), max(vector.values())
@@ -281,5 +277,11 @@ def blend(
     for fact_id in set(keyword) | set(vector):
         kw = keyword.get(fact_id, 0.0) / top_kw
         vec = (vector[fact_id] - low) / span if fact_id in vector else 0.0
-        fused[fact_id] = vector_weight * vec + (1.0 - vector_weight) * kw
+        fused[fact_id] = blend_score(kw, vec, weight=vector_weight)
     return fused
+
+
+def blend_score(keyword: Any, vector: Any, *, weight: Any) -> Any:
+    """A candidate's blended score from its normalised keyword and vector scores (0 where a
+    list lacks it). Operands: floats or ``bm25.Sql``."""
+    return weight * vector + (1.0 - weight) * keyword

@@ -11,7 +11,7 @@ from ttmemory import jobs
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs.ledger_calls import record_later
-from ttmemory.longterm import episodes, recall
+from ttmemory.longterm import episodes, fusion
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import MemorySession, Message, MessageEntry
 from ttmemory.results import MessageHit
@@ -85,12 +85,7 @@ def message_search(
         if session_ids is not None:
             entries = entries.filter(session_id__in=session_ids)
         vector = episodes.vector_scores(entries, vectors[0], get_embedder().model, pool)
-    if not keyword:
-        scores = vector
-    elif not vector:
-        scores = keyword
-    else:
-        scores = recall.blend(keyword, vector, vector_weight=weight)
+    scores = fusion.fuse(keyword, vector, vector_weight=weight)
     ranked = sorted(
         ((key, s) for key, s in scores.items() if s > min_score), key=lambda i: (-i[1], i[0])
     )[:k]

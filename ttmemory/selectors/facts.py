@@ -13,7 +13,7 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs import recall_counts
 from ttmemory.jobs.ledger_calls import record_later
-from ttmemory.longterm import blind, candidates, fusion, recall
+from ttmemory.longterm import blind, candidates, dialect, fusion, recall
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, MemorySession, Profile
 from ttmemory.models.fact import fetch_usage_together
@@ -179,11 +179,8 @@ def _hits_by_id(ids: list[int]) -> dict[int, Fact]:
     quote = connection.ops.quote_name
     columns = ", ".join(quote(str(f.column)) for f in meta.concrete_fields if f.name != "embedding")
     pk = quote(str(meta.pk.column))
-    params: list[Any]
-    if connection.vendor == "postgresql":
-        where, params = f"{pk} = ANY(%s::bigint[])", [ids]
-    else:
-        where, params = f"{pk} IN ({', '.join(['%s'] * len(ids))})", list(ids)
+    params: list[Any] = []
+    where = dialect.current().any_of(pk, ids, params, kind="bigint")
     sql = f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {where}"
     return {fact.pk: fact for fact in Fact.objects.raw(sql, params)}
 

@@ -1,0 +1,112 @@
+"""BM25, the one definition every keyword ranking uses: Okapi BM25 with Lucene's idf.
+
+    idf(N, n)            = ln(1 + (N - n + 0.5) / (n + 0.5))
+    score(tf, len; idf)  = idf * tf * (k1 + 1) / (tf + k1 * (1 - b) + k1 * b * len / avgdl)
+
+with k1 = ``K1``, b = ``B``. ``idf`` and ``term_score`` are written once, over any operands that
+do arithmetic: Python floats (``fusion.fact_related``, ``episodes.keyword_scores``), Django
+expressions (``recall.keyword_scores``, the ORM path of a metadata filter) and ``Sql`` (the SQL
+text of ``candidates``, where the candidate lists are ranked in the database). So a change of
+formula or constants reaches every path. tests/longterm/test_bm25.py checks the scores against
+rank-bm25 on both databases.
+
+Frequent words: in a namespace of repetitive facts (the same names, relations and verbs in
+thousands of facts) a query word's posting list can be a large share of the namespace, and
+reading it whole, each posting joined to its fact, is what recall's time grew with. The query's
+words are read rarest first while their postings stay within ``POSTINGS_BUDGET``; the words
+beyond it find no candidates by themselves, they only score the candidates the rarer words and
+the vector list found (``candidates``), so every candidate still gets its BM25 over all query
+words. ``uncapped`` lifts the budget (benchmarks compare both: docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+K1 = 1.2
+B = 0.75
+
+#: Postings of the query's rarest words read whole to find keyword candidates (see above).
+#: 500 kept 0.986 of the top 10 of uncapped BM25 in a 100,000-fact namespace of Zipf-distributed
+#: words, and the repetitive profile's top 10 (docs/benchmarks.md).
+POSTINGS_BUDGET = 500
+
+_capped = True
+
+
+def idf(total: Any, n: Any, *, ln: Any = math.log) -> Any:
+    """Inverse document frequency of a word in ``n`` of ``total`` documents (``ln``: the
+    logarithm of the operands' kind; ``Sql.ln`` for SQL text)."""
+    return ln(1.0 + (total - n + 0.5) / (n + 0.5))
+
+
+def term_score(tf: Any, length: Any, *, weight: Any, avgdl: Any) -> Any:
+    """One word's BM25 score in a document of ``length`` terms where it occurs ``tf`` times;
+    ``weight`` is its ``idf``. Operands: floats, Django expressions or ``Sql`` (the result is
+    of their kind)."""
+    return weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B) + K1 * B * length / avgdl)
+
+
+class Sql(str):
+    """SQL text that does arithmetic: ``Sql("p.tf") * 2.2`` is ``Sql("(p.tf * 2.2)")``.
+
+    Floats become their ``repr`` (exact), so the SQL computes what Python computes."""
+
+    @staticmethod
+    def of(value: Any) -> Sql:
+        if isinstance(value, Sql):
+            return value
+        if isinstance(value, int | float):
+            return Sql(repr(float(value)))
+        raise TypeError(f"not SQL: {value!r}")
+
+    def _op(self, op: str, other: Any, *, right: bool = False) -> Sql:
+        a, b = (Sql.of(other), self) if right else (self, Sql.of(other))
+        return Sql(f"({a} {op} {b})")
+
+    def __add__(self, other: Any) -> Sql:
+        return self._op("+", other)
+
+    def __radd__(self, other: Any) -> Sql:
+        return self._op("+", other, right=True)
+
+    def __sub__(self, other: Any) -> Sql:
+        return self._op("-", other)
+
+    def __rsub__(self, other: Any) -> Sql:
+        return self._op("-", other, right=True)
+
+    def __mul__(self, other: Any) -> Sql:
+        return self._op("*", other)
+
+    def __rmul__(self, other: Any) -> Sql:
+        return self._op("*", other, right=True)
+
+    def __truediv__(self, other: Any) -> Sql:
+        return self._op("/", other)
+
+    def __rtruediv__(self, other: Any) -> Sql:
+        return self._op("/", other, right=True)
+
+    @staticmethod
+    def ln(value: Any) -> Sql:
+        return Sql(f"ln({Sql.of(value)})")
+
+
+def postings_budget() -> int:
+    """``POSTINGS_BUDGET``, or no limit inside ``uncapped``."""
+    return POSTINGS_BUDGET if _capped else 2**62
+
+
+@contextmanager
+def uncapped() -> Iterator[None]:
+    """Every query word's postings read whole in the body (benchmarks: the reference ranking)."""
+    global _capped
+    before, _capped = _capped, False
+    try:
+        yield
+    finally:
+        _capped = before
