@@ -193,7 +193,7 @@ class AppSettings:
     # their decryption and term hashing on each search, at most about N per active session.
     MESSAGE_INDEX_EVERY = Setting(32, integer(minimum=1))
     # message_search scores at most this many messages not yet indexed per search (the newest
-    # sessions' newest; each costs its decryption and term hashing, about 80 us here). When
+    # sessions' newest; each costs its decryption and term hashing: bench/ has the figure). When
     # more wait (the job is behind: no worker, a backlog), the older ones are found once the
     # message_index job has indexed them, and the search queues that job.
     MESSAGE_SEARCH_PENDING_LIMIT = Setting(1000, integer(minimum=0))
