@@ -15,7 +15,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import propagate
 from opentelemetry.trace import Span, SpanKind
 
-from ttmemory.telemetry.recording import mark_failed, record, start_span
+from ttmemory.telemetry.recording import record, timed_span
 
 ENQUEUED_AT = "ttmemory_enqueued_at"
 
@@ -37,24 +37,14 @@ def job_span(job: str, headers: Mapping[str, Any]) -> Iterator[Span]:
             "ttmemory.job.queue.lag", max(0.0, time.time() - enqueued_at), **{"ttmemory.job": job}
         )
     token = otel_context.attach(parent)
-    started = time.perf_counter()
-    error = ""
     try:
-        with start_span(
+        with timed_span(
             f"ttmemory.job {job}",
+            "ttmemory.job.duration",
+            {"ttmemory.job": job},
             kind=SpanKind.CONSUMER,
             attributes={"ttmemory.job": job},
         ) as span:
-            try:
-                yield span
-            except BaseException as exc:
-                error = type(exc).__name__
-                mark_failed(span, error)
-                raise
+            yield span
     finally:
-        record(
-            "ttmemory.job.duration",
-            time.perf_counter() - started,
-            **{"ttmemory.job": job, "error.type": error},
-        )
         otel_context.detach(token)

@@ -21,7 +21,7 @@ from opentelemetry.trace import Span, SpanKind
 
 from ttmemory.conf import app_settings
 from ttmemory.telemetry.logs import log_context
-from ttmemory.telemetry.recording import count, mark_failed, record, start_span
+from ttmemory.telemetry.recording import count, mark_failed, record, start_span, timed_span
 
 logger = logging.getLogger(__name__)
 
@@ -66,33 +66,21 @@ def operation(
             query = kwargs.get("query")
             if isinstance(query, str) and app_settings.TELEMETRY_CAPTURE_QUERY:
                 attributes["gen_ai.memory.query.text"] = query
-            started = time.perf_counter()
-            error = ""
             with (
                 log_context(namespace=namespace, session_id=session_id),
-                start_span(
+                timed_span(
                     f"{name} {store}",
+                    "ttmemory.operation.duration",
+                    {
+                        "gen_ai.operation.name": name,
+                        "ttmemory.operation": function,
+                        "ttmemory.namespace": namespace,
+                    },
                     kind=SpanKind.INTERNAL,
                     attributes=attributes,
                 ) as span,
             ):
-                try:
-                    result = func(*args, **kwargs)
-                except BaseException as exc:
-                    error = type(exc).__name__
-                    mark_failed(span, error)
-                    raise
-                finally:
-                    record(
-                        "ttmemory.operation.duration",
-                        time.perf_counter() - started,
-                        **{
-                            "gen_ai.operation.name": name,
-                            "ttmemory.operation": function,
-                            "error.type": error,
-                            "ttmemory.namespace": namespace,
-                        },
-                    )
+                result = func(*args, **kwargs)
                 if describe is not None:
                     try:
                         span.set_attributes(dict(describe(result)))
@@ -158,35 +146,19 @@ def llm_call(*, model: str, purpose: str) -> Iterator[Span]:
 def _call_span(
     operation_name: str, model: str, *, purpose: str, attributes: dict[str, Any]
 ) -> Iterator[Span]:
-    started = time.perf_counter()
-    error = ""
-    with start_span(
+    labels = {
+        "gen_ai.operation.name": operation_name,
+        "gen_ai.request.model": model,
+        "ttmemory.purpose": purpose,
+    }
+    with timed_span(
         f"{operation_name} {model}",
+        "gen_ai.client.operation.duration",
+        labels,
         kind=SpanKind.CLIENT,
-        attributes={
-            "gen_ai.operation.name": operation_name,
-            "gen_ai.request.model": model,
-            "ttmemory.purpose": purpose,
-            **attributes,
-        },
+        attributes={**labels, **attributes},
     ) as span:
-        try:
-            yield span
-        except BaseException as exc:
-            error = type(exc).__name__
-            mark_failed(span, error)
-            raise
-        finally:
-            record(
-                "gen_ai.client.operation.duration",
-                time.perf_counter() - started,
-                **{
-                    "gen_ai.operation.name": operation_name,
-                    "gen_ai.request.model": model,
-                    "ttmemory.purpose": purpose,
-                    "error.type": error,
-                },
-            )
+        yield span
 
 
 @contextmanager
