@@ -51,11 +51,11 @@ Progress = Callable[[str], None]
 class UrllibHTTPClient(OpenAIHTTPClient):
     """The transport of ttmemory 0.1: ``urllib.request.urlopen``, one connection per request."""
 
-    def _send(self, data: bytes) -> tuple[int, Any, bytes]:
+    def _send(self, data: bytes, timeout: float) -> tuple[int, Any, bytes]:
         headers = self._headers()
         request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 return int(response.status), response.headers, response.read()
         except urllib.error.HTTPError as exc:
             with exc:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import prometheus_client
 import pytest
 import yaml
 from django.conf import settings as django_settings
@@ -25,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.conftest import user
 from ttmemory import memory, telemetry
 from ttmemory.services.access import api_key_create
-from ttmemory.telemetry.prometheus import PrometheusMeterProvider
+from ttmemory.telemetry.prometheus import PrometheusMeterProvider, registry
 
 ROOT = Path(__file__).resolve().parents[2]
 NS = "prom-user"
@@ -95,6 +96,51 @@ def test_metrics_view_shows_operations_recalls_and_locks(
         "ttmemory_recall_mode_total",
         "ttmemory_lock_wait_duration_seconds_sum",
     } <= seen & exported_names()
+
+
+def test_the_host_projects_metrics_and_ttmemorys_stay_apart(
+    db: Any, client: Any, prometheus: None
+) -> None:
+    host_orders = prometheus_client.Counter("host_orders", "The host project's own counter")
+    try:
+        host_orders.inc()
+        memory.fact_recall(namespace=NS, query="tea", k=3)
+        client.defaults["HTTP_AUTHORIZATION"] = "Bearer scrape"
+
+        ours = client.get("/metrics").content.decode()
+        hosts = prometheus_client.generate_latest().decode()  # the global REGISTRY
+
+        assert value(ours, "ttmemory_recall_mode_total") >= 1
+        assert "host_orders" not in ours
+        assert value(hosts, "host_orders_total") == 1
+        assert "ttmemory_" not in hosts
+    finally:
+        prometheus_client.REGISTRY.unregister(host_orders)
+
+
+def test_multiprocess_scrapes_show_only_ttmemorys_metrics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another process (a worker of the host project) writes a host metric and a ttmemory one
+    # to the shared directory; ttmemory's registry reads back its own only.
+    script = (
+        "import django; from django.conf import settings; settings.configure(); django.setup()\n"
+        "import prometheus_client\n"
+        "from ttmemory import telemetry\n"
+        "from ttmemory.telemetry import prometheus\n"
+        "prometheus_client.Counter('host_orders', 'The host project counter').inc()\n"
+        "spec = telemetry.METRICS['ttmemory.recall.mode']\n"
+        "prometheus._child(spec, {'ttmemory.recall.mode': 'hybrid'}).inc()\n"
+    )
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, check=True, timeout=60)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+
+    text = prometheus_client.generate_latest(registry()).decode()
+
+    assert value(text, "ttmemory_recall_mode_total", ttmemory_recall_mode="hybrid") == 1
+    assert "host_orders" not in text
 
 
 # PromQL: a name directly followed by a selector ({...}) or a range ([...]) is a metric.

@@ -3,8 +3,9 @@
 The one place where the OpenAI-compatible backends (``OpenAIEmbedder``, ``OpenAIChatLLM``) talk
 HTTP: one pooled ``httpx.Client`` per backend and process (keep-alive, so a recall with a remote
 embedder does not pay a TCP and TLS handshake per call), headers and the bearer key, retries of
-429 / 5xx / connection errors with backoff and jitter, ``Retry-After``, timeouts, error messages
-from OpenAI-shaped error bodies, and the redaction of the key from everything it reports.
+429 / 5xx / connection errors (tenacity: backoff with jitter, ``Retry-After``, a total
+deadline), timeouts, error messages from OpenAI-shaped error bodies, and the redaction of the
+key from everything it reports.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ import importlib.metadata
 import json
 import logging
 import os
-import random
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+import tenacity
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +69,12 @@ class OpenAIHTTPClient:
       and jitter from ``retry_backoff``; a ``retry-after-ms`` or ``Retry-After`` header is
       honoured up to ``max_retry_wait``, beyond that the call fails at once. Other 4xx are
       never retried.
+    - ``deadline`` (None: no bound): seconds for the whole call, retries and waits included. A
+      retry whose wait would end past it is not made, and each request's timeouts are cut to
+      what is left of it.
+
+    The retry policy is tenacity's (``Retrying`` with its stop and wait strategies); this class
+    only says what is worth retrying and how long the server asked to wait.
 
     Requests share one ``httpx.Client`` (``MAX_CONNECTIONS`` connections, keep-alive) created on
     first use; a forked child (gunicorn, Celery prefork) makes its own instead of sharing the
@@ -87,6 +95,7 @@ class OpenAIHTTPClient:
         max_retries: int,
         retry_backoff: float,
         max_retry_wait: float,
+        deadline: float | None = None,
         log: logging.Logger | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(base_url) if isinstance(base_url, str) else None
@@ -107,6 +116,8 @@ class OpenAIHTTPClient:
             raise TypeError(f"{owner}: 'retry_backoff' must be a number of seconds >= 0")
         if not is_number(max_retry_wait) or max_retry_wait < 0:
             raise TypeError(f"{owner}: 'max_retry_wait' must be a number of seconds >= 0")
+        if deadline is not None and (not is_number(deadline) or deadline <= 0):
+            raise TypeError(f"{owner}: 'deadline' must be a positive number of seconds or None")
         key = api_key if api_key is not None else os.environ.get(api_key_env or "", "")
         key = (key or "").strip()
         if not key and parts.hostname == "api.openai.com":
@@ -120,6 +131,7 @@ class OpenAIHTTPClient:
         self.max_retries = max_retries
         self.retry_backoff = float(retry_backoff)
         self.max_retry_wait = float(max_retry_wait)
+        self.deadline = float(deadline) if deadline is not None else None
         self.url = f"{base_url.rstrip('/')}/{path}"
         # Shown in errors and logs: no user:password, query or fragment.
         host = parts.hostname + (f":{parts.port}" if parts.port else "")
@@ -143,48 +155,30 @@ class OpenAIHTTPClient:
     ) -> dict[str, Any]:
         """The decoded answer to ``body``: a JSON object holding an ``expect`` list.
 
-        Retries as configured; every HTTP request is counted into ``count``.
+        Retries as configured (tenacity decides when and how long to wait); every HTTP request
+        is counted into ``count``.
         """
         try:
             data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         except (TypeError, ValueError) as exc:
             raise self.fail(f"the request cannot be sent as JSON: {exc}") from None
         count = count if count is not None else RequestCount()
-        attempt = 0
-        while True:
-            count.requests += 1
-            try:
-                status, headers, raw = self._send(data)
-            except httpx.TimeoutException:
-                raise self._timeout_error() from None
-            except httpx.ConnectError as exc:
-                if attempt >= self.max_retries:
-                    raise self.fail(f"cannot connect: {exc}") from None
-                wait = self._backoff(attempt)
-                self._log_retry(f"connection error ({self.redact(str(exc))})", attempt, wait)
-            except (httpx.TransportError, OSError) as exc:
-                # The connection broke mid-response (reset, truncated body, ...).
-                if attempt >= self.max_retries:
-                    raise self.fail(f"connection failed: {type(exc).__name__}: {exc}") from None
-                wait = self._backoff(attempt)
-                self._log_retry(f"connection error ({type(exc).__name__})", attempt, wait)
-            else:
-                if 200 <= status < 300:
-                    return self._decode(raw, expect)
-                message = self._error_message(raw, status)
-                if (status == 429 or status >= 500) and attempt < self.max_retries:
-                    asked = self._retry_wait(attempt, headers)
-                    if asked is None:
-                        raise self.fail(
-                            f"HTTP {status}: {message} (the server asks to retry after more "
-                            f"than max_retry_wait={self.max_retry_wait:g}s)"
-                        ) from None
-                    wait = asked
-                    self._log_retry(f"HTTP {status}", attempt, wait)
-                else:
-                    raise self.fail(f"HTTP {status}: {message}") from None
-            time.sleep(wait)
-            attempt += 1
+        started = time.monotonic()
+        stops: list[Any] = [tenacity.stop_after_attempt(self.max_retries + 1), self._asks_too_long]
+        if self.deadline is not None:
+            stops.append(tenacity.stop_before_delay(self.deadline))
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            stop=tenacity.stop_any(*stops),
+            wait=self._wait(),
+            before_sleep=self._log_retry,
+            reraise=True,
+        )
+        try:
+            answer: dict[str, Any] = retrying(self._attempt, data, expect, count, started)
+        except _Retryable as exc:
+            raise self.fail(self._gave_up(exc, retrying, started)) from None
+        return answer
 
     def close(self) -> None:
         """Close the pooled connections (a later request opens new ones)."""
@@ -203,9 +197,88 @@ class OpenAIHTTPClient:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _send(self, data: bytes) -> tuple[int, Any, bytes]:
+    def _attempt(
+        self, data: bytes, expect: str, count: RequestCount, started: float
+    ) -> dict[str, Any]:
+        """One POST: the decoded answer; ``_Retryable`` for a 429, a 5xx or a broken
+        connection; the family's error for anything else (tenacity re-raises it at once)."""
+        count.requests += 1
+        timeout = self.timeout
+        if self.deadline is not None:
+            left = self.deadline - (time.monotonic() - started)
+            if left <= 0:
+                raise self._deadline_error()
+            timeout = min(timeout, left)
+        try:
+            status, headers, raw = self._send(data, timeout)
+        except httpx.TimeoutException:
+            error = self._timeout_error() if timeout >= self.timeout else self._deadline_error()
+            raise error from None
+        except httpx.ConnectError as exc:
+            raise _Retryable(
+                f"cannot connect: {exc}", f"connection error ({self.redact(str(exc))})"
+            ) from None
+        except (httpx.TransportError, OSError) as exc:
+            # The connection broke mid-response (reset, truncated body, ...).
+            raise _Retryable(
+                f"connection failed: {type(exc).__name__}: {exc}",
+                f"connection error ({type(exc).__name__})",
+            ) from None
+        if 200 <= status < 300:
+            return self._decode(raw, expect)
+        message = f"HTTP {status}: {self._error_message(raw, status)}"
+        if status == 429 or status >= 500:
+            raise _Retryable(message, f"HTTP {status}", _retry_after(headers))
+        raise self.fail(message)
+
+    def _wait(self) -> Callable[[tenacity.RetryCallState], float]:
+        """Seconds before the next try: what the server asked for (``Retry-After``), else
+        exponential backoff with "equal jitter" (half fixed, half random) from
+        ``retry_backoff``, capped at ``max_retry_wait``."""
+        half, cap = self.retry_backoff / 2, self.max_retry_wait / 2
+        backoff = tenacity.wait_exponential(multiplier=half, max=cap) + (
+            tenacity.wait_random_exponential(multiplier=half, max=cap)
+        )
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            asked = _failure(state).retry_after
+            return asked if asked is not None else float(backoff(state))
+
+        return wait
+
+    def _asks_too_long(self, state: tenacity.RetryCallState) -> bool:
+        """Stop: the server asks to wait longer than ``max_retry_wait``."""
+        asked = _failure(state).retry_after
+        return asked is not None and asked > self.max_retry_wait
+
+    def _gave_up(self, exc: _Retryable, retrying: tenacity.Retrying, started: float) -> str:
+        """The error message of the last failure, saying why no retry follows when tries
+        were left."""
+        if retrying.statistics.get("attempt_number", 0) > self.max_retries:
+            return exc.message
+        if exc.retry_after is not None and exc.retry_after > self.max_retry_wait:
+            return (
+                f"{exc.message} (the server asks to retry after more than "
+                f"max_retry_wait={self.max_retry_wait:g}s)"
+            )
+        return f"{exc.message} (no retry fits in deadline={self.deadline:g}s)"
+
+    def _log_retry(self, state: tenacity.RetryCallState) -> None:
+        wait = state.next_action.sleep if state.next_action is not None else 0.0
+        self._log.info(
+            "%s: %s; retry %d of %d in %.2fs",
+            self.who,
+            _failure(state).what,
+            state.attempt_number,
+            self.max_retries,
+            wait,
+        )
+
+    def _send(self, data: bytes, timeout: float) -> tuple[int, Any, bytes]:
         """One POST over the pool: (status, headers, body); transport errors raise httpx's."""
-        response = self._pool().post(self.url, content=data, headers=self._headers())
+        response = self._pool().post(
+            self.url, content=data, headers=self._headers(), timeout=httpx.Timeout(timeout)
+        )
         return response.status_code, response.headers, response.content
 
     def _pool(self) -> httpx.Client:
@@ -249,25 +322,11 @@ class OpenAIHTTPClient:
             raise self.fail(f"the response has no {expect!r} list: {self.snippet(raw)!r}")
         return payload
 
-    def _retry_wait(self, attempt: int, headers: Any) -> float | None:
-        """Seconds to wait before retry ``attempt + 1``; None if the server asks for too long."""
-        asked = _retry_after(headers)
-        if asked is None:
-            return self._backoff(attempt)
-        return asked if asked <= self.max_retry_wait else None
-
-    def _backoff(self, attempt: int) -> float:
-        """Exponential backoff with jitter: half fixed, half random ("equal jitter")."""
-        ceiling = min(self.max_retry_wait, self.retry_backoff * (2**attempt))
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
-
-    def _log_retry(self, what: str, attempt: int, wait: float) -> None:
-        self._log.info(
-            "%s: %s; retry %d of %d in %.2fs", self.who, what, attempt + 1, self.max_retries, wait
-        )
-
     def _timeout_error(self) -> Exception:
         return self.fail(f"no answer within timeout={self.timeout:g}s")
+
+    def _deadline_error(self) -> Exception:
+        return self.fail(f"no answer within deadline={self.deadline:g}s")
 
     def _error_message(self, raw: bytes, status: int) -> str:
         message = ""
@@ -285,6 +344,24 @@ class OpenAIHTTPClient:
                 message = payload["message"]
         reason = httpx.codes.get_reason_phrase(status) or "no message"
         return self.redact(message or self.snippet(raw) or reason)
+
+
+class _Retryable(Exception):
+    """A failure worth another try: ``message`` for the final error, ``what`` for the log."""
+
+    def __init__(self, message: str, what: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.what = what
+        self.retry_after = retry_after
+
+
+def _failure(state: tenacity.RetryCallState) -> _Retryable:
+    """The ``_Retryable`` that ended the last try (tenacity only retries on those)."""
+    assert state.outcome is not None
+    failure = state.outcome.exception()
+    assert isinstance(failure, _Retryable)
+    return failure
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -11,6 +11,11 @@ there and ``metrics_view`` sums them. ``PrometheusMeterProvider`` is an OpenTele
 become Prometheus metrics named by ``MetricSpec.prometheus_name``. Instruments of other
 libraries get no-ops from it: use an OpenTelemetry SDK for those.
 
+The metrics live in ttmemory's own ``CollectorRegistry`` (``registry()``), never in
+``prometheus_client.REGISTRY``: the host project's metrics do not show on ttmemory's
+``/metrics``, nor ttmemory's on the host's. Rendering is ``prometheus_client``'s
+(``generate_latest``); only the protection of the view (``METRICS_*`` settings) is ttmemory's.
+
 Needs the ``prometheus`` extra (``prometheus-client``). gunicorn: call ``child_exit`` from the
 config's ``child_exit`` hook so a dead worker's live gauges are dropped.
 """
@@ -41,7 +46,6 @@ from opentelemetry.metrics import (
 from opentelemetry.util.types import Attributes
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
-    REGISTRY,
     CollectorRegistry,
     generate_latest,
     multiprocess,
@@ -49,12 +53,17 @@ from prometheus_client import (
 from prometheus_client import Counter as PromCounter
 from prometheus_client import Gauge as PromGauge
 from prometheus_client import Histogram as PromHistogram
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
 from ttmemory.conf import app_settings
-from ttmemory.telemetry import METRICS, MetricSpec
+from ttmemory.telemetry.catalogue import METRICS, MetricSpec
 
 __all__ = ["PrometheusMeterProvider", "child_exit", "install", "metrics_view", "registry"]
 
+# ttmemory's own registry, not prometheus_client's global REGISTRY: a host project's metrics
+# (and its /metrics) stay apart from ttmemory's, whichever of the two a scrape reads.
+_REGISTRY = CollectorRegistry(auto_describe=True)
 _metrics: dict[str, Any] = {}
 _guard = threading.Lock()
 
@@ -75,16 +84,23 @@ def _prometheus_metric(spec: MetricSpec) -> Any:
             # prometheus_client adds _total itself and wants the base name.
             name = spec.prometheus_name.removesuffix("_total")
             if spec.kind == "counter":
-                metric = PromCounter(name, spec.description, labels)
+                metric = PromCounter(name, spec.description, labels, registry=_REGISTRY)
             elif spec.kind == "updown":
                 # livesum: the sum over processes still running (a dead worker's breaker is gone)
-                metric = PromGauge(name, spec.description, labels, multiprocess_mode="livesum")
+                metric = PromGauge(
+                    name,
+                    spec.description,
+                    labels,
+                    multiprocess_mode="livesum",
+                    registry=_REGISTRY,
+                )
             else:
                 metric = PromHistogram(
                     name,
                     spec.description,
                     labels,
                     buckets=spec.buckets or PromHistogram.DEFAULT_BUCKETS,
+                    registry=_REGISTRY,
                 )
             _metrics[spec.name] = metric
         return metric
@@ -204,12 +220,25 @@ def install() -> PrometheusMeterProvider:
 
 
 def registry() -> CollectorRegistry:
-    """What a scrape sees: every process's samples in multiprocess mode, else this process's."""
+    """What a scrape sees: ttmemory's metrics only, summed over every process in multiprocess
+    mode, else this process's (ttmemory's own ``CollectorRegistry``)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         collected = CollectorRegistry()
-        multiprocess.MultiProcessCollector(collected)
+        collected.register(_OwnMultiProcessCollector())
         return collected
-    return REGISTRY
+    return _REGISTRY
+
+
+class _OwnMultiProcessCollector(Collector):
+    """``MultiProcessCollector`` limited to ttmemory's metrics: the directory is shared with
+    whatever else the host project records in multiprocess mode."""
+
+    def __init__(self) -> None:
+        self._all = multiprocess.MultiProcessCollector(None)
+
+    def collect(self) -> list[Metric]:
+        own = {spec.prometheus_name.removesuffix("_total") for spec in METRICS.values()}
+        return [metric for metric in self._all.collect() if metric.name in own]
 
 
 def metrics_view(request: HttpRequest) -> HttpResponse:

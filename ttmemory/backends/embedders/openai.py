@@ -37,6 +37,8 @@ class OpenAIEmbedder(Embedder):
       backoff and jitter from ``retry_backoff`` (0.5 s); a ``Retry-After`` header is honoured
       up to ``max_retry_wait`` (20 s), beyond that the call fails at once. Other 4xx are never
       retried.
+    - ``deadline`` (30): seconds for one request (a batch), retries and waits included (None:
+      no bound). A retry whose wait would end past it is not made.
 
     ``embed`` (and ``embed_with_usage``, which also returns the prompt tokens the server
     reported) checks the response (one embedding per input, in ``index`` order, floats of
@@ -60,6 +62,7 @@ class OpenAIEmbedder(Embedder):
         max_retries: int = 2,
         retry_backoff: float = 0.5,
         max_retry_wait: float = 20.0,
+        deadline: float | None = 30.0,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
             raise TypeError("OpenAIEmbedder: 'model' must be the server's model name")
@@ -84,6 +87,7 @@ class OpenAIEmbedder(Embedder):
             max_retries=max_retries,
             retry_backoff=retry_backoff,
             max_retry_wait=max_retry_wait,
+            deadline=deadline,
             log=logger,
         )
         self.dimensions = dimensions

@@ -29,6 +29,8 @@ class OpenAIChatLLM(LLM):
       backoff and jitter from ``retry_backoff`` (0.5 s); a ``Retry-After`` header is honoured
       up to ``max_retry_wait`` (20 s), beyond that the call fails at once. Other 4xx are never
       retried.
+    - ``deadline`` (120): seconds for the whole call, retries and waits included (None: no
+      bound). A retry whose wait would end past it is not made.
     - ``temperature`` (0.0, from 0 to 2) and ``max_tokens`` (1024): sent with every request.
     - ``send_response_format`` (True): with ``json_object=True``, also send
       ``response_format: {"type": "json_object"}``. Turn it off for servers that reject it; the
@@ -51,6 +53,7 @@ class OpenAIChatLLM(LLM):
         max_retries: int = 2,
         retry_backoff: float = 0.5,
         max_retry_wait: float = 20.0,
+        deadline: float | None = 120.0,
         temperature: float = 0.0,
         max_tokens: int = 1024,
         send_response_format: bool = True,
@@ -76,6 +79,7 @@ class OpenAIChatLLM(LLM):
             max_retries=max_retries,
             retry_backoff=retry_backoff,
             max_retry_wait=max_retry_wait,
+            deadline=deadline,
             log=logger,
         )
         self.temperature = temperature
