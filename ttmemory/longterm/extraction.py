@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ttmemory.longterm import statements
+from ttmemory.longterm import slots, statements
 from ttmemory.longterm.jsonparse import parse_json_loosely
 
 ACTIONS = ("ADD", "UPDATE", "SUPERSEDE", "NOOP", "RETRACT")
@@ -129,7 +129,7 @@ def parse_extraction(text: str, *, known_ids: set[int]) -> list[Candidate]:
             continue
         if not isinstance(fact_text, str) or not fact_text.strip() or len(fact_text) > 1000:
             continue
-        slot = _slot(item.get("slot"))
+        slot = slots.clean(item.get("slot"))
         change = "add"
         if action == "RETRACT":
             change = "retract"  # no known target: the facts saying the same are ended
@@ -150,14 +150,6 @@ def parse_extraction(text: str, *, known_ids: set[int]) -> list[Candidate]:
             )
         )
     return decisions
-
-
-def _slot(value: Any) -> str:
-    """A slot named by the model: a short attribute name, or ""."""
-    if not isinstance(value, str):
-        return ""
-    slot = " ".join(value.replace("_", " ").lower().split())
-    return slot if re.fullmatch(r"[^\W\d_][\w ]{0,39}", slot) else ""
 
 
 SUMMARY_SYSTEM_PROMPT = (

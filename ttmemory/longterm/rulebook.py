@@ -57,6 +57,9 @@ class Language:
     subject_forms: dict[str, str] = field(default_factory=dict)
     value_classes: dict[str, str] = field(default_factory=dict)
     slots: tuple[tuple[str, str], ...] = ()
+    # The words naming each slot's attribute ("location": "city", "home", ...): indexed with
+    # its facts (``slots.words``).
+    slot_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # A bare "not anymore" answering "Do you still ...?": (reply, question, clause per group).
     still: tuple[re.Pattern[str], re.Pattern[str], dict[str, str]] | None = None
 
@@ -167,6 +170,10 @@ def load(code: str) -> Language:
         possessive=text.get("possessive", "{S}'s"),
         subject_forms=dict(data.get("subject_forms", {})),
         slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
+        slot_words={
+            name: tuple(str(word) for word in words)
+            for name, words in data.get("slot_words", {}).items()
+        },
         still=(
             (
                 compiled(data["still"]["reply"], "[still] reply"),

@@ -18,21 +18,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ttmemory.longterm import rulebook
+from ttmemory.longterm import rulebook, slots
 from ttmemory.text import normalise_terms, normalise_text
 
 DEFAULT_SUBJECT = "The user"
-# Slots a new value replaces (one current value each); others (allergy, ...) only deduplicate.
-SINGLE_VALUED_SLOTS = frozenset(
-    {"name", "location", "employer", "job", "diet", "age", "birthday", "birthplace", "marital"}
-)
-# Slot names of earlier releases, still matched when looking for the current value.
-SLOT_ALIASES = {
-    "location": ("home_city",),
-    "employer": ("work",),
-    "job": ("work",),
-    "email": ("email address",),
-}
 MAX_STATEMENT_CHARS = 300
 # What a statement does to the facts stored before it (see rules/en.toml's header).
 CHANGES = ("add", "replace", "retract", "previous", "correct")
@@ -126,7 +115,7 @@ def rule_statements(
             if reversal is not None and reversal.search(sentence):
                 said = [
                     replace(s, change="replace")
-                    if s.change == "add" and not is_single_valued(s.slot)
+                    if s.change == "add" and not slots.is_single_valued(s.slot)
                     else s
                     for s in said
                 ]
@@ -290,7 +279,7 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
                 Statement(
                     text,
                     emit.kind,
-                    emit.slot or infer_slot(text, subject=fields["S"]),
+                    slots.canonical(emit.slot) or infer_slot(text, subject=fields["S"]),
                     change=emit.change,
                     value=value,
                     match=_render_match(emit.match, value, subject),
@@ -542,43 +531,9 @@ def infer_slot(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
             if found:
                 if "{1}" in slot:
                     group = normalise_text(found.group(1)).replace("favorite", "favourite")
-                    return slot.replace("{1}", group)
-                return slot
+                    return slots.canonical(slot.replace("{1}", group))
+                return slots.canonical(slot)
     return ""
-
-
-def is_single_valued(slot: str) -> bool:
-    """True when a new value of ``slot`` replaces the old one (a favourite, a phone number...)."""
-    return (
-        slot in SINGLE_VALUED_SLOTS
-        or slot.startswith("favourite ")
-        or (
-            bool(slot)
-            and slot.split()[-1]
-            in {
-                "name",
-                "number",
-                "email",
-                "address",
-                "job",
-                "location",
-                "employer",
-                "handle",
-                "username",
-                "telegram",
-                "instagram",
-                "twitter",
-                "discord",
-                "signal",
-                "whatsapp",
-                "skype",
-                "github",
-                "linkedin",
-                "phone",
-                "mobile",
-            }
-        )
-    )
 
 
 def canonical(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:

@@ -19,7 +19,7 @@ from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
 from ttmemory.fields import seal
-from ttmemory.longterm import blind, extraction, statements
+from ttmemory.longterm import blind, extraction, slots, statements
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange, FactChanges
 from ttmemory.selectors.facts import fact_list, fact_recall, profile_get
@@ -142,7 +142,7 @@ def _prepare(
             if key in seen:
                 continue
             seen.add(key)
-            slot = statements.infer_slot(text, subject=subject) or candidate.slot
+            slot = statements.infer_slot(text, subject=subject) or slots.canonical(candidate.slot)
             prepared.append(dataclasses.replace(candidate, text=text, slot=slot))
     return prepared, rejected
 
@@ -291,8 +291,8 @@ def _apply(
 
 
 def _slot_facts(namespace: str, slot: str) -> Any:
-    slots = [slot, *statements.SLOT_ALIASES.get(slot, ())]
-    return Fact.objects.current().filter(namespace=namespace, metadata__slot__in=slots)
+    names = slots.stored_names(slot)
+    return Fact.objects.current().filter(namespace=namespace, metadata__slot__in=names)
 
 
 def _retract(namespace: str, fact: Fact) -> Fact:
@@ -345,10 +345,9 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
             if pattern.search(fact.text):
                 ended.append(fact)
             continue
-        if candidate.slot and (fact.metadata or {}).get("slot") in {
-            candidate.slot,
-            *statements.SLOT_ALIASES.get(candidate.slot, ()),
-        }:
+        if candidate.slot and (fact.metadata or {}).get("slot") in slots.stored_names(
+            candidate.slot
+        ):
             if value and _holds_value(normalise_text(fact.text), value):
                 ended.append(fact)
             continue
@@ -440,9 +439,8 @@ def _existing(
     if same is not None:
         return same, "NOOP" if same.text == candidate.text else "UPDATE"
     slot = candidate.slot
-    if slot and statements.is_single_valued(slot):
-        slots = [slot, *statements.SLOT_ALIASES.get(slot, ())]
-        slotted = current.filter(metadata__slot__in=slots).order_by("-pk").first()
+    if slot and slots.is_single_valued(slot):
+        slotted = _slot_facts(namespace, slot).order_by("-pk").first()
         if slotted is not None:
             same_value = statements.canonical(slotted.text, subject=subject) == key
             return slotted, "NOOP" if same_value else "SUPERSEDE"
