@@ -195,13 +195,18 @@ def clause_statements(
 ) -> list[Statement]:
     """The statements one clause makes about the user (the first language whose rules match)."""
     codes = tuple(languages) if languages is not None else rulebook.available()
-    for lang in rulebook.languages(codes):
-        script = lang.pattern("script") or lang.pattern("detect")
-        if script is not None and not script.search(clause):
-            continue  # not this language's letters or words: none of its rules can match
-        found = _clause_in(lang, clause, subject)
-        if found is not None:
-            return found
+    langs = rulebook.languages(codes)
+    written_in = rulebook.detect(clause, codes)
+    # The rules of every language first, then the looser cues, the clause's own language first
+    # ("у меня новая почта ivan@mail.ru" is Russian, although the e-mail is in Latin letters).
+    for cues, order in ((False, langs), (True, sorted(langs, key=lambda l: l is not written_in))):
+        for lang in order:
+            script = lang.pattern("script") or lang.pattern("detect")
+            if script is not None and not script.search(clause):
+                continue  # not this language's letters or words: none of its rules can match
+            found = _clause_in(lang, clause, subject, cues=cues)
+            if found is not None:
+                return found
     return []
 
 
@@ -213,8 +218,11 @@ def clause_statement(
     return found[0] if found else None
 
 
-def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[Statement] | None:
-    """What ``lang``'s rules read in ``clause``: statements, [] (refused) or None (no rule)."""
+def _clause_in(
+    lang: rulebook.Language, clause: str, subject: str, *, cues: bool = False
+) -> list[Statement] | None:
+    """What ``lang``'s rules (with ``cues``: its cues) read in ``clause``: statements, []
+    (refused) or None (nothing read)."""
     raw = clause
     tail = lang.pattern("tail")
     if tail is not None:
@@ -230,6 +238,10 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
         without = contrast.sub("", clause)
         if without != clause and (negation is None or not negation.search(without)):
             clause = without
+    if cues:
+        if negation is not None and negation.search(clause):
+            return None
+        return _cue_statements(lang, clause, raw, subject)
     for rule in lang.rules:
         match = rule.pattern.match(clause)
         if match is None or (rule.when is not None and not rule.when.search(raw)):
@@ -265,7 +277,7 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
             "np": values.get("np", ""),
             "w": word,
             "w3": lang.third_person.get(word, word),
-            "a": "an" if values.get("v", "")[:1].lower() in "aeiou" else "a",
+            "a": _article(values.get("v", "")),
         }
         found = []
         for emit in rule.emits:
@@ -289,6 +301,63 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
         return found
     return None
 
+
+def _cue_statements(
+    lang: rulebook.Language, clause: str, raw: str, subject: str
+) -> list[Statement] | None:
+    """What ``lang``'s cues read in a clause no rule matched, or None (``raw``: the clause
+    before its time words were cut, which ``when`` reads: "I'm in Edinburgh now").
+
+    A cue is a slot said loosely: the clause names the slot or its change (``when``) and holds a
+    value of the slot's shape (``value``): "big news, I accepted an offer from Stripe", "we
+    relocated to Austin over the summer", "我们上个月搬到了深圳". Never about someone else (the
+    language's ``others`` pattern: "my mom moved to Florida"), never a weekday or a month.
+    """
+    others = lang.pattern("others")
+    if others is not None and others.search(clause):
+        return None
+    fields = {
+        "S": subject if subject != DEFAULT_SUBJECT else lang.subject,
+        **{
+            key: subject if subject != DEFAULT_SUBJECT else form
+            for key, form in lang.subject_forms.items()
+        },
+    }
+    for cue in lang.cues:
+        if not cue.when.search(raw):
+            continue
+        match = cue.value.search(clause)
+        value = clean_value(match.group("v"), lang) if match else ""
+        if not value or _is_value_class(value, lang) or value.lower() in lang.pronoun_values:
+            continue
+        found = []
+        if cue.previous is not None:
+            before = cue.previous.search(clause)
+            old = clean_value(before.group("v"), lang) if before else ""
+            if old and old.lower() != value.lower() and not _is_value_class(old, lang):
+                text = _tidy(cue.previous_template.format(**fields, v=old, a=_article(old)))
+                if quality_problem(text, language=lang.code) is None:
+                    found.append(
+                        Statement(text, slot=cue.slot, change="previous", value=old,
+                                  language=lang.code)
+                    )  # fmt: skip
+        text = _tidy(cue.template.format(**fields, v=value, a=_article(value)))
+        if quality_problem(text, language=lang.code) is not None:
+            continue
+        found.append(Statement(text, slot=cue.slot, value=value, language=lang.code))
+        return found
+    return None
+
+
+def _article(value: str) -> str:
+    return "an" if value[:1].lower() in "aeiou" else "a"
+
+
+def _is_value_class(value: str, lang: rulebook.Language) -> bool:
+    """Whether ``value`` is a weekday or a month ("on Monday" is no city, no employer)."""
+    return any(
+        re.fullmatch(alternatives, value, re.I) for alternatives in lang.value_classes.values()
+    )
 
 def _render_match(match: str, value: str, subject: str) -> str:
     if not match:
