@@ -86,6 +86,11 @@ def canonical(name: str) -> str:
     return words
 
 
+def registered(*, single: bool) -> tuple[str, ...]:
+    """The registered slots holding one value (``single``) or many, in the registry's order."""
+    return tuple(name for name, slot in _registry().slots.items() if slot.single == single)
+
+
 def attribute(slot: str) -> str:
     """The registered slot ``slot`` ends with ("sister lena job" -> "job"), or ``slot``."""
     slot = canonical(slot)
