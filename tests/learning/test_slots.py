@@ -98,7 +98,7 @@ def test_the_slot_words_do_not_lengthen_the_fact_for_bm25(learn: Any) -> None:
         ("I work for Oracle", "I accepted an offer from Stripe, start Monday", "Stripe", "Oracle"),
         ("I'm a paramedic", "I'm now working as a firefighter", "firefighter", "paramedic"),
         ("my number is 07700 111222", "new phone, the number is 07700 333444", "333444", "111222"),
-        ("email me at jo.p@mail.com", "please use jo.parker@work.io from now on", "parker", "jo.p@"),
+        ("email me at jo.p@mail.com", "please use jo.parker@work.io from now on", "parker", "p@"),
         ("живу в Самаре", "мы перебрались в Новосибирск", "Новосибирск", "Самар"),
         ("моя почта ivan@mail.ru", "у меня новая почта ivan.petrov@yandex.ru", "petrov", "ivan@"),
         ("ich wohne in Hamburg", "wir sind jetzt nach Leipzig umgezogen", "Leipzig", "Hamburg"),

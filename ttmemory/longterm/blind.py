@@ -161,9 +161,7 @@ def term_counts(text: str, *, namespace: str) -> Counter[int]:
     return Counter(hash_term(term) for term in terms(text, namespace=namespace))
 
 
-def fact_postings(
-    text: str, *, slot: str = "", namespace: str
-) -> tuple[Counter[int], int]:
+def fact_postings(text: str, *, slot: str = "", namespace: str) -> tuple[Counter[int], int]:
     """A fact's postings and its length: the terms of ``text`` with their counts, plus once
     each the words naming the attribute it sets (``slots.words``: "city", "город", "Wohnort",
     "城市" for a ``location``; the slot ``statements.infer_slot`` reads in the text when none is

@@ -77,8 +77,9 @@ EXTRACTION_SYSTEM_PROMPT = (
     'Write each fact as one short third-person statement ("The user is allergic to peanuts"), '
     'one fact per item, in the language the user writes in; leave out time words ("now", '
     '"last month") and clause tails (", so careful with the dessert recipes"). Name the '
-    f'attribute each fact sets in "slot": one value each ({", ".join(slots.registered(single=True))}'
-    "; a new value replaces the old one however it is said), values that add up "
+    'attribute each fact sets in "slot": one value each ('
+    + ", ".join(slots.registered(single=True))
+    + "; a new value replaces the old one however it is said), values that add up "
     f'({", ".join(slots.registered(single=False))}), "<who> <slot>" for someone close to the '
     'user ("sister lena job"), "" for others. Answer with JSON only: {"facts": [{"action": '
     '"ADD|UPDATE|SUPERSEDE|RETRACT|NOOP", "text": "...", "kind": "fact|preference", "slot": '

@@ -198,8 +198,9 @@ def clause_statements(
     langs = rulebook.languages(codes)
     written_in = rulebook.detect(clause, codes)
     # The rules of every language first, then the looser cues, the clause's own language first
-    # ("у меня новая почта ivan@mail.ru" is Russian, although the e-mail is in Latin letters).
-    for cues, order in ((False, langs), (True, sorted(langs, key=lambda l: l is not written_in))):
+    # (a Russian clause holding an e-mail in Latin letters is Russian).
+    own_first = sorted(langs, key=lambda lang: lang is not written_in)
+    for cues, order in ((False, langs), (True, own_first)):
         for lang in order:
             script = lang.pattern("script") or lang.pattern("detect")
             if script is not None and not script.search(clause):
@@ -358,6 +359,7 @@ def _is_value_class(value: str, lang: rulebook.Language) -> bool:
     return any(
         re.fullmatch(alternatives, value, re.I) for alternatives in lang.value_classes.values()
     )
+
 
 def _render_match(match: str, value: str, subject: str) -> str:
     if not match:
