@@ -95,7 +95,7 @@ def rule_statements(
                 said.extend(clause_statements(clause, subject=subject, languages=codes))
             fixed = correction.match(sentence.strip()) if correction is not None else None
             fixed_value = next(
-                (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:2] == "v_" and v),
+                (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
                 "",
             )
             if not said and fixed_value:
