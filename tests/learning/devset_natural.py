@@ -773,4 +773,32 @@ CONVERSATIONS += [
         "current": [("用户多大了？", ["31"])],
         "stale": ["30"],
     },
+    {
+        "id": "en3-gone-1",
+        "lang": "en",
+        "cat": "reversal",
+        "said": ["I play the violin in an orchestra", "I don't play in the orchestra anymore"],
+        "stale": ["orchestra"],
+    },
+    {
+        "id": "ru3-gone-1",
+        "lang": "ru",
+        "cat": "reversal",
+        "said": ["обожаю играть в шахматы", "в шахматы я больше не играю, времени нет"],
+        "stale": ["шахмат"],
+    },
+    {
+        "id": "de3-gone-1",
+        "lang": "de",
+        "cat": "reversal",
+        "said": ["ich spiele gern Tennis", "Tennis spiele ich nicht mehr"],
+        "stale": ["Tennis"],
+    },
+    {
+        "id": "zh3-gone-1",
+        "lang": "zh",
+        "cat": "reversal",
+        "said": ["我喜欢打篮球", "我现在已经不打篮球了"],
+        "stale": ["篮球"],
+    },
 ]

@@ -157,3 +157,19 @@ def test_a_bare_correction_in_a_later_turn_replaces_the_value_it_names(
 def test_a_bare_correction_marker_before_a_sentence_corrects_nothing(learn: Any) -> None:
     learn("my birthday is on March 14")
     assert learn("sorry I was busy") == ["The user's birthday is on March 14"]
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "old"),
+    [
+        ("I play the violin in an orchestra", "I don't play in the orchestra anymore", "violin"),
+        ("обожаю играть в шахматы", "в шахматы я больше не играю, времени нет", "шахмат"),
+        ("我喜欢打篮球", "我现在已经不打篮球了", "篮球"),
+    ],
+)
+def test_a_clause_saying_something_stopped_ends_the_fact_it_names(
+    learn: Any, first: str, then: str, old: str
+) -> None:
+    assert any(old in text for text in learn(first))
+    assert not any(old in text for text in learn(then))
+    assert [f.text for f in Fact.objects.filter(namespace=NS) if f.valid_to is not None]

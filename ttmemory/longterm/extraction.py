@@ -29,7 +29,8 @@ class Candidate:
     message_index: int | None = None  # which input message said it, when known
     # How it changes what is stored (``statements.CHANGES``): "add", "replace" (supersedes the
     # closest current fact saying the same of another value), "retract", "previous" (an old
-    # value, kept in the supersede chain) or "correct" (the value of the latest fact was wrong).
+    # value, kept in the supersede chain), "correct" (the value of the latest fact was wrong) or
+    # "deny" (a clause saying something stopped: ends the current facts it names).
     change: str = "add"
     value: str = ""
     match: str = ""  # for a retraction: the facts it ends (a pattern)

@@ -24,7 +24,7 @@ from ttmemory.text import normalise_terms, normalise_text
 DEFAULT_SUBJECT = "The user"
 MAX_STATEMENT_CHARS = 300
 # What a statement does to the facts stored before it (see rules/en.toml's header).
-CHANGES = ("add", "replace", "retract", "previous", "correct")
+CHANGES = ("add", "replace", "retract", "previous", "correct", "deny")
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,6 +240,16 @@ def _clause_in(
         if without != clause and (negation is None or not negation.search(without)):
             clause = without
     if cues:
+        gone = lang.pattern("gone")
+        if gone is not None and gone.search(raw):
+            # "I don't really go to the gym anymore": no pattern read it, but it says something
+            # stopped being true. A "deny" ends the current facts it names (services.learning).
+            denied = gone.sub(" ", clause)
+            denied = negation.sub(" ", denied) if negation is not None else denied
+            denied = " ".join(denied.split()).strip(" ,.")
+            if content_terms(denied, subject=subject):
+                return [Statement(denied, change="deny", language=lang.code)]
+            return None
         if negation is not None and negation.search(clause):
             return None
         return _cue_statements(lang, clause, raw, subject)

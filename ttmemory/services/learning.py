@@ -128,7 +128,11 @@ def _prepare(
     seen: set[str] = set()
     rejected = 0
     for candidate in candidates:
-        if candidate.action in {"NOOP", "RETRACT"} or candidate.change in {"retract", "correct"}:
+        if candidate.action in {"NOOP", "RETRACT"} or candidate.change in {
+            "retract",
+            "correct",
+            "deny",
+        }:
             # Not stored as said: a retraction ends facts, a correction rewrites one.
             prepared.append(candidate)
             continue
@@ -221,7 +225,9 @@ def _apply(
     # A retraction of a slot that gets a new value in the same batch ("I don't live in Paris
     # anymore, I moved to Berlin", "I changed jobs: I now work at ...") gives way: the new value
     # supersedes the old one and keeps the chain. A slot-wide retraction applies last.
-    refilled = {c.slot for c in candidates if c.slot and c.change not in {"retract", "previous"}}
+    refilled = {
+        c.slot for c in candidates if c.slot and c.change not in {"retract", "previous", "deny"}
+    }
     kept = [c for c in candidates if not (c.change == "retract" and c.slot in refilled)]
     ordered = [c for c in kept if not (c.change == "retract" and not c.value and c.slot)]
     ordered += [c for c in kept if c.change == "retract" and not c.value and c.slot]
@@ -243,7 +249,7 @@ def _apply(
             )
             changes.append(FactChange("NOOP", target))
             continue
-        if candidate.action == "RETRACT" or candidate.change == "retract":
+        if candidate.action == "RETRACT" or candidate.change in {"retract", "deny"}:
             for fact in _retracted(namespace, candidate, subject):
                 changes.append(FactChange("RETRACT", _retract(namespace, fact), None))
             continue
@@ -341,6 +347,19 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
     terms = statements.content_terms(candidate.text, subject=subject)
     ended = []
     for fact in found.values():
+        if candidate.change == "deny":
+            # A clause saying something stopped names the fact in its own words: all the fact's
+            # terms but one are in it ("I don't really go running anymore" ends "The user runs"
+            # only when the stems meet; "больше не ем мясо" ends "Пользователь ест мясо").
+            held = statements.content_terms(fact.text, subject=subject)
+            shared = len(held & terms)
+            # Chinese and Japanese terms are overlapping characters: half of both sides.
+            if held and (
+                shared >= max(1, len(held) - 1)
+                or (shared >= 2 and 2 * shared >= max(len(held), len(terms)))
+            ):
+                ended.append(fact)
+            continue
         if pattern is not None:
             if pattern.search(fact.text):
                 ended.append(fact)
@@ -348,7 +367,15 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
         if candidate.slot and (fact.metadata or {}).get("slot") in slots.stored_names(
             candidate.slot
         ):
-            if value and _holds_value(normalise_text(fact.text), value):
+            held = statements.content_terms(fact.text, subject=subject)
+            if (value and _holds_value(normalise_text(fact.text), value)) or (
+                not slots.is_single_valued(candidate.slot)
+                and terms
+                and terms <= held
+                and len(held) <= len(terms) + 2
+            ):
+                # A many-valued slot's value said in other words ("plays in the orchestra"
+                # ends "plays the violin in an orchestra").
                 ended.append(fact)
             continue
         held = statements.content_terms(fact.text, subject=subject)
