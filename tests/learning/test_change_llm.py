@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import assistant, user
 from tests.fakes.openai_server import FakeOpenAI
+from tests.learning.test_change import history
 from ttmemory import memory
 from ttmemory.longterm import extraction
 from ttmemory.models import Fact
@@ -263,19 +264,9 @@ def test_a_new_value_under_another_name_of_the_slot_supersedes_the_old(fake: Fak
     )
 
     assert current() == ["The user is based in Berlin", "The user retrained as a nurse"]
-    assert chain("The user lives in Paris") == [
+    assert history(stored("The user lives in Paris")) == [
         "The user lives in Paris",
         "The user is based in Berlin",
     ]
     assert stored("The user is based in Berlin").metadata == {"slot": "location"}
     assert "Paris" not in served("Where does the user live?")
-
-
-def chain(text: str) -> list[str]:
-    """The fact ``text`` and the facts that superseded it, oldest first (its history)."""
-    fact: Fact | None = stored(text)
-    found = []
-    while fact is not None:
-        found.append(fact.text)
-        fact = fact.superseded_by
-    return found
