@@ -104,6 +104,9 @@ def test_the_slot_words_do_not_lengthen_the_fact_for_bm25(learn: Any) -> None:
         ("ich wohne in Hamburg", "wir sind jetzt nach Leipzig umgezogen", "Leipzig", "Hamburg"),
         ("我住在广州", "我们上个月搬到了深圳", "深圳", "广州"),
         ("我的手机号是13800138000", "我换了手机号，新号码是13900139000", "139001", "138001"),
+        ("я работаю в Сбере", "я устроилась дизайнером в Авито", "Авито", "Сбер"),
+        ("я учитель", "я устроилась дизайнером в Авито", "дизайнер", "учитель"),
+        ("我在百度工作", "我去了美团上班", "用户在美团工作", "百度"),
         # A correction with a bare value, in a later turn.
         ("I'm 34 years old", "oops, 43", "43", "34"),
         ("my birthday is on March 14", "sorry, March 15", "March 15", "March 14"),

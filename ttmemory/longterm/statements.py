@@ -316,8 +316,9 @@ def _clause_in(
 def _cue_statements(
     lang: rulebook.Language, clause: str, raw: str, subject: str
 ) -> list[Statement] | None:
-    """What ``lang``'s cues read in a clause no rule matched, or None (``raw``: the clause
-    before its time words were cut, which ``when`` reads: "I'm in Edinburgh now").
+    """What ``lang``'s cues read in a clause no rule matched (one statement a slot), or None
+    (``raw``: the clause before its time words were cut, which ``when`` reads: "I'm in
+    Edinburgh now").
 
     A cue is a slot said loosely: the clause names the slot or its change (``when``) and holds a
     value of the slot's shape (``value``): "big news, I accepted an offer from Stripe", "we
@@ -334,14 +335,14 @@ def _cue_statements(
             for key, form in lang.subject_forms.items()
         },
     }
+    found: list[Statement] = []
     for cue in lang.cues:
-        if not cue.when.search(raw):
+        if any(s.slot == cue.slot for s in found) or not cue.when.search(raw):
             continue
         match = cue.value.search(clause)
         value = clean_value(match.group("v"), lang) if match else ""
         if not value or _is_value_class(value, lang) or value.lower() in lang.pronoun_values:
             continue
-        found = []
         if cue.previous is not None:
             before = cue.previous.search(clause)
             old = clean_value(before.group("v"), lang) if before else ""
@@ -356,8 +357,7 @@ def _cue_statements(
         if quality_problem(text, language=lang.code) is not None:
             continue
         found.append(Statement(text, slot=cue.slot, value=value, language=lang.code))
-        return found
-    return None
+    return found or None
 
 
 def _article(value: str) -> str:
