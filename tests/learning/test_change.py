@@ -48,7 +48,11 @@ def stored(text: str) -> Fact:
 
 def chain(text: str) -> list[str]:
     """The fact ``text`` and the facts that superseded it, oldest first (its history)."""
-    fact: Fact | None = stored(text)
+    return history(stored(text))
+
+
+def history(fact: Fact | None) -> list[str]:
+    """``fact`` and the facts that superseded it, oldest first."""
     found = []
     while fact is not None:
         found.append(fact.text)

@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import assistant, user
 from tests.fakes.openai_server import FakeOpenAI
+from tests.learning.test_change import history
 from ttmemory import memory
 from ttmemory.longterm import extraction
 from ttmemory.models import Fact
@@ -246,3 +247,26 @@ def test_what_must_not_be_a_fact_is_refused_even_when_the_model_proposes_it(
 
     assert changes == [("ADD", "The user is allergic to peanuts")]
     assert current() == ["The user is allergic to peanuts"]
+
+
+def test_a_new_value_under_another_name_of_the_slot_supersedes_the_old(fake: FakeOpenAI) -> None:
+    # The model names the slot its own way ("current city", "occupation") and answers ADD with
+    # no target: the slot registry reads the name, and a single-valued slot's new value
+    # supersedes the current one however it was said.
+    turn(fake, "I live in Paris.", {"action": "ADD", "text": "The user lives in Paris"})
+    turn(fake, "I'm a teacher.", {"action": "ADD", "text": "The user is a teacher"})
+
+    turn(
+        fake,
+        "these days home is Berlin, and I retrained as a nurse",
+        {"action": "ADD", "text": "The user is now based in Berlin", "slot": "current_city"},
+        {"action": "ADD", "text": "The user retrained as a nurse", "slot": "Occupation"},
+    )
+
+    assert current() == ["The user is based in Berlin", "The user retrained as a nurse"]
+    assert history(stored("The user lives in Paris")) == [
+        "The user lives in Paris",
+        "The user is based in Berlin",
+    ]
+    assert stored("The user is based in Berlin").metadata == {"slot": "location"}
+    assert "Paris" not in served("Where does the user live?")

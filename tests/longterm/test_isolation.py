@@ -15,6 +15,7 @@ from tests.conftest import user
 from ttmemory import memory
 from ttmemory.models import ApiKey, CiphertextUpgrade, FactUsage, MemorySession, SessionLease
 from ttmemory.services.facts import facts_touch_recalled
+from ttmemory.validation import is_invisible
 
 pytestmark = pytest.mark.contract
 
@@ -137,6 +138,10 @@ namespace_names = st.text(
     min_size=1,
     max_size=30,
 ).map(lambda name: unicodedata.normalize("NFC", name))  # the namespace grammar
+namespace_names = namespace_names.filter(
+    # Default-ignorable code points outside Cf (U+E0000 is unassigned) are refused too.
+    lambda name: not any(is_invisible(ch) for ch in name)
+)
 
 
 @settings(

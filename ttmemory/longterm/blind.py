@@ -30,6 +30,7 @@ from django.dispatch import receiver
 
 from ttmemory.conf import app_settings
 from ttmemory.crypto import decode_key_material, derive_key
+from ttmemory.longterm import slots, statements
 from ttmemory.text import namespace_language, normalise_terms, normalise_text, normaliser_version
 
 if TYPE_CHECKING:
@@ -158,6 +159,24 @@ def term_counts(text: str, *, namespace: str) -> Counter[int]:
     """Keyed hashes of the terms of ``text`` in ``namespace``, with how often each occurs."""
     hash_term = term_hasher(namespace)
     return Counter(hash_term(term) for term in terms(text, namespace=namespace))
+
+
+def fact_postings(text: str, *, slot: str = "", namespace: str) -> tuple[Counter[int], int]:
+    """A fact's postings and its length: the terms of ``text`` with their counts, plus once
+    each the words naming the attribute it sets (``slots.words``: "city", "город", "Wohnort",
+    "城市" for a ``location``; the slot ``statements.infer_slot`` reads in the text when none is
+    given) that the text does not hold. The length counts the text's terms only, so the slot's
+    words never make BM25 take the fact for a longer one: "Der Nutzer ist Lehrer" is found by
+    "Beruf", and by "Lehrer" as before."""
+    counts = term_counts(text, namespace=namespace)
+    length = sum(counts.values())
+    named = slot or statements.infer_slot(text)
+    if named:
+        hash_term = term_hasher(namespace)
+        for word in slots.words(named):
+            for term in terms(word, namespace=namespace):
+                counts.setdefault(hash_term(term), 1)
+    return counts, length
 
 
 def query_terms(text: str, *, namespace: str) -> list[int]:

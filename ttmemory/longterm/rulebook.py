@@ -39,6 +39,20 @@ class Rule:
     negative: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class Cue:
+    """A looser reading of one slot, tried on a clause no rule matched: the clause says the
+    slot (``when``: its words or the verbs of its change) and holds one value of the slot's
+    shape (``value``, searched anywhere, group ``v``; ``previous``: an old value, group ``v``)."""
+
+    slot: str
+    when: re.Pattern[str]
+    value: re.Pattern[str]
+    template: str
+    previous: re.Pattern[str] | None = None
+    previous_template: str = ""
+
+
 @dataclass(frozen=True)
 class Language:
     """The compiled rules of one language."""
@@ -57,6 +71,10 @@ class Language:
     subject_forms: dict[str, str] = field(default_factory=dict)
     value_classes: dict[str, str] = field(default_factory=dict)
     slots: tuple[tuple[str, str], ...] = ()
+    # The words naming each slot's attribute ("location": "city", "home", ...): indexed with
+    # its facts (``slots.words``).
+    slot_words: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    cues: tuple[Cue, ...] = ()
     # A bare "not anymore" answering "Do you still ...?": (reply, question, clause per group).
     still: tuple[re.Pattern[str], re.Pattern[str], dict[str, str]] | None = None
 
@@ -167,6 +185,23 @@ def load(code: str) -> Language:
         possessive=text.get("possessive", "{S}'s"),
         subject_forms=dict(data.get("subject_forms", {})),
         slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
+        cues=tuple(
+            Cue(
+                slot=item["slot"],
+                when=compiled(item["when"], f"cue {number} when"),
+                value=compiled(item["value"], f"cue {number} value"),
+                template=item["template"],
+                previous=compiled(item["previous"], f"cue {number} previous")
+                if item.get("previous")
+                else None,
+                previous_template=item.get("previous_template", item["template"]),
+            )
+            for number, item in enumerate(data.get("cue", []), start=1)
+        ),
+        slot_words={
+            name: tuple(str(word) for word in words)
+            for name, words in data.get("slot_words", {}).items()
+        },
         still=(
             (
                 compiled(data["still"]["reply"], "[still] reply"),

@@ -18,24 +18,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from ttmemory.longterm import rulebook
+from ttmemory.longterm import rulebook, slots
 from ttmemory.text import normalise_terms, normalise_text
 
 DEFAULT_SUBJECT = "The user"
-# Slots a new value replaces (one current value each); others (allergy, ...) only deduplicate.
-SINGLE_VALUED_SLOTS = frozenset(
-    {"name", "location", "employer", "job", "diet", "age", "birthday", "birthplace", "marital"}
-)
-# Slot names of earlier releases, still matched when looking for the current value.
-SLOT_ALIASES = {
-    "location": ("home_city",),
-    "employer": ("work",),
-    "job": ("work",),
-    "email": ("email address",),
-}
 MAX_STATEMENT_CHARS = 300
 # What a statement does to the facts stored before it (see rules/en.toml's header).
-CHANGES = ("add", "replace", "retract", "previous", "correct")
+CHANGES = ("add", "replace", "retract", "previous", "correct", "deny")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +95,7 @@ def rule_statements(
                 said.extend(clause_statements(clause, subject=subject, languages=codes))
             fixed = correction.match(sentence.strip()) if correction is not None else None
             fixed_value = next(
-                (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:2] == "v_" and v),
+                (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
                 "",
             )
             if not said and fixed_value:
@@ -126,7 +115,7 @@ def rule_statements(
             if reversal is not None and reversal.search(sentence):
                 said = [
                     replace(s, change="replace")
-                    if s.change == "add" and not is_single_valued(s.slot)
+                    if s.change == "add" and not slots.is_single_valued(s.slot)
                     else s
                     for s in said
                 ]
@@ -206,13 +195,19 @@ def clause_statements(
 ) -> list[Statement]:
     """The statements one clause makes about the user (the first language whose rules match)."""
     codes = tuple(languages) if languages is not None else rulebook.available()
-    for lang in rulebook.languages(codes):
-        script = lang.pattern("script") or lang.pattern("detect")
-        if script is not None and not script.search(clause):
-            continue  # not this language's letters or words: none of its rules can match
-        found = _clause_in(lang, clause, subject)
-        if found is not None:
-            return found
+    langs = rulebook.languages(codes)
+    written_in = rulebook.detect(clause, codes)
+    # The rules of every language first, then the looser cues, the clause's own language first
+    # (a Russian clause holding an e-mail in Latin letters is Russian).
+    own_first = sorted(langs, key=lambda lang: lang is not written_in)
+    for cues, order in ((False, langs), (True, own_first)):
+        for lang in order:
+            script = lang.pattern("script") or lang.pattern("detect")
+            if script is not None and not script.search(clause):
+                continue  # not this language's letters or words: none of its rules can match
+            found = _clause_in(lang, clause, subject, cues=cues)
+            if found is not None:
+                return found
     return []
 
 
@@ -224,8 +219,11 @@ def clause_statement(
     return found[0] if found else None
 
 
-def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[Statement] | None:
-    """What ``lang``'s rules read in ``clause``: statements, [] (refused) or None (no rule)."""
+def _clause_in(
+    lang: rulebook.Language, clause: str, subject: str, *, cues: bool = False
+) -> list[Statement] | None:
+    """What ``lang``'s rules (with ``cues``: its cues) read in ``clause``: statements, []
+    (refused) or None (nothing read)."""
     raw = clause
     tail = lang.pattern("tail")
     if tail is not None:
@@ -241,6 +239,20 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
         without = contrast.sub("", clause)
         if without != clause and (negation is None or not negation.search(without)):
             clause = without
+    if cues:
+        gone = lang.pattern("gone")
+        if gone is not None and gone.search(raw):
+            # "I don't really go to the gym anymore": no pattern read it, but it says something
+            # stopped being true. A "deny" ends the current facts it names (services.learning).
+            denied = gone.sub(" ", clause)
+            denied = negation.sub(" ", denied) if negation is not None else denied
+            denied = " ".join(denied.split()).strip(" ,.")
+            if content_terms(denied, subject=subject):
+                return [Statement(denied, change="deny", language=lang.code)]
+            return None
+        if negation is not None and negation.search(clause):
+            return None
+        return _cue_statements(lang, clause, raw, subject)
     for rule in lang.rules:
         match = rule.pattern.match(clause)
         if match is None or (rule.when is not None and not rule.when.search(raw)):
@@ -276,7 +288,7 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
             "np": values.get("np", ""),
             "w": word,
             "w3": lang.third_person.get(word, word),
-            "a": "an" if values.get("v", "")[:1].lower() in "aeiou" else "a",
+            "a": _article(values.get("v", "")),
         }
         found = []
         for emit in rule.emits:
@@ -290,7 +302,7 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
                 Statement(
                     text,
                     emit.kind,
-                    emit.slot or infer_slot(text, subject=fields["S"]),
+                    slots.canonical(emit.slot) or infer_slot(text, subject=fields["S"]),
                     change=emit.change,
                     value=value,
                     match=_render_match(emit.match, value, subject),
@@ -299,6 +311,64 @@ def _clause_in(lang: rulebook.Language, clause: str, subject: str) -> list[State
             )
         return found
     return None
+
+
+def _cue_statements(
+    lang: rulebook.Language, clause: str, raw: str, subject: str
+) -> list[Statement] | None:
+    """What ``lang``'s cues read in a clause no rule matched (one statement a slot), or None
+    (``raw``: the clause before its time words were cut, which ``when`` reads: "I'm in
+    Edinburgh now").
+
+    A cue is a slot said loosely: the clause names the slot or its change (``when``) and holds a
+    value of the slot's shape (``value``): "big news, I accepted an offer from Stripe", "we
+    relocated to Austin over the summer", "我们上个月搬到了深圳". Never about someone else (the
+    language's ``others`` pattern: "my mom moved to Florida"), never a weekday or a month.
+    """
+    others = lang.pattern("others")
+    if others is not None and others.search(clause):
+        return None
+    fields = {
+        "S": subject if subject != DEFAULT_SUBJECT else lang.subject,
+        **{
+            key: subject if subject != DEFAULT_SUBJECT else form
+            for key, form in lang.subject_forms.items()
+        },
+    }
+    found: list[Statement] = []
+    for cue in lang.cues:
+        if any(s.slot == cue.slot for s in found) or not cue.when.search(raw):
+            continue
+        match = cue.value.search(clause)
+        value = clean_value(match.group("v"), lang) if match else ""
+        if not value or _is_value_class(value, lang) or value.lower() in lang.pronoun_values:
+            continue
+        if cue.previous is not None:
+            before = cue.previous.search(clause)
+            old = clean_value(before.group("v"), lang) if before else ""
+            if old and old.lower() != value.lower() and not _is_value_class(old, lang):
+                text = _tidy(cue.previous_template.format(**fields, v=old, a=_article(old)))
+                if quality_problem(text, language=lang.code) is None:
+                    found.append(
+                        Statement(text, slot=cue.slot, change="previous", value=old,
+                                  language=lang.code)
+                    )  # fmt: skip
+        text = _tidy(cue.template.format(**fields, v=value, a=_article(value)))
+        if quality_problem(text, language=lang.code) is not None:
+            continue
+        found.append(Statement(text, slot=cue.slot, value=value, language=lang.code))
+    return found or None
+
+
+def _article(value: str) -> str:
+    return "an" if value[:1].lower() in "aeiou" else "a"
+
+
+def _is_value_class(value: str, lang: rulebook.Language) -> bool:
+    """Whether ``value`` is a weekday or a month ("on Monday" is no city, no employer)."""
+    return any(
+        re.fullmatch(alternatives, value, re.I) for alternatives in lang.value_classes.values()
+    )
 
 
 def _render_match(match: str, value: str, subject: str) -> str:
@@ -542,43 +612,9 @@ def infer_slot(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
             if found:
                 if "{1}" in slot:
                     group = normalise_text(found.group(1)).replace("favorite", "favourite")
-                    return slot.replace("{1}", group)
-                return slot
+                    return slots.canonical(slot.replace("{1}", group))
+                return slots.canonical(slot)
     return ""
-
-
-def is_single_valued(slot: str) -> bool:
-    """True when a new value of ``slot`` replaces the old one (a favourite, a phone number...)."""
-    return (
-        slot in SINGLE_VALUED_SLOTS
-        or slot.startswith("favourite ")
-        or (
-            bool(slot)
-            and slot.split()[-1]
-            in {
-                "name",
-                "number",
-                "email",
-                "address",
-                "job",
-                "location",
-                "employer",
-                "handle",
-                "username",
-                "telegram",
-                "instagram",
-                "twitter",
-                "discord",
-                "signal",
-                "whatsapp",
-                "skype",
-                "github",
-                "linkedin",
-                "phone",
-                "mobile",
-            }
-        )
-    )
 
 
 def canonical(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:

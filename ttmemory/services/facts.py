@@ -148,7 +148,10 @@ def fact_remember(
     if expires_at is not None:
         expires_at = clean_datetime(expires_at, field="expires_at")
     text_hash = blind.text_hash(text, namespace=namespace)
-    counts = blind.term_counts(text, namespace=namespace)
+    slot = (clean_meta or {}).get("slot")
+    counts, length = blind.fact_postings(
+        text, slot=slot if isinstance(slot, str) else "", namespace=namespace
+    )
     embedded = embed_for([text], namespace=namespace, purpose="embed")
     ledger_record_embedding(call=embedded.call)
     embedder = get_embedder()
@@ -158,7 +161,7 @@ def fact_remember(
             with transaction.atomic():
                 fact, created = _upsert(
                     namespace, text, kind, clean_meta, session_id, seqs, expires_at,
-                    text_hash, counts, vector, embedder.model,
+                    text_hash, (counts, length), vector, embedder.model,
                 )  # fmt: skip
                 events.emit(
                     "fact.changed",
@@ -184,7 +187,7 @@ def _upsert(
     seqs: list[int],
     expires_at: dt.datetime | None,
     text_hash: str,
-    counts: Any,
+    postings: tuple[Any, int],
     vector: list[float] | None,
     model: str,
 ) -> tuple[Fact, bool]:
@@ -214,7 +217,7 @@ def _upsert(
         fact.embedding_model = model
         fact.embedding_dim = len(vector)
     fact.text_hash = text_hash
-    fact.term_count = sum(counts.values())
+    counts, fact.term_count = postings
     fact.index_version = blind.index_version(fact.namespace)
     fact.updated_at = now
     is_new = fact.pk is None

@@ -19,7 +19,7 @@ from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
 from ttmemory.fields import seal
-from ttmemory.longterm import blind, extraction, statements
+from ttmemory.longterm import blind, extraction, slots, statements
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange, FactChanges
 from ttmemory.selectors.facts import fact_list, fact_recall, profile_get
@@ -128,7 +128,11 @@ def _prepare(
     seen: set[str] = set()
     rejected = 0
     for candidate in candidates:
-        if candidate.action in {"NOOP", "RETRACT"} or candidate.change in {"retract", "correct"}:
+        if candidate.action in {"NOOP", "RETRACT"} or candidate.change in {
+            "retract",
+            "correct",
+            "deny",
+        }:
             # Not stored as said: a retraction ends facts, a correction rewrites one.
             prepared.append(candidate)
             continue
@@ -142,7 +146,7 @@ def _prepare(
             if key in seen:
                 continue
             seen.add(key)
-            slot = statements.infer_slot(text, subject=subject) or candidate.slot
+            slot = statements.infer_slot(text, subject=subject) or slots.canonical(candidate.slot)
             prepared.append(dataclasses.replace(candidate, text=text, slot=slot))
     return prepared, rejected
 
@@ -221,7 +225,9 @@ def _apply(
     # A retraction of a slot that gets a new value in the same batch ("I don't live in Paris
     # anymore, I moved to Berlin", "I changed jobs: I now work at ...") gives way: the new value
     # supersedes the old one and keeps the chain. A slot-wide retraction applies last.
-    refilled = {c.slot for c in candidates if c.slot and c.change not in {"retract", "previous"}}
+    refilled = {
+        c.slot for c in candidates if c.slot and c.change not in {"retract", "previous", "deny"}
+    }
     kept = [c for c in candidates if not (c.change == "retract" and c.slot in refilled)]
     ordered = [c for c in kept if not (c.change == "retract" and not c.value and c.slot)]
     ordered += [c for c in kept if c.change == "retract" and not c.value and c.slot]
@@ -243,7 +249,7 @@ def _apply(
             )
             changes.append(FactChange("NOOP", target))
             continue
-        if candidate.action == "RETRACT" or candidate.change == "retract":
+        if candidate.action == "RETRACT" or candidate.change in {"retract", "deny"}:
             for fact in _retracted(namespace, candidate, subject):
                 changes.append(FactChange("RETRACT", _retract(namespace, fact), None))
             continue
@@ -291,8 +297,8 @@ def _apply(
 
 
 def _slot_facts(namespace: str, slot: str) -> Any:
-    slots = [slot, *statements.SLOT_ALIASES.get(slot, ())]
-    return Fact.objects.current().filter(namespace=namespace, metadata__slot__in=slots)
+    names = slots.stored_names(slot)
+    return Fact.objects.current().filter(namespace=namespace, metadata__slot__in=names)
 
 
 def _retract(namespace: str, fact: Fact) -> Fact:
@@ -341,15 +347,35 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
     terms = statements.content_terms(candidate.text, subject=subject)
     ended = []
     for fact in found.values():
+        if candidate.change == "deny":
+            # A clause saying something stopped names the fact in its own words: all the fact's
+            # terms but one are in it ("I don't really go running anymore" ends "The user runs"
+            # only when the stems meet; "больше не ем мясо" ends "Пользователь ест мясо").
+            held = statements.content_terms(fact.text, subject=subject)
+            shared = len(held & terms)
+            # Chinese and Japanese terms are overlapping characters: half of both sides.
+            if held and (
+                shared >= max(1, len(held) - 1)
+                or (shared >= 2 and 2 * shared >= max(len(held), len(terms)))
+            ):
+                ended.append(fact)
+            continue
         if pattern is not None:
             if pattern.search(fact.text):
                 ended.append(fact)
             continue
-        if candidate.slot and (fact.metadata or {}).get("slot") in {
-            candidate.slot,
-            *statements.SLOT_ALIASES.get(candidate.slot, ()),
-        }:
-            if value and _holds_value(normalise_text(fact.text), value):
+        if candidate.slot and (fact.metadata or {}).get("slot") in slots.stored_names(
+            candidate.slot
+        ):
+            held = statements.content_terms(fact.text, subject=subject)
+            if (value and _holds_value(normalise_text(fact.text), value)) or (
+                not slots.is_single_valued(candidate.slot)
+                and terms
+                and terms <= held
+                and len(held) <= len(terms) + 2
+            ):
+                # A many-valued slot's value said in other words ("plays in the orchestra"
+                # ends "plays the violin in an orchestra").
                 ended.append(fact)
             continue
         held = statements.content_terms(fact.text, subject=subject)
@@ -440,9 +466,8 @@ def _existing(
     if same is not None:
         return same, "NOOP" if same.text == candidate.text else "UPDATE"
     slot = candidate.slot
-    if slot and statements.is_single_valued(slot):
-        slots = [slot, *statements.SLOT_ALIASES.get(slot, ())]
-        slotted = current.filter(metadata__slot__in=slots).order_by("-pk").first()
+    if slot and slots.is_single_valued(slot):
+        slotted = _slot_facts(namespace, slot).order_by("-pk").first()
         if slotted is not None:
             same_value = statements.canonical(slotted.text, subject=subject) == key
             return slotted, "NOOP" if same_value else "SUPERSEDE"

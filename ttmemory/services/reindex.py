@@ -126,13 +126,16 @@ def _rebuild(facts: list[Fact], stats: ReindexStats) -> None:
             stats.duplicates += 1
             text_hash = _duplicate_hash(fact)
         taken[(fact.namespace, text_hash)] = fact.pk
-        counts = blind.term_counts(fact.text, namespace=fact.namespace)
+        slot = (fact.metadata or {}).get("slot")
+        counts, length = blind.fact_postings(
+            fact.text, slot=slot if isinstance(slot, str) else "", namespace=fact.namespace
+        )
         postings.extend(
             FactTerm(fact=fact, namespace=fact.namespace, term=term, tf=min(tf, 32767))
             for term, tf in counts.items()
         )
         fact.text_hash = text_hash
-        fact.term_count = sum(counts.values())
+        fact.term_count = length
         fact.index_version = blind.index_version(fact.namespace)
         # The text is saved again too (same plaintext, fresh nonce), so a value whose
         # associated data names the row's upsert key stays readable.
