@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from ttmemory.backends.locks.database import advisory_key
 from ttmemory.models import MemorySession, Message
 from ttmemory.models.binding import binding_cursor
 from ttmemory.services.episodes import index_behind_locked
@@ -141,6 +142,84 @@ def unnest_source(
     unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
     return select, f"unnest({unnest}) AS u({aliases})", arrays
+
+
+def append_rows(
+    session: MemorySession,
+    rows: list[Message],
+    *,
+    tokens: int,
+    now: dt.datetime,
+    lock_held: bool,
+) -> tuple[int, int] | None:
+    """Store an append's ``rows`` (sealed here for their seqs, the next after
+    ``session.last_seq``) and move the session's counters; the new ``(message_count,
+    token_count)``, or None when nothing was written.
+
+    The dialect's part of ``services.sessions._append``. PostgreSQL: one statement (counter
+    UPDATE and an INSERT from one array per column, ``unnest_source``). Unless ``lock_held``,
+    that statement also tries the session's advisory lock (``pg_try_advisory_xact_lock``) and
+    moves the counters only if the lock was free and ``last_seq`` is still
+    ``session.last_seq``: None (nothing written) otherwise. The statement reads nothing but
+    the session row, which its UPDATE re-checks at its newest version, so taking the lock
+    inside it is the same as taking it before. Elsewhere (``lock_held`` only): the UPDATE and
+    ``insert_messages``. None also when the session row is gone.
+    """
+    quote = connection.ops.quote_name
+    sessions = quote(MemorySession._meta.db_table)
+    count = len(rows)
+    first = session.last_seq + 1
+    if connection.vendor != "postgresql":
+        assert lock_held, "only PostgreSQL takes the session lock inside the append"
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {sessions} SET last_seq = %s, message_count = message_count + %s, "
+                "token_count = token_count + %s, updated_at = %s WHERE id = %s "
+                "RETURNING message_count, token_count",
+                [first + count - 1, count, tokens, now, session.pk],
+            )
+            counters = cursor.fetchone()
+        if counters is None:
+            return None
+        insert_messages(rows, fresh=True)
+        return int(counters[0]), int(counters[1])
+    fields = insert_fields()
+    columns = ", ".join(quote(f.column) for f in fields)
+    with binding_cursor(prepare=True) as (cursor, mark):
+        select, source, arrays = unnest_source(rows, fields, mark)
+        locking, locked = "", ""
+        if not lock_held:
+            locking = f"l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
+            locked = f" AND last_seq = {mark} AND (SELECT ok FROM l)"
+        cursor.execute(
+            f"WITH {locking}"
+            f"s AS (UPDATE {sessions} SET last_seq = {mark}, "
+            f"message_count = message_count + {mark}, token_count = token_count + {mark}, "
+            f"updated_at = {mark} WHERE id = {mark}{locked} "
+            "RETURNING message_count, token_count) "
+            f"INSERT INTO {quote(Message._meta.db_table)} ({columns}) SELECT {select} "
+            f"FROM s, {source} "
+            "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
+            [
+                *(() if lock_held else advisory_key(session.pk)),
+                first + count - 1,
+                count,
+                tokens,
+                now,
+                session.pk,
+                *(() if lock_held else (first - 1,)),
+                *arrays,
+            ],
+        )
+        result = cursor.fetchall()
+    if len(result) != count:  # a busy lock or a moved last_seq (or a deleted session)
+        return None
+    ids = {seq: pk for pk, seq, _, _ in result}
+    for row in rows:
+        row.pk = ids[row.seq]
+        row._state.adding = False
+        row._state.db = connection.alias
+    return int(result[0][2]), int(result[0][3])
 
 
 def bump_counters(
