@@ -21,11 +21,12 @@ from typing import Any
 import anyio
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
 from django.db import connections
 from mcp import Client
 from rest_framework.test import APIClient
 
-from tests.api.conftest import BASE, alice, client_a, open_session  # noqa: F401 (fixtures)
+from tests.api.conftest import BASE, open_session
 from tests.conftest import user
 from ttmemory import memory
 from ttmemory.integrations.mcp import Credentials, create_server
@@ -62,10 +63,10 @@ def appends(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return seen
 
 
-def test_every_entry_point_appends_through_the_one_function(
-    appends: list[list[str]], client_a: APIClient
-) -> None:
+def test_every_entry_point_appends_through_the_one_function(appends: list[list[str]]) -> None:
     namespace = "user-entry"
+    client_a = APIClient()
+    client_a.force_authenticate(User.objects.create_user("entry"))
     session = memory.session_open(namespace=namespace, key="chat")
     entry_points: list[tuple[str, Any, list[list[str]]]] = []
 

@@ -46,13 +46,13 @@ def insert_fields() -> list[Any]:
 def insert_messages(rows: list[Message], *, fresh: bool = False) -> None:
     """INSERT ... RETURNING id for ``rows``, setting their pks.
 
-    The hot path of every append: one multi-row statement built from the fields' own
-    ``pre_save`` and ``get_db_prep_save`` (so encryption, bound to each row's namespace,
-    session and seq, and JSON encoding are the fields'), without ``bulk_create``'s per-call
-    machinery, which cost about a third of an append. Every row's ``seq`` must be set.
-    ``fresh``: new seqs (an append), which the ``message_index`` job reaches by itself; else
-    (a restore, a fork) the session's index mark moves back before them
-    (``services.episodes.index_behind_locked``).
+    One multi-row statement built from the fields' own ``pre_save`` and ``get_db_prep_save``
+    (so encryption, bound to each row's namespace, session and seq, and JSON encoding are the
+    fields'), without ``bulk_create``'s per-call machinery. The appends' rows on databases
+    other than PostgreSQL (``append_rows``), and copies of stored messages (a restore, a
+    fork). Every row's ``seq`` must be set. ``fresh``: new seqs (an append), which the
+    ``message_index`` job reaches by itself; else (a restore, a fork) the session's index mark
+    moves back before them (``services.episodes.index_behind_locked``).
     """
     stored = rows
     meta = Message._meta
@@ -103,9 +103,9 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
     """One ``INSERT ... SELECT FROM unnest(<one array per column>)`` for any number of rows.
 
     Ten parameters whatever the batch: a VALUES list of 100 rows has 1,000 placeholders, which
-    cost psycopg more to split and bind than the server to run (profiled: about a third of an
-    append of 100). Only the encrypted message goes through its field (AES-GCM bound to the
-    row's namespace, session and seq); the other columns are plain values.
+    cost psycopg more to split and bind than the server to run. Only the encrypted message
+    goes through its field (AES-GCM bound to the row's namespace, session and seq); the other
+    columns are plain values.
     """
     with binding_cursor() as (cursor, mark):
         select, source, arrays = unnest_source(rows, fields, mark)
@@ -117,13 +117,12 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
         row._state.db = connection.alias
 
 
-def unnest_source(
-    rows: list[Message], fields: list[Any], mark: str
-) -> tuple[str, str, list[list[Any]]]:
+def unnest_source(rows: list[Message], fields: list[Any], mark: str) -> tuple[str, str, list[Any]]:
     """``(select list, FROM item, parameters)`` reading ``rows`` from one array per column.
 
     The FROM item is ``unnest(...) AS u(c0, c1, ...)``; the message is sealed here for its
-    row (the rows' seqs must be set).
+    row (the rows' seqs must be set). One row is read from one ``VALUES`` row of plain
+    parameters instead: binding ten one-element arrays cost psycopg more than the row.
     """
     data = Message._meta.get_field("data")
     sealed = [data.get_db_prep_save(data.pre_save(row, True), connection) for row in rows]
@@ -139,8 +138,11 @@ def unnest_source(
     select = ", ".join(
         f"u.c{i}::jsonb" if n == "tool_call_ids" else f"u.c{i}" for i, n in enumerate(names)
     )
-    unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
+    if len(rows) == 1:
+        values = ", ".join(f"{mark}::{_ARRAY_TYPES[n][:-2]}" for n in names)
+        return select, f"(VALUES ({values})) AS u({aliases})", [a[0] for a in arrays]
+    unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
     return select, f"unnest({unnest}) AS u({aliases})", arrays
 
 

@@ -252,9 +252,9 @@ def _message_row(
     if pre_init.has_listeners(Message) or post_init.has_listeners(Message):
         row = Message(**values)
     else:
-        # Model.__init__ cost 40 us a row (a third of the Python time of an append of 100),
-        # setting each field through its descriptor; nobody listens to its signals here, so
-        # the instance gets its field values as from_db would, every other one its default.
+        # Model.__init__ sets each field through its descriptor, a large share of an append's
+        # Python time (bench/write_path.py); nobody listens to its signals here, so the
+        # instance gets its field values as from_db would, every other one its default.
         row = Message.__new__(Message)
         row._state = ModelState()
         state = row.__dict__
