@@ -88,7 +88,7 @@ def _measured(lock: SessionLock, session_id: int) -> Iterator[None]:
 
 @contextmanager
 def session_lock_reading(
-    session: MemorySession, *, read: str, params: Sequence[object]
+    session: MemorySession, *, read: str, params: Sequence[Any]
 ) -> Iterator[tuple[Any, ...] | None]:
     """``session_lock``, yielding the row ``read`` selects under it (``locked_reading``)."""
     lock = get_lock()

@@ -53,7 +53,7 @@ class SessionLock(ABC):
 
     @contextmanager
     def locked_reading(
-        self, session_id: int, *, timeout: float, read: str, params: Sequence[object]
+        self, session_id: int, *, timeout: float, read: str, params: Sequence[Any]
     ) -> Iterator[tuple[Any, ...] | None]:
         """``locked()``, yielding the row ``read`` selects once the lock is held (None: no row).
 

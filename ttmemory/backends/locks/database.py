@@ -81,7 +81,7 @@ class PostgresAdvisoryLock(SessionLock):
 
     @contextmanager
     def locked_reading(
-        self, session_id: int, *, timeout: float, read: str, params: Sequence[object]
+        self, session_id: int, *, timeout: float, read: str, params: Sequence[Any]
     ) -> Iterator[tuple[Any, ...] | None]:
         """``locked()`` reading the row in the statement that waits (``wait_reading``)."""
         with transaction.atomic():
