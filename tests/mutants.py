@@ -221,15 +221,19 @@ def _counter_outside_lock() -> None:
 
     real_session_lock_reading = sessions.session_lock_reading
 
+    read_before: dict[int, Any] = {}
+
     @contextlib.contextmanager
     def session_lock_reading(session: Any, *, read: str, params: Any) -> Iterator[Any]:
         # The session's last_seq is read here, before the lock is taken, and the append
-        # reserves its seqs from it.
+        # reserves its seqs from it (also when its write finds last_seq moved and reads again).
         before = MemorySession.objects.filter(pk=session.pk).values_list("last_seq").first()
+        read_before[threading.get_ident()] = before
         with real_session_lock_reading(session, read=read, params=params):
             yield before
 
     sessions.session_lock_reading = session_lock_reading
+    sessions._last_seq_row = lambda session: read_before[threading.get_ident()]
     _no_lock_in_statement()
 
 

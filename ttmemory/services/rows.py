@@ -161,11 +161,12 @@ def append_rows(
     The dialect's part of ``services.sessions._append``. PostgreSQL: one statement (counter
     UPDATE and an INSERT from one array per column, ``unnest_source``). Unless ``lock_held``,
     that statement also tries the session's advisory lock (``pg_try_advisory_xact_lock``) and
-    moves the counters only if the lock was free and ``last_seq`` is still
-    ``session.last_seq``: None (nothing written) otherwise. The statement reads nothing but
-    the session row, which its UPDATE re-checks at its newest version, so taking the lock
-    inside it is the same as taking it before. Elsewhere (``lock_held`` only): the UPDATE and
-    ``insert_messages``. None also when the session row is gone.
+    moves the counters only if the lock was free. Elsewhere (``lock_held`` only): the UPDATE
+    and ``insert_messages``. Either way the counters move, and the rows are written, only if
+    ``last_seq`` is still ``session.last_seq``: None (nothing written) otherwise, or when the
+    session row is gone. The statement reads nothing but the session row, which its UPDATE
+    re-checks at its newest version, so taking the lock inside it is the same as taking it
+    before.
     """
     quote = connection.ops.quote_name
     sessions = quote(MemorySession._meta.db_table)
@@ -176,9 +177,9 @@ def append_rows(
         with connection.cursor() as cursor:
             cursor.execute(
                 f"UPDATE {sessions} SET last_seq = %s, message_count = message_count + %s, "
-                "token_count = token_count + %s, updated_at = %s WHERE id = %s "
+                "token_count = token_count + %s, updated_at = %s WHERE id = %s AND last_seq = %s "
                 "RETURNING message_count, token_count",
-                [first + count - 1, count, tokens, now, session.pk],
+                [first + count - 1, count, tokens, now, session.pk, first - 1],
             )
             counters = cursor.fetchone()
         if counters is None:
@@ -192,12 +193,12 @@ def append_rows(
         locking, locked = "", ""
         if not lock_held:
             locking = f"l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
-            locked = f" AND last_seq = {mark} AND (SELECT ok FROM l)"
+            locked = " AND (SELECT ok FROM l)"
         cursor.execute(
             f"WITH {locking}"
             f"s AS (UPDATE {sessions} SET last_seq = {mark}, "
             f"message_count = message_count + {mark}, token_count = token_count + {mark}, "
-            f"updated_at = {mark} WHERE id = {mark}{locked} "
+            f"updated_at = {mark} WHERE id = {mark} AND last_seq = {mark}{locked} "
             "RETURNING message_count, token_count) "
             f"INSERT INTO {quote(Message._meta.db_table)} ({columns}) SELECT {select} "
             f"FROM s, {source} "
@@ -209,7 +210,7 @@ def append_rows(
                 tokens,
                 now,
                 session.pk,
-                *(() if lock_held else (first - 1,)),
+                first - 1,
                 *arrays,
             ],
         )

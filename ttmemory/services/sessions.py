@@ -18,7 +18,7 @@ from ttmemory import conversation, events, jobs, telemetry
 from ttmemory.backends.locks import get_lock, session_lock, session_lock_reading
 from ttmemory.backends.locks.database import PostgresAdvisoryLock
 from ttmemory.conf import app_settings
-from ttmemory.exceptions import MemoryValidationError
+from ttmemory.exceptions import LockTimeout, MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
 from ttmemory.results import TrimResult
 from ttmemory.selectors.retention import legal_hold_find
@@ -33,6 +33,9 @@ from ttmemory.validation import clean_count, clean_json_object, clean_key, clean
 # called it: small first (the call is almost always a few messages back), then larger, with
 # no limit on how far back (a result may come hundreds of messages after its call).
 OPEN_CALL_PAGES = (50, 1000)
+# Writes of one append under its lock before giving up, should ``last_seq`` keep moving
+# meanwhile (only a lock that failed lets it move; each move is another append stored).
+WRITE_TRIES = 64
 
 
 @overload
@@ -138,17 +141,24 @@ def _append(
     if _lock_in_statement(session, len(cleaned), earlier):
         stored = _write(session, prepared, tokens, now, {}, lock_held=False)
     if stored is None:
-        table = connection.ops.quote_name(MemorySession._meta.db_table)
-        read = f"SELECT last_seq FROM {table} WHERE id = %s"
-        with session_lock_reading(session, read=read, params=[session.pk]) as row:
-            if row is None:
-                raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
-            session.last_seq = row[0]
+        with session_lock_reading(session, read=_last_seq_sql(), params=[session.pk]) as row:
             open_calls = _open_calls(session, cleaned) if earlier else {}
             _check_results_answer_calls(cleaned, open_calls, many=many)
-            stored = _write(session, prepared, tokens, now, open_calls, lock_held=True)
-            if stored is None:  # the row went between the read and the write: not under a lock
-                raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
+            for _ in range(WRITE_TRIES):
+                if row is None:
+                    raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
+                session.last_seq = row[0]
+                stored = _write(session, prepared, tokens, now, open_calls, lock_held=True)
+                if stored is not None:
+                    break
+                # last_seq moved under the lock: a lock that failed (a Redis lock's partial
+                # outage). The statement wrote nothing; read it again and write after it.
+                row = _last_seq_row(session)
+            else:
+                raise LockTimeout(
+                    f"session {session.pk} kept changing while its lock was held "
+                    f"({WRITE_TRIES} tries): is the lock backend failing?"
+                )
             if _snapshot_due(stored[0].seq - 1, len(stored)):
                 _auto_snapshot(session)
     _added(session, stored[0].seq, stored[-1].seq, tokens, started)
@@ -168,6 +178,19 @@ def _added(
         duration_ms=(time.perf_counter() - started) * 1000,
     )
     _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq, tokens=tokens)
+
+
+def _last_seq_sql() -> str:
+    table = connection.ops.quote_name(MemorySession._meta.db_table)
+    return f"SELECT last_seq FROM {table} WHERE id = %s"
+
+
+def _last_seq_row(session: MemorySession) -> tuple[Any, ...] | None:
+    """The session's ``(last_seq,)`` as stored now; None when the session is gone."""
+    with connection.cursor() as cursor:
+        cursor.execute(_last_seq_sql(), [session.pk])
+        row = cursor.fetchone()
+    return None if row is None else tuple(row)
 
 
 def _snapshot_due(before: int, count: int) -> bool:
