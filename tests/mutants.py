@@ -137,7 +137,7 @@ def apply(name: str) -> None:
 
         for cls in _lock_classes():
             cls.locked = locked
-        _no_one_statement_append()
+        _no_lock_in_statement()
     elif name == "lock_released_before_commit":
         _lock_released_before_commit()
     elif name == "counter_outside_lock":
@@ -177,12 +177,15 @@ def apply(name: str) -> None:
         memory.message_recent = message_recent
 
 
-def _no_one_statement_append() -> None:
+def _no_lock_in_statement() -> None:
     # An uncontended append on PostgreSQL takes the advisory lock inside its one statement
-    # (services.sessions._one_statement_applies): the mutants send it through locked instead.
+    # (services.sessions._lock_in_statement), and a contended one waits for it through
+    # PostgresAdvisoryLock.locked_reading: the mutants send both through locked instead.
+    from ttmemory.backends.locks import PostgresAdvisoryLock, SessionLock
     from ttmemory.services import sessions
 
-    sessions._one_statement_applies = lambda *args: False
+    sessions._lock_in_statement = lambda *args: False
+    PostgresAdvisoryLock.locked_reading = SessionLock.locked_reading  # type: ignore[method-assign]
 
 
 def _lock_released_before_commit() -> None:
@@ -212,45 +215,31 @@ def _lock_released_before_commit() -> None:
 
     for cls in _lock_classes():
         cls.locked = locked
-    _no_one_statement_append()
+    _no_lock_in_statement()
 
 
 def _counter_outside_lock() -> None:
+    import contextlib
+
     from ttmemory.models import MemorySession
-    from ttmemory.services import rows, sessions
+    from ttmemory.services import sessions
 
-    read_before: dict[int, tuple[int, int, int]] = {}
-    real_session_lock = sessions.session_lock
-    real_bump = rows.bump_counters
+    real_session_lock_reading = sessions.session_lock_reading
 
-    def session_lock(session: Any) -> Any:
-        # The counters are read here, before the lock is taken.
-        row = MemorySession.objects.filter(pk=session.pk).values_list(
-            "last_seq", "message_count", "token_count"
-        )
-        read_before[threading.get_ident()] = tuple(row.first() or (0, 0, 0))
-        return real_session_lock(session)
+    read_before: dict[int, Any] = {}
 
-    def bump_counters(session: Any, *, seqs: int, messages: int, tokens: int, now: Any,
-                      history: bool = False) -> int:  # fmt: skip
-        before = read_before.pop(threading.get_ident(), None)
-        if before is None:  # not an append through sessions.session_lock
-            return real_bump(session, seqs=seqs, messages=messages, tokens=tokens, now=now,
-                             history=history)  # fmt: skip
-        last_seq, count, token_count = before
-        last_seq, count, token_count = last_seq + seqs, count + messages, token_count + tokens
-        MemorySession.objects.filter(pk=session.pk).update(
-            last_seq=last_seq, message_count=count, token_count=token_count, updated_at=now
-        )
-        session.last_seq, session.message_count, session.token_count = last_seq, count, token_count
-        return last_seq
+    @contextlib.contextmanager
+    def session_lock_reading(session: Any, *, read: str, params: Any) -> Iterator[Any]:
+        # The session's last_seq is read here, before the lock is taken, and the append
+        # reserves its seqs from it (also when its write finds last_seq moved and reads again).
+        before = MemorySession.objects.filter(pk=session.pk).values_list("last_seq").first()
+        read_before[threading.get_ident()] = before
+        with real_session_lock_reading(session, read=read, params=params):
+            yield before
 
-    sessions.session_lock = session_lock
-    # PostgreSQL's one-statement append checks last_seq in its UPDATE: every append through
-    # the counters instead.
-    sessions._append_one_postgres = lambda *args, **kwargs: None
-    sessions.bump_counters = bump_counters
-    _no_one_statement_append()
+    sessions.session_lock_reading = session_lock_reading
+    sessions._last_seq_row = lambda session: read_before[threading.get_ident()]
+    _no_lock_in_statement()
 
 
 def apply_from_env() -> str | None:

@@ -317,6 +317,8 @@ def _pending(
                 upto = last - remaining
             remaining -= last - upto
         past |= Q(session_id=session_id, seq__gt=upto)
+    if not past:  # every session left out (a limit of 0): an empty Q() would match every row
+        return {}, cut
     indexed = MessageEntry.objects.filter(session_id=OuterRef("session_id"), seq=OuterRef("seq"))
     memo: dict[str, int] = {}
     out: dict[SessionSeq, tuple[int, dict[int, int]]] = {}

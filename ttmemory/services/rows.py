@@ -12,6 +12,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from ttmemory.backends.locks.database import advisory_key
 from ttmemory.models import MemorySession, Message
 from ttmemory.models.binding import binding_cursor
 from ttmemory.services.episodes import index_behind_locked
@@ -45,13 +46,13 @@ def insert_fields() -> list[Any]:
 def insert_messages(rows: list[Message], *, fresh: bool = False) -> None:
     """INSERT ... RETURNING id for ``rows``, setting their pks.
 
-    The hot path of every append: one multi-row statement built from the fields' own
-    ``pre_save`` and ``get_db_prep_save`` (so encryption, bound to each row's namespace,
-    session and seq, and JSON encoding are the fields'), without ``bulk_create``'s per-call
-    machinery, which cost about a third of an append. Every row's ``seq`` must be set.
-    ``fresh``: new seqs (an append), which the ``message_index`` job reaches by itself; else
-    (a restore, a fork) the session's index mark moves back before them
-    (``services.episodes.index_behind_locked``).
+    One multi-row statement built from the fields' own ``pre_save`` and ``get_db_prep_save``
+    (so encryption, bound to each row's namespace, session and seq, and JSON encoding are the
+    fields'), without ``bulk_create``'s per-call machinery. The appends' rows on databases
+    other than PostgreSQL (``append_rows``), and copies of stored messages (a restore, a
+    fork). Every row's ``seq`` must be set. ``fresh``: new seqs (an append), which the
+    ``message_index`` job reaches by itself; else (a restore, a fork) the session's index mark
+    moves back before them (``services.episodes.index_behind_locked``).
     """
     stored = rows
     meta = Message._meta
@@ -102,9 +103,9 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
     """One ``INSERT ... SELECT FROM unnest(<one array per column>)`` for any number of rows.
 
     Ten parameters whatever the batch: a VALUES list of 100 rows has 1,000 placeholders, which
-    cost psycopg more to split and bind than the server to run (profiled: about a third of an
-    append of 100). Only the encrypted message goes through its field (AES-GCM bound to the
-    row's namespace, session and seq); the other columns are plain values.
+    cost psycopg more to split and bind than the server to run. Only the encrypted message
+    goes through its field (AES-GCM bound to the row's namespace, session and seq); the other
+    columns are plain values.
     """
     with binding_cursor() as (cursor, mark):
         select, source, arrays = unnest_source(rows, fields, mark)
@@ -116,13 +117,12 @@ def _insert_unnest(rows: list[Message], fields: list[Any], insert: str) -> None:
         row._state.db = connection.alias
 
 
-def unnest_source(
-    rows: list[Message], fields: list[Any], mark: str
-) -> tuple[str, str, list[list[Any]]]:
+def unnest_source(rows: list[Message], fields: list[Any], mark: str) -> tuple[str, str, list[Any]]:
     """``(select list, FROM item, parameters)`` reading ``rows`` from one array per column.
 
     The FROM item is ``unnest(...) AS u(c0, c1, ...)``; the message is sealed here for its
-    row (the rows' seqs must be set).
+    row (the rows' seqs must be set). One row is read from one ``VALUES`` row of plain
+    parameters instead: binding ten one-element arrays cost psycopg more than the row.
     """
     data = Message._meta.get_field("data")
     sealed = [data.get_db_prep_save(data.pre_save(row, True), connection) for row in rows]
@@ -138,9 +138,91 @@ def unnest_source(
     select = ", ".join(
         f"u.c{i}::jsonb" if n == "tool_call_ids" else f"u.c{i}" for i, n in enumerate(names)
     )
-    unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
+    if len(rows) == 1:
+        values = ", ".join(f"{mark}::{_ARRAY_TYPES[n][:-2]}" for n in names)
+        return select, f"(VALUES ({values})) AS u({aliases})", [a[0] for a in arrays]
+    unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
     return select, f"unnest({unnest}) AS u({aliases})", arrays
+
+
+def append_rows(
+    session: MemorySession,
+    rows: list[Message],
+    *,
+    tokens: int,
+    now: dt.datetime,
+    lock_held: bool,
+) -> tuple[int, int] | None:
+    """Store an append's ``rows`` (sealed here for their seqs, the next after
+    ``session.last_seq``) and move the session's counters; the new ``(message_count,
+    token_count)``, or None when nothing was written.
+
+    The dialect's part of ``services.sessions._append``. PostgreSQL: one statement (counter
+    UPDATE and an INSERT from one array per column, ``unnest_source``). Unless ``lock_held``,
+    that statement also tries the session's advisory lock (``pg_try_advisory_xact_lock``) and
+    moves the counters only if the lock was free. Elsewhere (``lock_held`` only): the UPDATE
+    and ``insert_messages``. Either way the counters move, and the rows are written, only if
+    ``last_seq`` is still ``session.last_seq``: None (nothing written) otherwise, or when the
+    session row is gone. The statement reads nothing but the session row, which its UPDATE
+    re-checks at its newest version, so taking the lock inside it is the same as taking it
+    before.
+    """
+    quote = connection.ops.quote_name
+    sessions = quote(MemorySession._meta.db_table)
+    count = len(rows)
+    first = session.last_seq + 1
+    if connection.vendor != "postgresql":
+        assert lock_held, "only PostgreSQL takes the session lock inside the append"
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {sessions} SET last_seq = %s, message_count = message_count + %s, "
+                "token_count = token_count + %s, updated_at = %s WHERE id = %s AND last_seq = %s "
+                "RETURNING message_count, token_count",
+                [first + count - 1, count, tokens, now, session.pk, first - 1],
+            )
+            counters = cursor.fetchone()
+        if counters is None:
+            return None
+        insert_messages(rows, fresh=True)
+        return int(counters[0]), int(counters[1])
+    fields = insert_fields()
+    columns = ", ".join(quote(f.column) for f in fields)
+    with binding_cursor(prepare=True) as (cursor, mark):
+        select, source, arrays = unnest_source(rows, fields, mark)
+        locking, locked = "", ""
+        if not lock_held:
+            locking = f"l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
+            locked = " AND (SELECT ok FROM l)"
+        cursor.execute(
+            f"WITH {locking}"
+            f"s AS (UPDATE {sessions} SET last_seq = {mark}, "
+            f"message_count = message_count + {mark}, token_count = token_count + {mark}, "
+            f"updated_at = {mark} WHERE id = {mark} AND last_seq = {mark}{locked} "
+            "RETURNING message_count, token_count) "
+            f"INSERT INTO {quote(Message._meta.db_table)} ({columns}) SELECT {select} "
+            f"FROM s, {source} "
+            "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
+            [
+                *(() if lock_held else advisory_key(session.pk)),
+                first + count - 1,
+                count,
+                tokens,
+                now,
+                session.pk,
+                first - 1,
+                *arrays,
+            ],
+        )
+        result = cursor.fetchall()
+    if len(result) != count:  # a busy lock or a moved last_seq (or a deleted session)
+        return None
+    ids = {seq: pk for pk, seq, _, _ in result}
+    for row in rows:
+        row.pk = ids[row.seq]
+        row._state.adding = False
+        row._state.db = connection.alias
+    return int(result[0][2]), int(result[0][3])
 
 
 def bump_counters(

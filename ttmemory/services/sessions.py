@@ -8,32 +8,24 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, overload
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import F
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 
 from ttmemory import conversation, events, jobs, telemetry
-from ttmemory.backends.locks import get_lock, session_lock
-from ttmemory.backends.locks.database import PostgresAdvisoryLock, advisory_key
+from ttmemory.backends.locks import get_lock, session_lock, session_lock_reading
+from ttmemory.backends.locks.database import PostgresAdvisoryLock
 from ttmemory.conf import app_settings
-from ttmemory.exceptions import MemoryValidationError
+from ttmemory.exceptions import LockTimeout, MemoryValidationError
 from ttmemory.models import MemorySession, Message, Snapshot
-from ttmemory.models.binding import binding_cursor
 from ttmemory.results import TrimResult
 from ttmemory.selectors.retention import legal_hold_find
 from ttmemory.selectors.sessions import pack_items
 from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.holds import refuse_if_held
-from ttmemory.services.rows import (
-    SEQ_CHUNK,
-    bump_counters,
-    insert_fields,
-    insert_messages,
-    touch_session,
-    unnest_source,
-)
+from ttmemory.services.rows import SEQ_CHUNK, append_rows, bump_counters, touch_session
 from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
 from ttmemory.validation import clean_count, clean_json_object, clean_key, clean_namespace
 
@@ -41,6 +33,9 @@ from ttmemory.validation import clean_count, clean_json_object, clean_key, clean
 # called it: small first (the call is almost always a few messages back), then larger, with
 # no limit on how far back (a result may come hundreds of messages after its call).
 OPEN_CALL_PAGES = (50, 1000)
+# Writes of one append under its lock before giving up, should ``last_seq`` keep moving
+# meanwhile (only a lock that failed lets it move; each move is another append stored).
+WRITE_TRIES = 64
 
 
 @overload
@@ -115,6 +110,21 @@ def message_add_many(
 def _append(
     session: MemorySession, messages: Sequence[Mapping[str, Any]], *, many: bool
 ) -> list[Message]:
+    """The one append: every message that enters a session is stored here, one message as a
+    batch of one (``message_add``, ``message_add_many``, and through them their async twins,
+    the REST API, the OpenAI Agents session, MCP's ``append_messages`` and ``turn_add``).
+
+    Validation and token counts for the whole batch first (nothing written on an error).
+    Then, where the database can take the session lock inside the statement that writes
+    (PostgreSQL with its advisory lock) and nothing must be read under the lock first (no
+    tool result answering a call made before the batch, no automatic snapshot due), one
+    statement with no lock held: rows sealed for the seqs after ``last_seq`` as this process
+    last saw it, and the statement writes only if the lock was free and ``last_seq`` is still
+    that (``rows.append_rows``). Otherwise, or when that lost: the session lock, with
+    ``last_seq`` read under it (on PostgreSQL by the statement that waits), the call ids the
+    batch answers looked up, the rows sealed and written by the same dialect statement, and
+    the automatic snapshot when due. The event and the background triggers follow the commit.
+    """
     max_bytes = app_settings.MAX_MESSAGE_BYTES
     encoding = app_settings.TOKENIZER
     prepared: list[tuple[dict[str, Any], int]] = []
@@ -122,47 +132,37 @@ def _append(
         field = f"messages[{index}]" if many else "message"
         clean, _ = conversation.validate_message(raw, max_bytes=max_bytes, field=field)
         prepared.append((clean, conversation.count_message_tokens(clean, encoding=encoding)))
-
-    count = len(prepared)
+    cleaned = [clean for clean, _ in prepared]
     tokens = sum(t for _, t in prepared)
     started = time.perf_counter()
     now = timezone.now()
-    tried = _one_statement_applies(session, prepared, count)
-    if tried:
-        stored = _append_in_one_statement(session, prepared, tokens, now, lock=True)
-        if stored is None:  # the lock was busy or last_seq stale: wait, then one statement
-            stored = _append_after_wait(session, prepared, tokens, now)
-        if stored is not None:
-            _added(session, stored[0].seq, stored[-1].seq, tokens, started)
-            return stored
-    with session_lock(session):
-        one = None
-        # After a failed one-statement try the session's last_seq is almost surely stale
-        # (another writer appended): straight to the counters then, one round trip less.
-        if count == 1 and not tried and connection.vendor == "postgresql":
-            one = _append_one_postgres(
-                session, prepared[0][0], prepared[0][1], now, many=many, lock=False
-            )
-        if one is not None:
-            rows = [one]
-            last_seq = first_seq = one.seq
-        else:
-            cleaned = [clean for clean, _ in prepared]
-            open_calls = _open_calls(session, cleaned)
+    earlier = _answered_elsewhere(cleaned)
+    stored = None
+    if _lock_in_statement(session, len(cleaned), earlier):
+        stored = _write(session, prepared, tokens, now, {}, lock_held=False)
+    if stored is None:
+        with session_lock_reading(session, read=_last_seq_sql(), params=[session.pk]) as row:
+            open_calls = _open_calls(session, cleaned) if earlier else {}
             _check_results_answer_calls(cleaned, open_calls, many=many)
-            last_seq = bump_counters(session, seqs=count, messages=count, tokens=tokens, now=now)
-            first_seq = last_seq - count + 1
-            groups = conversation.assign_groups(cleaned, first_seq=first_seq, open_calls=open_calls)
-            rows = [
-                _message_row(session, first_seq + index, clean, token_count, groups[index], now)
-                for index, (clean, token_count) in enumerate(prepared)
-            ]
-            insert_messages(rows, fresh=True)
-        every = app_settings.AUTO_SNAPSHOT_EVERY
-        if every > 0 and last_seq // every > (first_seq - 1) // every:
-            _auto_snapshot(session)
-        _added(session, first_seq, last_seq, tokens, started)
-    return rows
+            for _ in range(WRITE_TRIES):
+                if row is None:
+                    raise MemorySession.DoesNotExist(f"session {session.pk} no longer exists")
+                session.last_seq = row[0]
+                stored = _write(session, prepared, tokens, now, open_calls, lock_held=True)
+                if stored is not None:
+                    break
+                # last_seq moved under the lock: a lock that failed (a Redis lock's partial
+                # outage). The statement wrote nothing; read it again and write after it.
+                row = _last_seq_row(session)
+            else:
+                raise LockTimeout(
+                    f"session {session.pk} kept changing while its lock was held "
+                    f"({WRITE_TRIES} tries): is the lock backend failing?"
+                )
+            if _snapshot_due(stored[0].seq - 1, len(stored)):
+                _auto_snapshot(session)
+    _added(session, stored[0].seq, stored[-1].seq, tokens, started)
+    return stored
 
 
 def _added(
@@ -180,145 +180,65 @@ def _added(
     _schedule_after_append(session, first_seq=first_seq, last_seq=last_seq, tokens=tokens)
 
 
-def _one_statement_applies(
-    session: MemorySession, prepared: Sequence[tuple[dict[str, Any], int]], count: int
-) -> bool:
-    """Whether the messages can be appended by one statement that also takes the lock.
+def _last_seq_sql() -> str:
+    table = connection.ops.quote_name(MemorySession._meta.db_table)
+    return f"SELECT last_seq FROM {table} WHERE id = %s"
 
-    PostgreSQL with its advisory lock, no tool result answering a call made before the batch
-    (its group is looked up under the lock first; one answering a call of the same batch is
-    grouped in Python) and no automatic snapshot due (taken under the lock).
-    """
-    if connection.vendor != "postgresql":
-        return False
-    if count == 1:
-        if prepared[0][0]["role"] == "tool":
-            return False
-    elif _answered_elsewhere([clean for clean, _ in prepared]):
-        return False
+
+def _last_seq_row(session: MemorySession) -> tuple[Any, ...] | None:
+    """The session's ``(last_seq,)`` as stored now; None when the session is gone."""
+    with connection.cursor() as cursor:
+        cursor.execute(_last_seq_sql(), [session.pk])
+        row = cursor.fetchone()
+    return None if row is None else tuple(row)
+
+
+def _snapshot_due(before: int, count: int) -> bool:
+    """Whether appending ``count`` messages after seq ``before`` crosses ``AUTO_SNAPSHOT_EVERY``."""
     every = app_settings.AUTO_SNAPSHOT_EVERY
-    if every > 0 and (session.last_seq + count) // every > session.last_seq // every:
+    return every > 0 and (before + count) // every > before // every
+
+
+def _lock_in_statement(session: MemorySession, count: int, earlier: set[str]) -> bool:
+    """Whether the append may take the session lock inside its writing statement.
+
+    PostgreSQL with its advisory lock; no tool result answering a call made before the batch
+    (its group is looked up under the lock first; one answering a call of the same batch is
+    grouped in Python); no automatic snapshot due (taken under the lock).
+    """
+    if connection.vendor != "postgresql" or earlier:
+        return False
+    if _snapshot_due(session.last_seq, count):
         return False
     return type(get_lock()) is PostgresAdvisoryLock
 
 
-def _append_after_wait(
+def _write(
     session: MemorySession,
     prepared: Sequence[tuple[dict[str, Any], int]],
     tokens: int,
     now: dt.datetime,
-) -> list[Message] | None:
-    """A contended append: wait for the lock, then append in one statement.
-
-    After a lost one-statement try (the lock was busy, or another writer appended since this
-    process last saw the session): the statement that waits for the advisory lock also reads
-    the session's ``last_seq`` once the lock is held (``PostgresAdvisoryLock.wait_reading``),
-    so the messages are sealed for the right seqs and stored with the counters by the
-    one-statement append, and the lock is held for that statement and the COMMIT only (the
-    baseline's INSERT and COMMIT), not for a counter UPDATE, an INSERT and the COMMIT. None
-    (nothing written) if the session row is gone or the statement found ``last_seq`` moved,
-    which the lock rules out: the caller's general path then decides.
-    """
-    lock = get_lock()
-    assert isinstance(lock, PostgresAdvisoryLock)  # _one_statement_applies said so
-    table = connection.ops.quote_name(MemorySession._meta.db_table)
-    with transaction.atomic():
-        with telemetry.lock_wait(backend=type(lock).__name__):
-            row = lock.wait_reading(
-                session.pk,
-                timeout=app_settings.LOCK_TIMEOUT,
-                read=f"SELECT last_seq FROM {table} WHERE id = %s",
-                params=[session.pk],
-            )
-        if row is None:
-            return None
-        session.last_seq = row[0]
-        return _append_in_one_statement(session, prepared, tokens, now, lock=False)
-
-
-def _append_in_one_statement(
-    session: MemorySession,
-    prepared: Sequence[tuple[dict[str, Any], int]],
-    tokens: int,
-    now: dt.datetime,
+    open_calls: Mapping[str, int],
     *,
-    lock: bool,
+    lock_held: bool,
 ) -> list[Message] | None:
-    """One message or a batch in one statement (``lock``: trying the advisory lock in it);
-    None: nothing written (a busy lock, a stale ``last_seq``, a deleted session)."""
-    if len(prepared) == 1:
-        clean, token_count = prepared[0]
-        one = _append_one_postgres(session, clean, token_count, now, lock=lock)
-        return None if one is None else [one]
-    return _append_many_postgres(session, prepared, tokens, now, lock=lock)
-
-
-def _append_many_postgres(
-    session: MemorySession,
-    prepared: Sequence[tuple[dict[str, Any], int]],
-    tokens: int,
-    now: dt.datetime,
-    *,
-    lock: bool,
-) -> list[Message] | None:
-    """A batch in one statement: lock, counters and every row in one round trip.
-
-    ``_append_one_postgres(lock=True)`` for many messages: the seqs are the next after
-    ``session.last_seq`` as this process last saw it (each message is encrypted for its row
-    before the statement), the statement takes the session's advisory lock with
-    ``pg_try_advisory_xact_lock``, moves the counters only if the lock was free and
-    ``last_seq`` is still what was seen, and inserts the rows from one array per column only
-    if it did. None (nothing written) otherwise: the caller takes the general path. No tool
-    result of the batch answers a call made before it (``_one_statement_applies``).
-    """
-    cleaned = [clean for clean, _ in prepared]
-    count = len(cleaned)
+    """Seal and store the batch for the seqs after ``session.last_seq`` (``rows.append_rows``)
+    and update ``session``'s counters; None: nothing written (``lock_held`` False only: a busy
+    lock or a moved ``last_seq``)."""
     first = session.last_seq + 1
-    groups = conversation.assign_groups(cleaned, first_seq=first, open_calls={})
+    cleaned = [clean for clean, _ in prepared]
+    groups = conversation.assign_groups(cleaned, first_seq=first, open_calls=open_calls)
     rows = [
         _message_row(session, first + index, clean, token_count, groups[index], now)
         for index, (clean, token_count) in enumerate(prepared)
     ]
-    quote = connection.ops.quote_name
-    fields = insert_fields()
-    columns = ", ".join(quote(f.column) for f in fields)
-    sessions = quote(MemorySession._meta.db_table)
-    with binding_cursor(prepare=True) as (cursor, mark):
-        select, source, arrays = unnest_source(rows, fields, mark)
-        locking = f"l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
-        cursor.execute(
-            f"WITH {locking if lock else ''}"
-            f"s AS (UPDATE {sessions} SET last_seq = {mark}, "
-            f"message_count = message_count + {mark}, token_count = token_count + {mark}, "
-            f"updated_at = {mark} WHERE id = {mark} AND last_seq = {mark}"
-            f"{' AND (SELECT ok FROM l)' if lock else ''} "
-            "RETURNING message_count, token_count) "
-            f"INSERT INTO {quote(Message._meta.db_table)} ({columns}) SELECT {select} "
-            f"FROM s, {source} "
-            "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
-            [
-                *(advisory_key(session.pk) if lock else ()),
-                first + count - 1,
-                count,
-                tokens,
-                now,
-                session.pk,
-                first - 1,
-                *arrays,
-            ],
-        )
-        result = cursor.fetchall()
-    if len(result) != count:  # a busy lock or a stale last_seq (or a deleted session)
+    counters = append_rows(session, rows, tokens=tokens, now=now, lock_held=lock_held)
+    if counters is None:
         return None
-    if lock:
+    if not lock_held:
         _lock_taken_in_statement()
-    ids = {seq: pk for pk, seq, _, _ in result}
-    for row in rows:
-        row.pk = ids[row.seq]
-        row._state.adding = False
-        row._state.db = connection.alias
-    session.message_count, session.token_count = result[0][2], result[0][3]
-    session.last_seq = first + count - 1
+    session.message_count, session.token_count = counters
+    session.last_seq = rows[-1].seq
     session.updated_at = now
     return rows
 
@@ -355,9 +275,9 @@ def _message_row(
     if pre_init.has_listeners(Message) or post_init.has_listeners(Message):
         row = Message(**values)
     else:
-        # Model.__init__ cost 40 us a row (a third of the Python time of an append of 100),
-        # setting each field through its descriptor; nobody listens to its signals here, so
-        # the instance gets its field values as from_db would, every other one its default.
+        # Model.__init__ sets each field through its descriptor, a large share of an append's
+        # Python time (bench/write_path.py); nobody listens to its signals here, so the
+        # instance gets its field values as from_db would, every other one its default.
         row = Message.__new__(Message)
         row._state = ModelState()
         state = row.__dict__
@@ -365,93 +285,6 @@ def _message_row(
             name = field.attname
             state[name] = values[name] if name in values else field.get_default()
     Message.session.field.set_cached_value(row, session)
-    return row
-
-
-def _append_one_postgres(
-    session: MemorySession,
-    clean: dict[str, Any],
-    token_count: int,
-    now: dt.datetime,
-    *,
-    many: bool = False,
-    lock: bool,
-) -> Message | None:
-    """One message in one statement: the counter UPDATE and the INSERT share a round trip.
-
-    The hot path of a chat turn on PostgreSQL. The message is encrypted for its row, so its
-    seq is known before the statement: the next after ``session.last_seq`` as this process
-    last saw it, and the UPDATE applies only if that is still the session's ``last_seq``.
-    None (nothing written) when it is not: another process appended since, and the caller
-    takes the general path. A tool result's group is looked up first (the session lock is
-    held, so no append can come in between); any other message heads its own group.
-
-    ``lock=True`` (no session lock held yet; not for a tool result): the statement also takes
-    the session's advisory lock with ``pg_try_advisory_xact_lock`` before its UPDATE, so
-    outside a transaction the whole append (lock, counters, row, commit) is one round trip,
-    as serialised as the locked path: the lock is held until the statement's transaction
-    ends, and the UPDATE applies only if the lock was free (else None, and the caller waits
-    for the lock on the general path). The statement reads nothing but the session row, which
-    its UPDATE re-checks at its newest version, so taking the lock inside it is the same as
-    taking it before.
-    """
-    head = None
-    if clean["role"] == "tool":
-        open_calls = _open_calls(session, [clean])
-        _check_results_answer_calls([clean], open_calls, many=many)
-        head = open_calls[clean["tool_call_id"]]
-    seq = session.last_seq + 1
-    row = _message_row(session, seq, clean, token_count, head or seq, now)
-    meta = Message._meta
-    quote = connection.ops.quote_name
-    fields = insert_fields()
-    # Plain columns go to the driver as they are; only the encrypted message and the JSON list
-    # of call ids need their field's conversion (this runs on every chat turn).
-    values = {f.name: getattr(row, f.attname) for f in fields}
-    for name in ("data", "tool_call_ids"):
-        field = Message._meta.get_field(name)
-        values[name] = field.get_db_prep_save(field.pre_save(row, True), connection)  # type: ignore[union-attr]
-    columns = ", ".join(quote(f.column) for f in fields)
-    select = ", ".join(
-        "s.last_seq" if f.name == "seq" else
-        ("COALESCE(%s, s.last_seq)" if f.name == "group_seq" else "%s")
-        for f in fields
-    )  # fmt: skip
-    params = [
-        seq,
-        token_count,
-        now,
-        session.pk,
-        seq - 1,
-        *[head if f.name == "group_seq" else values[f.name] for f in fields if f.name != "seq"],
-    ]
-    sessions = quote(MemorySession._meta.db_table)
-    locking, locked = "", ""
-    if lock:
-        locking = "WITH l AS (SELECT pg_try_advisory_xact_lock(%s, %s) AS ok), "
-        locked = " AND (SELECT ok FROM l)"
-        params[:0] = advisory_key(session.pk)
-    sql = (
-        f"{locking or 'WITH '}s AS (UPDATE {sessions} SET last_seq = %s, "
-        "message_count = message_count + 1, token_count = token_count + %s, updated_at = %s "
-        f"WHERE id = %s AND last_seq = %s{locked} "
-        "RETURNING last_seq, message_count, token_count) "
-        f"INSERT INTO {quote(meta.db_table)} ({columns}) SELECT {select} FROM s "
-        "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)"
-    )
-    with binding_cursor(prepare=True) as (cursor, mark):
-        cursor.execute(sql.replace("%s", mark), params)
-        result = cursor.fetchone()
-    if result is None:  # stale last_seq, a busy lock (or a deleted session: general path)
-        return None
-    if lock:
-        _lock_taken_in_statement()
-    row.pk, row.seq, session.message_count, session.token_count = result
-    row.group_seq = head or row.seq
-    row._state.adding = False
-    row._state.db = connection.alias
-    session.last_seq = row.seq
-    session.updated_at = now
     return row
 
 

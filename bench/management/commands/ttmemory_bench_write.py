@@ -15,10 +15,10 @@ from bench.command import BenchCommand
 START = "<!-- ttmemory_bench:write-path:start -->"
 END = "<!-- ttmemory_bench:write-path:end -->"
 PLOT = ROOT / "docs" / "img" / "write-path-curve.png"
-TARGETS = {
-    "add 1": 2.0,
+TARGETS = {  # issue 36's
+    "add 1": 1.5,
     "add 100 in one call": 2.0,
-    "add 1, index job run by a worker": 2.0,
+    "add 1, index job run by a worker": 1.5,
     "add 100 in one call, index job run by a worker": 2.0,
     "newest 1,000 of 2,000": 1.3,
     "16 writers x 10 adds, wall": 2.0,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,7 @@ __all__ = [
     "reset_lock",
     "session_lock",
     "session_lock_hold",
+    "session_lock_reading",
 ]
 
 _lock: SessionLock | None = None
@@ -83,6 +84,22 @@ def _measured(lock: SessionLock, session_id: int) -> Iterator[None]:
         with lock_wait(backend=type(lock).__name__):
             stack.enter_context(lock.locked(session_id, timeout=app_settings.LOCK_TIMEOUT))
         yield
+
+
+@contextmanager
+def session_lock_reading(
+    session: MemorySession, *, read: str, params: Sequence[Any]
+) -> Iterator[tuple[Any, ...] | None]:
+    """``session_lock``, yielding the row ``read`` selects under it (``locked_reading``)."""
+    lock = get_lock()
+    with ExitStack() as stack:
+        with lock_wait(backend=type(lock).__name__):
+            row = stack.enter_context(
+                lock.locked_reading(
+                    session.pk, timeout=app_settings.LOCK_TIMEOUT, read=read, params=params
+                )
+            )
+        yield row
 
 
 def session_lock_hold(session_id: int) -> None:

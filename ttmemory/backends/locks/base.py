@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
 
 
 @dataclass
@@ -46,6 +50,23 @@ class SessionLock(ABC):
         called inside ``transaction.atomic()`` (TransactionManagementError otherwise); raises
         LockTimeout after ``timeout`` seconds. Holding it already is not an error.
         """
+
+    @contextmanager
+    def locked_reading(
+        self, session_id: int, *, timeout: float, read: str, params: Sequence[Any]
+    ) -> Iterator[tuple[Any, ...] | None]:
+        """``locked()``, yielding the row ``read`` selects once the lock is held (None: no row).
+
+        ``read`` is ``SELECT <columns> FROM <table> WHERE <condition>`` with ``%s``
+        placeholders. Here a statement of its own after the lock is taken; a backend that can
+        read it in the statement that waits for the lock saves that round trip
+        (``PostgresAdvisoryLock``).
+        """
+        with self.locked(session_id, timeout=timeout):
+            with connection.cursor() as cursor:
+                cursor.execute(read, params)
+                row = cursor.fetchone()
+            yield None if row is None else tuple(row)
 
     def close(self) -> None:  # noqa: B027 - optional hook, most backends hold nothing
         """Release connections and threads; called when settings change."""

@@ -79,6 +79,14 @@ class PostgresAdvisoryLock(SessionLock):
                 self._wait(cursor, session_id, classid, objid, timeout, savepoint=savepoint)
         self.stats.acquired += 1
 
+    @contextmanager
+    def locked_reading(
+        self, session_id: int, *, timeout: float, read: str, params: Sequence[Any]
+    ) -> Iterator[tuple[Any, ...] | None]:
+        """``locked()`` reading the row in the statement that waits (``wait_reading``)."""
+        with transaction.atomic():
+            yield self.wait_reading(session_id, timeout=timeout, read=read, params=params)
+
     def wait_reading(
         self, session_id: int, *, timeout: float, read: str, params: Sequence[object]
     ) -> tuple[Any, ...] | None:
