@@ -84,7 +84,9 @@ def test_the_typescript_client_runs_a_frontends_turns(api: dict[str, str]) -> No
     assert example.returncode == 0, example.stdout + example.stderr
     assert "1 messages" in example.stdout
     session = MemorySession.objects.get(namespace=NAMESPACE, key="ts-client")
-    assert list(Message.objects.filter(session=session).values_list("seq", flat=True)) == [
+    assert list(
+        Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)
+    ) == [
         1,
         2,
         3,

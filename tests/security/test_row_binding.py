@@ -270,7 +270,9 @@ def test_appends_from_a_stale_session_object_are_bound_to_the_seq_they_get(
         "two",
         "three",
     ]
-    assert list(Message.objects.filter(session=session).values_list("seq", flat=True)) == [
+    assert list(
+        Message.objects.filter(session=session).order_by("seq").values_list("seq", flat=True)
+    ) == [
         1,
         2,
         3,
