@@ -61,6 +61,9 @@ if os.environ.get("TTMEMORY_TEST_PGBOUNCER_PORT"):
         DISABLE_SERVER_SIDE_CURSORS=True,
     )
 USE_TZ = True
+# Django's default hasher spends about 0.3 s of CPU per password on purpose; the suite creates
+# staff users in many fixtures, so it uses the fast hasher Django's own test docs recommend.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Random per run: no key lives in code. Two keys, so decryption by a non-primary key is exercised.
 # Exported to the environment so worker processes the tests start share them.
