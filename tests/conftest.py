@@ -50,6 +50,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.nodeid.startswith(ONCE):
             item.add_marker(pytest.mark.once)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items[:] = sorted(items, key=_schedule_order(items))
+
+
+def _schedule_order(items: list[pytest.Item]) -> Any:
+    """Whole files in the order pytest-xdist should hand them out (./dev test passes
+    --no-loadscope-reorder): the files with ``once`` tests first, in ONCE's order (slowest
+    first: the fresh-venv quickstart alone is minutes of one worker), then the others by their
+    number of tests, most first, as xdist's own reorder does. Handed out last, the quickstart
+    kept one worker busy while the other had nothing left."""
+    per_file: dict[str, int] = {}
+    for item in items:
+        path = item.nodeid.split("::")[0]
+        per_file[path] = per_file.get(path, 0) + 1
+
+    def key(item: pytest.Item) -> tuple[int, int, str]:
+        path = item.nodeid.split("::")[0]
+        once = (n for n, prefix in enumerate(ONCE) if path.startswith(prefix.split("::")[0]))
+        first = next(once, None)
+        if first is not None:
+            return (0, first, path)
+        return (1, -per_file[path], path)
+
+    return key
 
 
 # The skip check: with TTMEMORY_TEST_PASS=<pass> (set by `./dev test`), every skip of the run

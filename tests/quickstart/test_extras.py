@@ -72,6 +72,9 @@ def test_every_extra_installs_in_a_clean_venv_and_imports_quietly(
         pytest.skip("run once, in the PostgreSQL pass: no database involved")
     venv = tmp_path / "venv"
     env = project_env(venv, None)
+    # This venv is thrown away: pip's compiling every installed module (langgraph, mcp, celery,
+    # openai-agents...) at install is a quarter of the test; the probes compile what they import.
+    env["PIP_NO_COMPILE"] = "1"
     base = getattr(sys, "_base_executable", None) or sys.executable
     run([base, "-m", "venv", str(venv)], name="venv", cwd=tmp_path, env=env)
     python = str(venv / "bin" / "python")
