@@ -20,6 +20,7 @@ from django.db import connection
 from django.test.utils import override_settings
 from django.utils import timezone
 
+from bench.raw import sample_message
 from ttmemory import conversation, jobs, selectors, services
 from ttmemory.conf import app_settings
 from ttmemory.models import MemorySession
@@ -40,17 +41,6 @@ class Row:
     @property
     def ratio(self) -> float:
         return self.ours_us / self.raw_us if self.raw_us else float("inf")
-
-
-def sample_message(i: int) -> dict[str, Any]:
-    """A chat turn of about 250 characters (the size of issue 16's harness)."""
-    role = "user" if i % 2 == 0 else "assistant"
-    text = (
-        f"Turn {i}: the customer asked about order #{1000 + i}, shipping to Lisbon on Friday, "
-        "and whether the blue jacket in size M is back in stock; the agent checked the "
-        "warehouse feed and the delivery options before answering in two short sentences."
-    )
-    return {"role": role, "content": text}
 
 
 def paired(

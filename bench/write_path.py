@@ -1,61 +1,25 @@
-"""Write-path benchmark: ttmemory's append and newest-window read against the issue-16 baseline.
-
-The baseline is the minimal raw-SQL session store of issue 16, on one psycopg connection per
-writer: per call ``BEGIN; SELECT pg_advisory_xact_lock(<session hash>); INSERT ... SELECT
-coalesce(max(seq), 0) + 1 ...`` (one per message, pipelined by ``executemany`` for a batch) with
-the message as JSON, ``COMMIT`` (with the server's ``synchronous_commit``, on by default: the
-commit waits for the WAL flush). No encryption, no token counting, no validation, no counters.
+"""Write-path benchmark: ttmemory's append and newest-window read against the issue-16 baseline
+(``bench/raw.py``: advisory lock + max(seq)+1 insert on one psycopg connection per writer).
 
 Both sides run in the same process, alternately, so drift in a shared machine hits both.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import statistics
-import threading
 import time
 import uuid
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import close_old_connections, connection
 from django.test.utils import override_settings
 
-from bench.session_memory import sample_message
+from bench.raw import RawSessions, Timing, _concurrent, paired, sample_message
 from ttmemory import jobs, selectors, services
 from ttmemory.models import MemorySession, Message
 
-RAW_TABLE = "ttmemory_bench_write_raw"
 WRITERS = 16
 ADDS_PER_WRITER = 10
-
-
-@dataclass
-class Timing:
-    """Samples of one side of one operation, in microseconds."""
-
-    samples: list[float] = field(default_factory=list)
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    def quantile(self, q: float) -> float:
-        ordered = sorted(self.samples)
-        return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
-
-    def as_dict(self) -> dict[str, float]:
-        return {
-            "median": self.median,
-            "p10": self.quantile(0.1),
-            "p90": self.quantile(0.9),
-            "mean": statistics.fmean(self.samples),
-            "runs": len(self.samples),
-        }
 
 
 def raw_params() -> dict[str, Any]:
@@ -66,93 +30,6 @@ def raw_params() -> dict[str, Any]:
         for k, v in connection.get_connection_params().items()
         if k in {"dbname", "user", "password", "host", "port", "options"}
     }
-
-
-class RawSessions:
-    """Issue 16's minimal baseline: one psycopg connection, advisory lock + max(seq)+1 insert."""
-
-    def __init__(self) -> None:
-        import psycopg
-
-        self.params = raw_params()
-        self.conn = psycopg.connect(**self.params)
-        with self.conn.transaction():
-            self.conn.execute(f"DROP TABLE IF EXISTS {RAW_TABLE}")
-            self.conn.execute(
-                f"CREATE TABLE {RAW_TABLE} (id BIGSERIAL PRIMARY KEY, session_key TEXT NOT NULL, "
-                "seq BIGINT NOT NULL, content JSONB NOT NULL, "
-                "created_at TIMESTAMPTZ NOT NULL DEFAULT now(), UNIQUE (session_key, seq))"
-            )
-
-    def connect(self) -> Any:
-        import psycopg
-
-        return psycopg.connect(**self.params)
-
-    @staticmethod
-    def lock_key(session_key: str) -> int:
-        return zlib.crc32(session_key.encode())
-
-    def add(self, session_key: str, messages: list[dict[str, Any]], conn: Any = None) -> None:
-        conn = conn or self.conn
-        sql = (
-            f"INSERT INTO {RAW_TABLE} (session_key, seq, content) SELECT %s, "
-            f"coalesce(max(seq), 0) + 1, %s::jsonb FROM {RAW_TABLE} WHERE session_key = %s"
-        )
-        with conn.transaction(), conn.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (self.lock_key(session_key),))
-            rows = [(session_key, json.dumps(m), session_key) for m in messages]
-            if len(rows) == 1:
-                cursor.execute(sql, rows[0])
-            else:
-                cursor.executemany(sql, rows)
-
-    def newest(self, session_key: str, limit: int) -> list[dict[str, Any]]:
-        rows = self.conn.execute(
-            f"SELECT content FROM {RAW_TABLE} WHERE session_key = %s ORDER BY seq DESC LIMIT %s",
-            (session_key, limit),
-        ).fetchall()
-        self.conn.commit()
-        out = [r[0] for r in rows]
-        out.reverse()
-        return out
-
-    def seqs(self, session_key: str) -> list[int]:
-        rows = self.conn.execute(
-            f"SELECT seq FROM {RAW_TABLE} WHERE session_key = %s ORDER BY seq", (session_key,)
-        ).fetchall()
-        self.conn.commit()
-        return [r[0] for r in rows]
-
-    def bulk(self, session_key: str, count: int, start: int = 1) -> None:
-        """COPY ``count`` messages in (the cost curve's big sessions)."""
-        buffer = io.StringIO()
-        for i in range(start, start + count):
-            payload = json.dumps(sample_message(i)).replace("\\", "\\\\")
-            buffer.write(f"{session_key}\t{i}\t{payload}\n")
-        with (
-            self.conn.transaction(),
-            self.conn.cursor() as cursor,
-            cursor.copy(f"COPY {RAW_TABLE} (session_key, seq, content) FROM STDIN") as copy,
-        ):
-            copy.write(buffer.getvalue())
-
-    def close(self) -> None:
-        with self.conn.transaction():
-            self.conn.execute(f"DROP TABLE IF EXISTS {RAW_TABLE}")
-        self.conn.close()
-
-
-def paired(ours: Callable[[], Any], raw: Callable[[], Any], runs: int) -> tuple[Timing, Timing]:
-    """Time both sides alternately ``runs`` times (which goes first alternates too)."""
-    a, b = Timing(), Timing()
-    for i in range(runs):
-        order = ((ours, a), (raw, b)) if i % 2 == 0 else ((raw, b), (ours, a))
-        for fn, timing in order:
-            start = time.perf_counter_ns()
-            fn()
-            timing.samples.append((time.perf_counter_ns() - start) / 1000)
-    return a, b
 
 
 def concurrent_ours(session: MemorySession, writers: int, adds: int) -> float:
@@ -176,44 +53,6 @@ def concurrent_raw(raw: RawSessions, key: str, writers: int, adds: int) -> float
         raw.add(key, [message], conn)
 
     return _concurrent(writers, adds, connect=raw.connect, add=add)
-
-
-def _concurrent(
-    writers: int,
-    adds: int,
-    *,
-    connect: Callable[[], Any],
-    add: Callable[[Any, dict[str, Any]], None],
-) -> float:
-    """Wall microseconds of ``writers`` threads, each on ``connect()``'s connection, calling
-    ``add(connection, message)`` ``adds`` times: from when all are connected to the last end."""
-    barrier = threading.Barrier(writers + 1)
-    errors: list[BaseException] = []
-
-    def work(w: int) -> None:
-        conn = None
-        try:
-            conn = connect()
-            barrier.wait()
-            for i in range(adds):
-                add(conn, sample_message(w * 1000 + i))
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            if conn is not None:
-                conn.close()
-
-    threads = [threading.Thread(target=work, args=(w,)) for w in range(writers)]
-    for t in threads:
-        t.start()
-    barrier.wait()
-    start = time.perf_counter_ns()
-    for t in threads:
-        t.join()
-    wall = (time.perf_counter_ns() - start) / 1000
-    if errors:
-        raise errors[0]
-    return wall
 
 
 def core_settings() -> dict[str, Any]:
@@ -246,7 +85,7 @@ def _run(
     *, runs: int, rounds: int, curve: list[int], progress: Callable[[str], None]
 ) -> dict[str, Any]:
     namespace = f"bench-write-{uuid.uuid4().hex[:8]}"
-    raw = RawSessions()
+    raw = RawSessions(raw_params())
     out: dict[str, Any] = {"rows": {}, "checks": {}, "curve": []}
     try:
         one = sample_message(1)
