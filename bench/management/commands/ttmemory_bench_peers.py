@@ -115,7 +115,7 @@ class Command(BenchCommand):
         python = self.peers_python()
         sizes = [int(x) for x in options["curve"].split(",") if x.strip()]
         params = raw_params()
-        started = time.monotonic()
+        started, load_before = time.monotonic(), os.getloadavg()[0]
         self.stdout.write("== ttmemory (this process)")
         store, raw = TTMemoryStore(), RawSessions(params, table="bench_peers_raw_ttmemory")
         try:
@@ -162,10 +162,11 @@ class Command(BenchCommand):
             [python, str(ROOT / "bench" / "peers.py"), "plot", str(out), str(PLOT)], check=True
         )
         minutes = (time.monotonic() - started) / 60
+        loads = (load_before, os.getloadavg()[0])
         command = "python bench/manage.py ttmemory_bench_peers " + " ".join(
             f"--{k} {v}" for k, v in (("runs", options["runs"]), ("rounds", options["rounds"]))
         )
-        self.publish(self.render(results, command, minutes), options)
+        self.publish(self.render(results, command, minutes, loads), options)
 
     def peers_python(self) -> str:
         """``.venv-peers``' interpreter, the venv made first when missing (uv when ``./dev`` has
@@ -193,7 +194,12 @@ class Command(BenchCommand):
         return str(python)
 
     @staticmethod
-    def render(results: list[dict[str, Any]], command: str, minutes: float) -> str:
+    def render(
+        results: list[dict[str, Any]],
+        command: str,
+        minutes: float,
+        loads: tuple[float, float] = (0.0, 0.0),
+    ) -> str:
         def ratio(row: tuple[dict[str, float], dict[str, float]]) -> float:
             return row[0]["median"] / row[1]["median"]
 
@@ -201,7 +207,8 @@ class Command(BenchCommand):
             START,
             "## ttmemory and its peers (issue 36)",
             "",
-            f"`{command}` ({minutes:.0f} min), on one PostgreSQL server (the embedded default).",
+            f"`{command}` ({minutes:.0f} min, load average {loads[0]:.1f} at the start and "
+            f"{loads[1]:.1f} at the end), on one PostgreSQL server (the embedded default).",
             "Each store runs in its own process beside issue 16's raw-SQL baseline",
             "(`bench/raw.py`: advisory lock + `max(seq)+1` insert), the two alternating, so each",
             "figure is the store's median over the baseline's median measured in the same process",
