@@ -6,7 +6,7 @@ takes the lock inside its statement, is ``services/appends.py``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Literal, overload
 
@@ -202,13 +202,18 @@ def session_clear(*, session: MemorySession) -> int:
     return deleted
 
 
-def message_pop(*, session: MemorySession) -> dict[str, Any] | None:
+def message_pop(
+    *,
+    session: MemorySession,
+    put_back: Callable[[dict[str, Any]], Sequence[Mapping[str, Any]]] | None = None,
+) -> dict[str, Any] | None:
     """Delete the newest live message of ``session`` and return it (None when there is none).
 
     Under the session lock, in one transaction; the counters drop by the message and its
-    tokens, and ``last_seq`` is kept, so its seq is never reused. Inside the caller's own
-    ``transaction.atomic()`` the lock stays held until that commits: the OpenAI Agents session
-    pops one item off a message holding several and appends the rest back as one step.
+    tokens, and ``last_seq`` is kept, so its seq is never reused. ``put_back(message)`` returns
+    messages appended in its place in the same transaction and under the same lock (as
+    ``message_add_many``): the OpenAI Agents session pops one item off a message holding
+    several and puts the rest back as one step, which no reader sees half done.
     """
     with change("pop", session=session, hold="check") as gate:
         row = Message.objects.live().filter(session=session).order_by("-seq").first()
@@ -226,6 +231,9 @@ def message_pop(*, session: MemorySession) -> dict[str, Any] | None:
             history=True,
         )
         gate.emit("message.popped", ids={"seq": row.seq})
+        rest = put_back(dict(row.data)) if put_back is not None else ()
+        if rest:
+            message_add_many(session=session, messages=rest)
     return dict(row.data)
 
 
