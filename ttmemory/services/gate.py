@@ -15,7 +15,7 @@ write methods (``tests/services/test_gate.py`` checks both).
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, Literal
 
@@ -90,29 +90,12 @@ class Change:
             duration_ms=duration_ms,
         )
 
-    def audit(
-        self,
-        *,
-        action: str,
-        user: Any = None,
-        actor: str = "",
-        object_type: str = "",
-        object_id: Any = "",
-        reason: str = "",
-        details: Mapping[str, Any] | None = None,
-        namespace: str | None = None,
-    ) -> AuditEntry:
-        """The change's audit row (ids and counts only), in the change's transaction."""
-        return audit_record(
-            action=action,
-            namespace=self.namespace if namespace is None else namespace,
-            user=user,
-            actor=actor,
-            object_type=object_type,
-            object_id=object_id,
-            reason=reason,
-            details=details,
-        )
+    def audit(self, *, action: str, namespace: str | None = None, **fields: Any) -> AuditEntry:
+        """The change's audit row, in the change's transaction: ``audit_record``'s fields
+        (``user``, ``actor``, ``object_type``, ``object_id``, ``reason``, ``details``: ids and
+        counts only), in this change's namespace unless ``namespace`` names another."""
+        name = self.namespace if namespace is None else namespace
+        return audit_record(action=action, namespace=name, **fields)
 
 
 @contextmanager

@@ -52,57 +52,35 @@ def graph_checkpoint_put(
     to namespace, thread, checkpoint namespace and id. Raises MemoryValidationError naming the
     field for an id that is empty or too long."""
     with change("checkpoint put", namespace=namespace, atomic=False, hold="allow") as gate:
-        return _checkpoint_put(
-            gate,
-            thread_id,
-            checkpoint_ns,
-            checkpoint_id,
-            parent_checkpoint_id,
-            run_id,
-            checkpoint,
-            metadata,
-        )
-
-
-def _checkpoint_put(
-    gate: Change,
-    thread_id: str,
-    checkpoint_ns: str,
-    checkpoint_id: str,
-    parent_checkpoint_id: str | None,
-    run_id: str | None,
-    checkpoint: Typed,
-    metadata: Typed,
-) -> GraphCheckpoint:
-    fields = {
-        "namespace": gate.namespace,
-        "thread_id": _clean_id(thread_id, field="thread_id"),
-        "checkpoint_ns": _clean_id(checkpoint_ns, field="checkpoint_ns", empty=True),
-        "checkpoint_id": _clean_id(checkpoint_id, field="checkpoint_id", limit=64),
-    }
-    values = {
-        "parent_checkpoint_id": _clean_id(
-            parent_checkpoint_id or "", field="parent_checkpoint_id", limit=64, empty=True
-        ),
-        "run_id": str(run_id or "")[:64],
-        "checkpoint_type": checkpoint[0],
-        "checkpoint": checkpoint[1],
-        "metadata_type": metadata[0],
-        "metadata": metadata[1],
-    }
-    for _attempt in range(2):
-        try:
-            with transaction.atomic():
-                row = GraphCheckpoint.objects.select_for_update().filter(**fields).first()
-                if row is None:
-                    row = GraphCheckpoint(**fields)
-                for name, value in values.items():
-                    setattr(row, name, value)
-                row.save()
-                return row
-        except IntegrityError:
-            continue  # stored concurrently with the same id: replace that one
-    raise MemoryValidationError("checkpoint_id", "could not be stored (concurrent conflict)")
+        fields = {
+            "namespace": gate.namespace,
+            "thread_id": _clean_id(thread_id, field="thread_id"),
+            "checkpoint_ns": _clean_id(checkpoint_ns, field="checkpoint_ns", empty=True),
+            "checkpoint_id": _clean_id(checkpoint_id, field="checkpoint_id", limit=64),
+        }
+        values = {
+            "parent_checkpoint_id": _clean_id(
+                parent_checkpoint_id or "", field="parent_checkpoint_id", limit=64, empty=True
+            ),
+            "run_id": str(run_id or "")[:64],
+            "checkpoint_type": checkpoint[0],
+            "checkpoint": checkpoint[1],
+            "metadata_type": metadata[0],
+            "metadata": metadata[1],
+        }
+        for _attempt in range(2):
+            try:
+                with transaction.atomic():
+                    row = GraphCheckpoint.objects.select_for_update().filter(**fields).first()
+                    if row is None:
+                        row = GraphCheckpoint(**fields)
+                    for name, value in values.items():
+                        setattr(row, name, value)
+                    row.save()
+                    return row
+            except IntegrityError:
+                continue  # stored concurrently with the same id: replace that one
+        raise MemoryValidationError("checkpoint_id", "could not be stored (concurrent conflict)")
 
 
 def graph_writes_put(

@@ -9,7 +9,7 @@ from typing import Any
 from ttmemory.backends.locks import session_lock_hold
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import LegalHold, MemorySession
-from ttmemory.services.gate import change
+from ttmemory.services.gate import Change, change
 
 MAX_HOLD_REASON = 500
 
@@ -51,15 +51,7 @@ def legal_hold_place(
             defaults={"reason": reason, "placed_by": (actor or "unknown")[:150]},
         )
         if created:
-            gate.audit(
-                action="hold",
-                user=user,
-                actor=actor,
-                object_type="session" if session is not None else "namespace",
-                object_id=session.pk if session is not None else "",
-                reason=reason,
-                details={"hold": placed.pk},
-            )
+            _audit(gate, "hold", session, placed.pk, user=user, actor=actor, reason=reason)
     return placed
 
 
@@ -80,13 +72,18 @@ def legal_hold_lift(
         found = list(holds.values_list("pk", flat=True))
         holds.delete()
         if found:
-            gate.audit(
-                action="hold_lift",
-                user=user,
-                actor=actor,
-                object_type="session" if session is not None else "namespace",
-                object_id=session.pk if session is not None else "",
-                reason=reason,
-                details={"hold": found[0]},
-            )
+            _audit(gate, "hold_lift", session, found[0], user=user, actor=actor, reason=reason)
     return bool(found)
+
+
+def _audit(
+    gate: Change, action: str, session: MemorySession | None, hold_id: int, **fields: Any
+) -> None:
+    """The audit row of placing or lifting the hold ``hold_id`` (who, why: ``fields``)."""
+    gate.audit(
+        action=action,
+        object_type="session" if session is not None else "namespace",
+        object_id=session.pk if session is not None else "",
+        details={"hold": hold_id},
+        **fields,
+    )

@@ -136,25 +136,13 @@ def _expire_sessions(
                 split.setdefault(mode, []).append((pk, last_seq))
             for mode, pairs in split.items():
                 for chunk in _rows_chunks(pairs, batch):
-                    _expire_chunk(gate, report, due, chunk, mode, now)
+                    report.batches += 1
+                    try:
+                        _expire_locked(gate, report, due, chunk, mode, now)
+                    except LockTimeout:
+                        _skip(report, len(chunk), "session")
                     if progress is not None:
                         progress("sessions", report.counts.get("memory_session", 0))
-
-
-def _expire_chunk(
-    gate: Change,
-    report: PruneReport,
-    due: models.QuerySet[MemorySession],
-    ids: list[int],
-    mode: str,
-    now: dt.datetime,
-) -> None:
-    """Expire the sessions ``ids`` still due, in one transaction holding their locks."""
-    report.batches += 1
-    try:
-        _expire_locked(gate, report, due, ids, mode, now)
-    except LockTimeout:
-        _skip(report, len(ids), "session")
 
 
 def _expire_locked(
@@ -165,6 +153,7 @@ def _expire_locked(
     mode: str,
     now: dt.datetime,
 ) -> None:
+    """Expire the sessions ``ids`` still due, in one transaction holding their locks."""
     with transaction.atomic():
         for session_id in sorted(ids):
             session_lock_hold(session_id)
