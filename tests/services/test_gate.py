@@ -185,6 +185,100 @@ def test_services_lock_check_holds_and_emit_only_through_the_gate() -> None:
     assert not found, "go through services.gate.change instead:\n" + "\n".join(found)
 
 
+# Public service functions that write without the gate, each with why. Anything else in
+# services/ that writes (itself or through the module's private helpers) must enter the gate.
+NOT_GATED = {
+    "access.api_key_create": "API keys are credentials, not content",
+    "access.api_key_check": "refreshes last_used_at of a credential",
+    "access.api_key_revoke": "API keys are credentials, not content",
+    "background.job_embed": "a missing vector (derived), written under the fact's row lock",
+    "episodes.messages_index_pending": "episodic index rows (derived), under each session's lock",
+    "episodes.messages_reindex": "episodic index rows (derived): maintenance",
+    "episodes.index_delete_archived_upto": "index rows of archived turns, inside summarise's gate",
+    "facts.facts_touch_recalled": "recall statistics, not content",
+    "idempotency.idempotent_call": "an Idempotency-Key's replay record around the service call",
+    "idempotency.idempotency_prune": "expired replay records",
+    "learnjobs.learn_job_create": "learning-job bookkeeping",
+    "learnjobs.learn_job_run": "learning-job bookkeeping (the learning itself is gated)",
+    "ledger.ledger_record": "the cost ledger",
+    "ledger.ledger_record_many": "the cost ledger",
+    "ledger.ledger_record_embedding": "the cost ledger",
+    "ledger.llm_rate_take": "the rate limiter's bucket",
+    "reembed.facts_reembed": "vectors (derived): maintenance, leaves held facts alone",
+    "reindex.facts_reindex": "keyword index (derived): maintenance, leaves held facts alone",
+    "rotation.rebind_checkpoint": "the rebind command's progress row",
+    "rotation.rebind_finish": "the rebind command's progress row",
+    "rows.insert_messages": "the row SQL beneath the gate (called inside a gate)",
+    "rows.append_rows": "the row SQL beneath the gate (called inside a gate)",
+}
+
+
+def _gated(node: ast.AST) -> bool:
+    return any(
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "change"
+        for call in ast.walk(node)
+    )
+
+
+def _writes(
+    functions: dict[str, ast.FunctionDef], name: str, seen: frozenset[str] = frozenset()
+) -> bool:
+    """Whether ``name`` writes rows, itself or through the ungated functions it calls."""
+    node = functions[name]
+    if _orm_writes(node):
+        return True
+    called = {
+        c.func.id
+        for c in ast.walk(node)
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+    }
+    return any(
+        callee in functions
+        and callee not in seen
+        and not _gated(functions[callee])
+        and _writes(functions, callee, seen | {name})
+        for callee in called
+    )
+
+
+def test_every_service_that_writes_enters_the_gate() -> None:
+    """A public function of ``services/`` that writes rows, in its body or through the
+    module's helpers it calls, opens ``change(...)`` itself (or takes the ``gate`` of the change
+    it runs in, or ends in ``_locked``: called holding a gate's lock)."""
+    ungated = set()
+    for relative, tree in _modules():
+        if not relative.startswith("services/") or relative in (
+            "services/gate.py",
+            "services/audit.py",
+        ):
+            continue
+        functions = {n.name: n for n in getattr(tree, "body", []) if isinstance(n, ast.FunctionDef)}
+
+        for name, node in functions.items():
+            if name.startswith("_") or name.endswith("_locked"):
+                continue
+            takes_gate = any(arg.arg == "gate" for arg in node.args.kwonlyargs + node.args.args)
+            if _writes(functions, name) and not _gated(node) and not takes_gate:
+                ungated.add(f"{Path(relative).stem}.{name}")
+    assert ungated - set(NOT_GATED) == set(), "write through services.gate.change"
+    assert set(NOT_GATED) - ungated == set(), "listed as not gated, but no longer writes so"
+
+
+def test_a_service_writing_around_the_gate_is_found() -> None:
+    tree = ast.parse(
+        "def memory_wipe(*, namespace):\n"
+        "    _wipe(namespace)\n"
+        "def _wipe(namespace):\n"
+        "    Fact.objects.filter(namespace=namespace).delete()\n"
+        "def memory_wipe_gated(*, namespace):\n"
+        "    with change('wipe', namespace=namespace) as gate:\n"
+        "        _wipe(gate.namespace)\n"
+    )
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    assert _writes(functions, "memory_wipe") and not _gated(functions["memory_wipe"])
+    assert _gated(functions["memory_wipe_gated"])
+
+
 def test_admins_that_may_write_call_services() -> None:
     """An admin of a ttmemory model that may add, change or delete replaces Django's own
     writes (``save_model``, ``delete_model``, ``delete_queryset``; or its add view)."""
