@@ -34,6 +34,8 @@ from ttmemory.validation import clean_identifier, clean_namespace
 # change deletes and rewrites nothing held (an append, a snapshot, a new fact).
 HoldRule = Literal["refuse", "check", "allow"]
 SAME: Any = object()
+# ``change(namespace=...)`` not given: a change across namespaces (a None given is validated).
+ACROSS: Any = object()
 
 _watchers: list[list[str]] = []
 _watchers_guard = threading.Lock()
@@ -102,7 +104,7 @@ class Change:
 def change(
     action: str,
     *,
-    namespace: Any = None,
+    namespace: Any = ACROSS,
     session: MemorySession | None = None,
     stored: bool = False,
     lock: bool = True,
@@ -123,7 +125,7 @@ def change(
     _announce(action)
     if session is not None:
         name = session.namespace
-    elif namespace is None:
+    elif namespace is ACROSS:
         name = ""
     elif stored:
         name = clean_identifier(namespace, field="namespace")
