@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from ttmemory import memory
 from ttmemory.models import AuditEntry, Fact, LedgerEntry, MemorySession, Message, RetentionPolicy
-from ttmemory.services.retention import prune_expired, retention_policy_set
+from ttmemory.services.prune import prune_expired
+from ttmemory.services.retention import retention_policy_set
 
 HOUR = dt.timedelta(hours=1)
 

@@ -143,10 +143,9 @@ def apply(name: str) -> None:
     elif name == "counter_outside_lock":
         _counter_outside_lock()
     elif name == "hold_check_removed":
-        from ttmemory.services import facts, holds, namespaces, sessions
+        from ttmemory.services import gate
 
-        for module in (holds, sessions, namespaces, facts):
-            module.refuse_if_held = lambda **kwargs: None  # type: ignore[attr-defined]
+        gate.refuse_if_held = lambda **kwargs: None  # type: ignore[assignment]
     elif name == "hold_triggers_dropped":
         from ttmemory.models import holds as hold_triggers
 
@@ -179,12 +178,12 @@ def apply(name: str) -> None:
 
 def _no_lock_in_statement() -> None:
     # An uncontended append on PostgreSQL takes the advisory lock inside its one statement
-    # (services.sessions._lock_in_statement), and a contended one waits for it through
+    # (services.appends._lock_in_statement), and a contended one waits for it through
     # PostgresAdvisoryLock.locked_reading: the mutants send both through locked instead.
     from ttmemory.backends.locks import PostgresAdvisoryLock, SessionLock
-    from ttmemory.services import sessions
+    from ttmemory.services import appends
 
-    sessions._lock_in_statement = lambda *args: False
+    appends._lock_in_statement = lambda *args: False
     PostgresAdvisoryLock.locked_reading = SessionLock.locked_reading  # type: ignore[method-assign]
 
 
@@ -222,9 +221,9 @@ def _counter_outside_lock() -> None:
     import contextlib
 
     from ttmemory.models import MemorySession
-    from ttmemory.services import sessions
+    from ttmemory.services import appends
 
-    real_session_lock_reading = sessions.session_lock_reading
+    real_session_lock_reading = appends.session_lock_reading
 
     read_before: dict[int, Any] = {}
 
@@ -237,8 +236,8 @@ def _counter_outside_lock() -> None:
         with real_session_lock_reading(session, read=read, params=params):
             yield before
 
-    sessions.session_lock_reading = session_lock_reading
-    sessions._last_seq_row = lambda session: read_before[threading.get_ident()]
+    appends.session_lock_reading = session_lock_reading
+    appends._last_seq_row = lambda session: read_before[threading.get_ident()]
     _no_lock_in_statement()
 
 

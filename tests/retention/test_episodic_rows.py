@@ -12,7 +12,7 @@ from tests.conftest import user
 from tests.retention.conftest import Clock
 from ttmemory import memory
 from ttmemory.models import MemorySession, MessageEntry, MessageTerm
-from ttmemory.services.retention import prune_expired
+from ttmemory.services.prune import prune_expired
 from ttmemory.services.sessions import message_pop
 
 DAY = dt.timedelta(days=1)

@@ -26,13 +26,10 @@ from ttmemory.models import (
 from ttmemory.selectors.retention import session_expires_at
 from ttmemory.services.audit import audit_record
 from ttmemory.services.facts import facts_touch_recalled
+from ttmemory.services.holds import legal_hold_lift, legal_hold_place
 from ttmemory.services.ledger import ledger_record
-from ttmemory.services.retention import (
-    legal_hold_lift,
-    legal_hold_place,
-    prune_expired,
-    retention_policy_set,
-)
+from ttmemory.services.prune import prune_expired
+from ttmemory.services.retention import retention_policy_set
 
 DAY = dt.timedelta(days=1)
 

@@ -16,7 +16,7 @@ from tests.retention.conftest import Clock
 from ttmemory import memory
 from ttmemory.backends.locks import get_lock
 from ttmemory.models import MemorySession, Message
-from ttmemory.services.retention import prune_expired
+from ttmemory.services.prune import prune_expired
 
 WAIT = 20.0
 

@@ -14,7 +14,7 @@ from ttmemory.models import LegalHold, MemorySession
 from ttmemory.models.holds import PROTECTED
 from ttmemory.services.episodes import messages_index_pending
 from ttmemory.services.graph import graph_checkpoint_put
-from ttmemory.services.retention import legal_hold_place
+from ttmemory.services.holds import legal_hold_place
 
 
 def protected_rows(namespace: str) -> dict[str, set[tuple[Any, ...]]]:

@@ -26,7 +26,8 @@ from ttmemory.models.holds import missing_triggers
 from ttmemory.models.partitioning import message_partitions, partition_message_table
 from ttmemory.services.access import api_key_create
 from ttmemory.services.facts import facts_prune_expired
-from ttmemory.services.retention import legal_hold_lift, prune_expired
+from ttmemory.services.holds import legal_hold_lift
+from ttmemory.services.prune import prune_expired
 from ttmemory.services.sessions import message_pop
 
 BASE = "/api/memory/"

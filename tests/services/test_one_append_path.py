@@ -1,12 +1,13 @@
-"""One append path: every way a message enters a session is stored by ``sessions._append``.
+"""One append path: every message that enters a session is stored by ``append_messages``.
 
 Two proofs. Driven: each entry point (the sync and async Python API, ``turn_add``,
 ``session_edit``, the REST API, the OpenAI Agents session, MCP's ``append_messages``) is called
-with ``_append`` spied on, and each must reach it with the messages it stored. Structural: in
-the installed package, only ``services/rows.py`` writes message rows (``append_rows`` for an
-append, ``insert_messages`` for copies of stored messages: restores and forks), only
-``sessions._write`` calls ``append_rows``, and only ``message_add`` and ``message_add_many``
-call ``_append``, so an entry point added later cannot write messages another way. (The
+with ``append_messages`` spied on, and each must reach it with the messages it stored.
+Structural: in the installed package, only ``services/rows.py`` writes message rows
+(``append_rows`` for an append, ``insert_messages`` for copies of stored messages: restores
+and forks), only
+``appends._write`` calls ``append_rows``, and only ``message_add`` and ``message_add_many``
+call ``append_messages``, so an entry point added later cannot write messages another way. (The
 LangGraph saver stores checkpoints, not session messages: it has no append to route.)
 """
 
@@ -32,6 +33,7 @@ from ttmemory import memory
 from ttmemory.integrations.mcp import Credentials, create_server
 from ttmemory.integrations.openai_agents import TTMemorySession
 from ttmemory.models import Message
+from ttmemory.services import appends as append_path
 from ttmemory.services import sessions
 from ttmemory.services.access import api_key_create
 
@@ -50,16 +52,16 @@ def _close_executor_connections() -> Iterator[None]:
 
 @pytest.fixture
 def appends(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The contents of each batch ``sessions._append`` stored, in order."""
+    """The contents of each batch ``appends.append_messages`` stored, in order."""
     seen: list[list[str]] = []
-    real = sessions._append
+    real = append_path.append_messages
 
-    def spy(session: Any, messages: Any, *, many: bool) -> Any:
-        rows = real(session, messages, many=many)
+    def spy(gate: Any, messages: Any, *, many: bool) -> Any:
+        rows = real(gate, messages, many=many)
         seen.append([str(row.data.get("content")) for row in rows])
         return rows
 
-    monkeypatch.setattr(sessions, "_append", spy)
+    monkeypatch.setattr(sessions, "append_messages", spy)
     return seen
 
 
@@ -164,7 +166,7 @@ def test_only_the_one_function_writes_messages() -> None:
         relative = path.relative_to(PACKAGE).as_posix()
         source = path.read_text()
         tree = ast.parse(source)
-        for name in ("append_rows", "_append", "insert_messages"):
+        for name in ("append_rows", "append_messages", "insert_messages"):
             callers = _callers(tree, name)
             if callers:
                 writers.setdefault(name, set()).update(f"{relative}:{c}" for c in callers)
@@ -174,11 +176,11 @@ def test_only_the_one_function_writes_messages() -> None:
             for call in _calls(tree, "bulk_create") + _calls(tree, "create"):
                 target = ast.unparse(call.func)
                 assert not target.startswith("Message."), f"{relative}: {target}"
-    assert writers["_append"] == {
+    assert writers["append_messages"] == {
         "services/sessions.py:message_add",
         "services/sessions.py:message_add_many",
     }
-    assert writers["append_rows"] == {"services/sessions.py:_write"}
+    assert writers["append_rows"] == {"services/appends.py:_write"}
     # Copies of messages already stored (a restore, a fork), never a new message.
     assert writers["insert_messages"] == {
         "services/rows.py:append_rows",

@@ -13,10 +13,9 @@ from django.http import HttpRequest
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import LegalHold, RetentionPolicy
 from ttmemory.selectors.retention import POLICY_LIFETIMES
+from ttmemory.services.holds import legal_hold_lift, legal_hold_place
 from ttmemory.services.retention import (
     clean_lifetime,
-    legal_hold_lift,
-    legal_hold_place,
     retention_policy_delete,
     retention_policy_set,
 )

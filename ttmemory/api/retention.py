@@ -17,9 +17,8 @@ from ttmemory.api.base import MemoryViewSet, extend_schema
 from ttmemory.api.permissions import CanLiftHold, CanManageRetention
 from ttmemory.models import ApiKey, LegalHold, RetentionPolicy
 from ttmemory.selectors.retention import POLICY_LIFETIMES, legal_holds, retention_effective
+from ttmemory.services.holds import legal_hold_lift, legal_hold_place
 from ttmemory.services.retention import (
-    legal_hold_lift,
-    legal_hold_place,
     policy_values,
     retention_policy_delete,
     retention_policy_set,

@@ -9,9 +9,10 @@ from ttmemory.services.facts import (
     profile_update,
 )
 from ttmemory.services.history import session_edit, session_fork, session_rewind
+from ttmemory.services.holds import legal_hold_lift, legal_hold_place
 from ttmemory.services.learning import facts_learn
 from ttmemory.services.namespaces import namespace_erase, session_state_update
-from ttmemory.services.retention import legal_hold_lift, legal_hold_place, prune_expired
+from ttmemory.services.prune import prune_expired
 from ttmemory.services.sessions import (
     message_add,
     message_add_many,

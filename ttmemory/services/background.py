@@ -23,7 +23,7 @@ from ttmemory.services.facts import facts_touch_recalled
 from ttmemory.services.learning import session_learn, session_summarise
 from ttmemory.services.learnjobs import learn_job_run
 from ttmemory.services.ledger import ledger_record_embedding, ledger_record_many
-from ttmemory.services.retention import prune_expired
+from ttmemory.services.prune import prune_expired
 
 
 @jobs.job("learn")

@@ -11,7 +11,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from ttmemory import events, jobs
+from ttmemory import jobs
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.longterm import blind
@@ -27,15 +27,13 @@ from ttmemory.models import (
 )
 from ttmemory.models.binding import derived_write
 from ttmemory.selectors.facts import facts_orphaned_by
-from ttmemory.services.holds import refuse_if_held
+from ttmemory.services.gate import Change, change
 from ttmemory.services.ledger import ledger_record_embedding
 from ttmemory.validation import (
     clean_datetime,
-    clean_identifier,
     clean_json_object,
     clean_kind,
     clean_metadata,
-    clean_namespace,
     clean_text,
     merged,
     refuse_invisible,
@@ -140,7 +138,21 @@ def fact_remember(
     namespace, text, kind or metadata, source seqs that name no message of that session (or
     more than ``MAX_SOURCE_SEQS``), or ``expires_at`` outside 1970-9999.
     """
-    namespace = clean_namespace(namespace, field="namespace")
+    # The embedding is computed outside any transaction; each attempt is a transaction.
+    with change("remember", namespace=namespace, atomic=False, hold="allow") as gate:
+        return _remember(gate, text, kind, metadata, source, expires_at, with_created)
+
+
+def _remember(
+    gate: Change,
+    text: Any,
+    kind: Any,
+    metadata: Mapping[str, Any] | None,
+    source: Any,
+    expires_at: dt.datetime | None,
+    with_created: bool,
+) -> Fact | tuple[Fact, bool]:
+    namespace = gate.namespace
     text = _clean_text(text)
     kind = clean_kind(kind)
     clean_meta = clean_metadata(metadata) if metadata is not None else None
@@ -163,9 +175,8 @@ def fact_remember(
                     namespace, text, kind, clean_meta, session_id, seqs, expires_at,
                     text_hash, (counts, length), vector, embedder.model,
                 )  # fmt: skip
-                events.emit(
+                gate.emit(
                     "fact.changed",
-                    namespace=namespace,
                     session_id=session_id,
                     counts={"added" if created else "updated": 1},
                     ids={"fact": fact.pk},
@@ -244,8 +255,8 @@ def fact_supersede(
     ``superseded_by`` (the chain), the new one is returned. Fact.DoesNotExist if ``fact_id``
     is not a current fact of ``namespace``.
     """
-    namespace = clean_identifier(namespace, field="namespace")
-    with transaction.atomic():
+    with change("supersede", namespace=namespace, stored=True, hold="allow") as gate:
+        namespace = gate.namespace
         old = Fact.objects.select_for_update().current().get(namespace=namespace, pk=fact_id)
         new = fact_remember(
             namespace=namespace,
@@ -258,9 +269,8 @@ def fact_supersede(
             Fact.objects.filter(pk=old.pk).update(
                 valid_to=timezone.now(), superseded_by=new, updated_at=timezone.now()
             )
-            events.emit(
+            gate.emit(
                 "fact.changed",
-                namespace=namespace,
                 counts={"superseded": 1},
                 ids={"fact": new.pk, "previous": old.pk},
             )
@@ -270,29 +280,28 @@ def fact_supersede(
 def fact_forget(*, namespace: str, fact_id: int) -> None:
     """Delete a fact and its index entries for good. Fact.DoesNotExist if not in ``namespace``;
     ``LegalHoldError`` (nothing deleted) while the namespace is under legal hold."""
-    namespace = clean_identifier(namespace, field="namespace")
-    with transaction.atomic():
-        fact = Fact.objects.get(namespace=namespace, pk=fact_id)
-        refuse_if_held(namespace=namespace, session_id=fact.source_session_id, action="forget")
+    with change("forget", namespace=namespace, stored=True, hold="check") as gate:
+        fact = Fact.objects.get(namespace=gate.namespace, pk=fact_id)
+        gate.refuse_if_held(session_id=fact.source_session_id)
         fact.delete()
-        events.emit(
-            "fact.changed", namespace=namespace, counts={"forgotten": 1}, ids={"fact": fact_id}
-        )
+        gate.emit("fact.changed", counts={"forgotten": 1}, ids={"fact": fact_id})
 
 
-def facts_supersede_sources(*, session: MemorySession, removed_seqs: Sequence[int]) -> list[Fact]:
-    """End (never delete) the facts whose only source messages are ``removed_seqs`` of ``session``.
+def facts_supersede_sources(*, gate: Change, removed_seqs: Sequence[int]) -> list[Fact]:
+    """End (never delete) the facts whose only source messages are ``removed_seqs`` of the
+    gate's session.
 
-    Used by rollback, which removes messages; ``facts_orphaned_by`` previews the same set.
+    Used inside the gate of a rollback or rewind, which remove messages; ``facts_orphaned_by``
+    previews the same set.
     """
+    session = gate.session
+    assert session is not None
     orphaned = facts_orphaned_by(session=session, removed_seqs=removed_seqs)
     if orphaned:
         now = timezone.now()
         Fact.objects.filter(pk__in=[f.pk for f in orphaned]).update(valid_to=now, updated_at=now)
-        events.emit(
+        gate.emit(
             "fact.changed",
-            namespace=session.namespace,
-            session_id=session.pk,
             counts={"ended": len(orphaned)},
             ids={"facts": [f.pk for f in orphaned]},
         )
@@ -338,7 +347,11 @@ def _upsert_usage(ids: list[int], count: int, now: dt.datetime) -> int:
 
 def facts_prune_expired(*, now: dt.datetime | None = None, batch_size: int = 1000) -> int:
     """Delete facts and profiles past ``expires_at``; returns how many facts went."""
-    now = now or timezone.now()
+    with change("prune facts", atomic=False, hold="allow"):
+        return _prune_facts(now or timezone.now(), batch_size)
+
+
+def _prune_facts(now: dt.datetime, batch_size: int) -> int:
     total = 0
     while True:
         with transaction.atomic():
@@ -373,21 +386,20 @@ def profile_update(
     is not a JSON object (or nests deeper than ``MAX_JSON_DEPTH``) and ``expires_at`` outside
     1970-9999.
     """
-    namespace = clean_namespace(namespace, field="namespace")
-    kind = clean_kind(kind)
-    if not isinstance(data, Mapping):
-        raise MemoryValidationError("data", "must be a JSON object")
-    clean = clean_json_object(data, field="data")
-    for key in clean:  # profile keys are identifiers: nothing invisible in them
-        refuse_invisible(key, field=f"data.{key}", ignorable_only=True)
-    if expires_at is not None:
-        expires_at = clean_datetime(expires_at, field="expires_at")
-    with transaction.atomic():
+    with change("profile update", namespace=namespace, hold="check") as gate:
+        kind = clean_kind(kind)
+        if not isinstance(data, Mapping):
+            raise MemoryValidationError("data", "must be a JSON object")
+        clean = clean_json_object(data, field="data")
+        for key in clean:  # profile keys are identifiers: nothing invisible in them
+            refuse_invisible(key, field=f"data.{key}", ignorable_only=True)
+        if expires_at is not None:
+            expires_at = clean_datetime(expires_at, field="expires_at")
         profile, created = Profile.objects.select_for_update().get_or_create(
-            namespace=namespace, kind=kind, defaults={"data": {}}
+            namespace=gate.namespace, kind=kind, defaults={"data": {}}
         )
         if not created:  # a held profile is kept as it is (a new one may still be written)
-            refuse_if_held(namespace=namespace, action="profile update")
+            gate.refuse_if_held()
         profile.data = merged(profile.data, clean)
         profile.expires_at = expires_at
         profile.updated_at = timezone.now()

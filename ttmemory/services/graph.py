@@ -18,8 +18,8 @@ from django.utils import timezone
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.models import Fact, GraphCheckpoint, GraphCheckpointWrite, GraphStoreItem, Profile
 from ttmemory.services.facts import MAX_FACT_CHARS, fact_forget, fact_remember
-from ttmemory.services.holds import refuse_if_held
-from ttmemory.validation import clean_json_object, clean_kind, clean_namespace
+from ttmemory.services.gate import Change, change
+from ttmemory.validation import clean_json_object, clean_kind
 
 # Facts that index store items carry this kind, so recall can be limited to them.
 STORE_FACT_KIND = "langgraph"
@@ -51,36 +51,36 @@ def graph_checkpoint_put(
     """Store a checkpoint of ``thread_id`` (replacing one with the same id), encrypted and bound
     to namespace, thread, checkpoint namespace and id. Raises MemoryValidationError naming the
     field for an id that is empty or too long."""
-    namespace = clean_namespace(namespace)
-    fields = {
-        "namespace": namespace,
-        "thread_id": _clean_id(thread_id, field="thread_id"),
-        "checkpoint_ns": _clean_id(checkpoint_ns, field="checkpoint_ns", empty=True),
-        "checkpoint_id": _clean_id(checkpoint_id, field="checkpoint_id", limit=64),
-    }
-    values = {
-        "parent_checkpoint_id": _clean_id(
-            parent_checkpoint_id or "", field="parent_checkpoint_id", limit=64, empty=True
-        ),
-        "run_id": str(run_id or "")[:64],
-        "checkpoint_type": checkpoint[0],
-        "checkpoint": checkpoint[1],
-        "metadata_type": metadata[0],
-        "metadata": metadata[1],
-    }
-    for _attempt in range(2):
-        try:
-            with transaction.atomic():
-                row = GraphCheckpoint.objects.select_for_update().filter(**fields).first()
-                if row is None:
-                    row = GraphCheckpoint(**fields)
-                for name, value in values.items():
-                    setattr(row, name, value)
-                row.save()
-                return row
-        except IntegrityError:
-            continue  # stored concurrently with the same id: replace that one
-    raise MemoryValidationError("checkpoint_id", "could not be stored (concurrent conflict)")
+    with change("checkpoint put", namespace=namespace, atomic=False, hold="allow") as gate:
+        fields = {
+            "namespace": gate.namespace,
+            "thread_id": _clean_id(thread_id, field="thread_id"),
+            "checkpoint_ns": _clean_id(checkpoint_ns, field="checkpoint_ns", empty=True),
+            "checkpoint_id": _clean_id(checkpoint_id, field="checkpoint_id", limit=64),
+        }
+        values = {
+            "parent_checkpoint_id": _clean_id(
+                parent_checkpoint_id or "", field="parent_checkpoint_id", limit=64, empty=True
+            ),
+            "run_id": str(run_id or "")[:64],
+            "checkpoint_type": checkpoint[0],
+            "checkpoint": checkpoint[1],
+            "metadata_type": metadata[0],
+            "metadata": metadata[1],
+        }
+        for _attempt in range(2):
+            try:
+                with transaction.atomic():
+                    row = GraphCheckpoint.objects.select_for_update().filter(**fields).first()
+                    if row is None:
+                        row = GraphCheckpoint(**fields)
+                    for name, value in values.items():
+                        setattr(row, name, value)
+                    row.save()
+                    return row
+            except IntegrityError:
+                continue  # stored concurrently with the same id: replace that one
+        raise MemoryValidationError("checkpoint_id", "could not be stored (concurrent conflict)")
 
 
 def graph_writes_put(
@@ -99,28 +99,27 @@ def graph_writes_put(
     regular write already stored at its ``idx`` is kept as it was (a retried task changes
     nothing).
     """
-    namespace = clean_namespace(namespace)
-    where = {
-        "namespace": namespace,
-        "thread_id": _clean_id(thread_id, field="thread_id"),
-        "checkpoint_ns": _clean_id(checkpoint_ns, field="checkpoint_ns", empty=True),
-        "checkpoint_id": _clean_id(checkpoint_id, field="checkpoint_id", limit=64),
-        "task_id": _clean_id(task_id, field="task_id"),
-    }
-    rows = [
-        GraphCheckpointWrite(
-            **where,
-            task_path=task_path or "",
-            idx=idx,
-            channel=_clean_id(channel, field="channel"),
-            value_type=value[0],
-            value=value[1],
-        )
-        for idx, channel, value in writes
-    ]
-    if not rows:
-        return 0
-    with transaction.atomic():
+    with change("writes put", namespace=namespace, hold="allow") as gate:
+        where = {
+            "namespace": gate.namespace,
+            "thread_id": _clean_id(thread_id, field="thread_id"),
+            "checkpoint_ns": _clean_id(checkpoint_ns, field="checkpoint_ns", empty=True),
+            "checkpoint_id": _clean_id(checkpoint_id, field="checkpoint_id", limit=64),
+            "task_id": _clean_id(task_id, field="task_id"),
+        }
+        rows = [
+            GraphCheckpointWrite(
+                **where,
+                task_path=task_path or "",
+                idx=idx,
+                channel=_clean_id(channel, field="channel"),
+                value_type=value[0],
+                value=value[1],
+            )
+            for idx, channel, value in writes
+        ]
+        if not rows:
+            return 0
         replaced = [row.idx for row in rows if row.idx < 0]
         if replaced:
             GraphCheckpointWrite.objects.filter(**where, idx__in=replaced).delete()
@@ -139,20 +138,19 @@ def _writes_of(checkpoints: Iterable[GraphCheckpoint]) -> Q:
 
 def graph_thread_delete(*, namespace: str, thread_id: str) -> int:
     """Delete every checkpoint and write of ``thread_id``; returns checkpoints deleted."""
-    namespace = clean_namespace(namespace)
-    with transaction.atomic():
-        refuse_if_held(namespace=namespace, action="thread delete")
-        GraphCheckpointWrite.objects.filter(namespace=namespace, thread_id=thread_id).delete()
-        return GraphCheckpoint.objects.filter(namespace=namespace, thread_id=thread_id).delete()[0]
+    with change("thread delete", namespace=namespace) as gate:
+        rows = {"namespace": gate.namespace, "thread_id": thread_id}
+        GraphCheckpointWrite.objects.filter(**rows).delete()
+        return GraphCheckpoint.objects.filter(**rows).delete()[0]
 
 
 def graph_thread_copy(*, namespace: str, source_thread_id: str, target_thread_id: str) -> int:
     """Copy every checkpoint and write of one thread to another (re-encrypted for the target,
     whose existing rows with the same ids are replaced); returns checkpoints copied.
     Raises MemoryValidationError when the source thread has no checkpoint."""
-    namespace = clean_namespace(namespace)
-    target = _clean_id(target_thread_id, field="target_thread_id")
-    with transaction.atomic():
+    with change("thread copy", namespace=namespace, hold="allow") as gate:
+        namespace = gate.namespace
+        target = _clean_id(target_thread_id, field="target_thread_id")
         checkpoints = list(GraphCheckpoint.objects.for_thread(namespace, source_thread_id))
         if not checkpoints:
             raise MemoryValidationError("source_thread_id", "has no checkpoint to copy")
@@ -200,11 +198,10 @@ def graph_threads_prune(
 ) -> int:
     """Delete the checkpoints of ``thread_ids`` (with their writes), all of them or all but the
     newest per checkpoint namespace; returns checkpoints deleted."""
-    namespace = clean_namespace(namespace)
     deleted = 0
-    with transaction.atomic():
+    with change("checkpoint delete", namespace=namespace, hold="check") as gate:
         for thread_id in dict.fromkeys(thread_ids):
-            rows = GraphCheckpoint.objects.for_thread(namespace, thread_id).order_by(
+            rows = GraphCheckpoint.objects.for_thread(gate.namespace, thread_id).order_by(
                 "checkpoint_ns", "-checkpoint_id"
             )
             doomed: list[GraphCheckpoint] = []
@@ -214,28 +211,28 @@ def graph_threads_prune(
                     seen.add(cp.checkpoint_ns)
                     continue
                 doomed.append(cp)
-            deleted += _delete_checkpoints(namespace, doomed)
+            deleted += _delete_checkpoints(gate, doomed)
     return deleted
 
 
 def graph_runs_delete(*, namespace: str, run_ids: Sequence[str]) -> int:
     """Delete the checkpoints made by runs ``run_ids`` (with their writes); returns how many."""
-    namespace = clean_namespace(namespace)
-    wanted = [str(r) for r in run_ids if r]
-    if not wanted:
-        return 0
-    with transaction.atomic():
+    with change("checkpoint delete", namespace=namespace, hold="check") as gate:
+        wanted = [str(r) for r in run_ids if r]
+        if not wanted:
+            return 0
         doomed = list(
-            GraphCheckpoint.objects.filter(namespace=namespace, run_id__in=wanted).only(
+            GraphCheckpoint.objects.filter(namespace=gate.namespace, run_id__in=wanted).only(
                 "pk", "thread_id", "checkpoint_ns", "checkpoint_id"
             )
         )
-        return _delete_checkpoints(namespace, doomed)
+        return _delete_checkpoints(gate, doomed)
 
 
-def _delete_checkpoints(namespace: str, doomed: Sequence[GraphCheckpoint]) -> int:
+def _delete_checkpoints(gate: Change, doomed: Sequence[GraphCheckpoint]) -> int:
+    namespace = gate.namespace
     if doomed:
-        refuse_if_held(namespace=namespace, action="checkpoint delete")
+        gate.refuse_if_held()
     for start in range(0, len(doomed), 200):
         chunk = doomed[start : start + 200]
         GraphCheckpointWrite.objects.filter(namespace=namespace).filter(_writes_of(chunk)).delete()
@@ -259,7 +256,19 @@ def graph_item_put(
     Items with the same index text share one fact; a fact no item refers to any more is
     forgotten. Raises MemoryValidationError naming the field for a bad key, path or value.
     """
-    namespace = clean_namespace(namespace)
+    with change("item put", namespace=namespace, atomic=False, hold="allow") as gate:
+        return _item_put(gate, path, key, value, index_text, ttl_minutes)
+
+
+def _item_put(
+    gate: Change,
+    path: str,
+    key: str,
+    value: Mapping[str, Any],
+    index_text: str | None,
+    ttl_minutes: float | None,
+) -> GraphStoreItem:
+    namespace = gate.namespace
     key = _clean_id(key, field="key")
     path = _clean_id(path, field="path", limit=1024, empty=True)
     if not isinstance(value, Mapping):
@@ -303,8 +312,8 @@ def graph_item_put(
 def graph_item_delete(*, namespace: str, path: str, key: str) -> bool:
     """Delete the item ``key`` at ``path`` (and its fact, when no other item shares it);
     False when there was none."""
-    namespace = clean_namespace(namespace)
-    with transaction.atomic():
+    with change("item delete", namespace=namespace, hold="allow") as gate:
+        namespace = gate.namespace
         item = (
             GraphStoreItem.objects.select_for_update()
             .filter(namespace=namespace, path=path, key=key)
@@ -322,12 +331,11 @@ def graph_item_delete(*, namespace: str, path: str, key: str) -> bool:
 
 def graph_items_touch(*, namespace: str, item_ids: Sequence[int]) -> int:
     """Restart the time to live of these items (those that have one); returns items touched."""
-    namespace = clean_namespace(namespace)
     now = timezone.now()
     touched = 0
-    with transaction.atomic():
+    with change("item touch", namespace=namespace, hold="allow") as gate:
         rows = GraphStoreItem.objects.filter(
-            namespace=namespace, pk__in=list(item_ids), ttl_minutes__isnull=False
+            namespace=gate.namespace, pk__in=list(item_ids), ttl_minutes__isnull=False
         ).only("pk", "ttl_minutes", "fact_id")
         for item in rows:
             expires_at = _expiry(now, item.ttl_minutes)
@@ -341,7 +349,7 @@ def graph_items_touch(*, namespace: str, item_ids: Sequence[int]) -> int:
 def graph_items_sweep(*, now: dt.datetime | None = None) -> int:
     """Delete expired items (their facts expire with them); returns how many."""
     now = now or timezone.now()
-    with transaction.atomic():
+    with change("item sweep", hold="allow"):
         expired = GraphStoreItem.objects.filter(expires_at__lte=now)
         facts = set(expired.exclude(fact=None).values_list("namespace", "fact_id"))
         deleted: int = expired.delete()[0]
@@ -356,7 +364,14 @@ def graph_profile_put(
     """Replace the namespace's ``kind`` profile with ``data`` (a store's put: the whole value,
     not ``profile_update``'s merge); ``ttl_minutes`` sets ``expires_at``. Raises
     MemoryValidationError naming the field for a bad kind or data."""
-    namespace = clean_namespace(namespace)
+    with change("profile put", namespace=namespace, atomic=False, hold="allow") as gate:
+        return _profile_put(gate, kind, data, ttl_minutes)
+
+
+def _profile_put(
+    gate: Change, kind: str, data: Mapping[str, Any], ttl_minutes: float | None
+) -> Profile:
+    namespace = gate.namespace
     kind = clean_kind(kind, field="key")
     if not isinstance(data, Mapping):
         raise MemoryValidationError("value", "must be a JSON object")
@@ -385,9 +400,8 @@ def graph_profile_put(
 
 def graph_profile_delete(*, namespace: str, kind: str) -> bool:
     """Delete the namespace's ``kind`` profile; False when there was none."""
-    namespace = clean_namespace(namespace)
-    with transaction.atomic():
-        return Profile.objects.filter(namespace=namespace, kind=kind).delete()[0] > 0
+    with change("profile delete", namespace=namespace, hold="allow") as gate:
+        return Profile.objects.filter(namespace=gate.namespace, kind=kind).delete()[0] > 0
 
 
 def _expiry(now: dt.datetime, ttl_minutes: float | None) -> dt.datetime | None:

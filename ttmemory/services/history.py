@@ -14,8 +14,6 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ttmemory import events
-from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import HistoryPointError, MemoryValidationError
 from ttmemory.models import MemorySession, Message, SnapshotKind
@@ -23,7 +21,7 @@ from ttmemory.results import RollbackResult
 from ttmemory.selectors.history import HistoryCut, history_cut, summary_covers_after
 from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.facts import facts_supersede_sources
-from ttmemory.services.holds import refuse_if_held
+from ttmemory.services.gate import Change, change
 from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
     SEQ_CHUNK,
@@ -72,9 +70,9 @@ def session_rewind(
     to_seq = clean_count(to_seq, field="to_seq", minimum=1)
     label = _label(f"before rewind to #{to_seq}", reason)
     mode = rewind_mode()
-    with session_lock(session):
+    with change("rewind", session=session, hold="check") as gate:
         if mode == "delete":
-            refuse_if_held(namespace=session.namespace, session_id=session.pk, action="rewind")
+            gate.refuse_if_held()
         touch_session(session)
         cut = history_cut(session=session, seq=to_seq)
         safety = take_snapshot_locked(
@@ -111,12 +109,10 @@ def session_rewind(
             # not summarised again (that would bring the removed turns back).
             MemorySession.objects.filter(pk=session.pk).update(summary=None)
             session.summary = None
-        superseded = facts_supersede_sources(session=session, removed_seqs=removed)
+        superseded = facts_supersede_sources(gate=gate, removed_seqs=removed)
         apply_retention_locked(session, protect={safety.pk})
-        events.emit(
+        gate.emit(
             "session.rewound",
-            namespace=session.namespace,
-            session_id=session.pk,
             counts={
                 "removed": len(removed),
                 "removed_tokens": cut.after_tokens,
@@ -151,12 +147,12 @@ def session_fork(
     if at_seq is not None:
         at_seq = clean_count(at_seq, field="at_seq", minimum=0)
     key = _fork_key(session, key)
-    with transaction.atomic(), session_lock(session):
+    with change("fork", session=session, hold="allow") as gate:
         if at_seq is None:
             cut = history_cut(session=session, seq=_last_live_seq(session), allow_start=True)
-            return _fork_locked(session, cut, key=key, whole=True)
+            return _fork_locked(gate, cut, key=key, whole=True)
         cut = history_cut(session=session, seq=at_seq, field="at_seq", allow_start=True)
-        return _fork_locked(session, cut, key=key, whole=False)
+        return _fork_locked(gate, cut, key=key, whole=False)
 
 
 def session_edit(
@@ -177,38 +173,38 @@ def session_edit(
     """
     seq = clean_count(seq, field="seq", minimum=1)
     key = _fork_key(session, key)
-    with transaction.atomic():
-        with session_lock(session):
-            if not Message.objects.live().filter(session=session, seq=seq).exists():
-                raise HistoryPointError(
-                    "seq", f"#{seq} is not a live message of this session", seq=seq
-                )
-            before = (
-                Message.objects.live()
-                .filter(session=session, seq__lt=seq)
-                .order_by("-seq")
-                .values_list("seq", flat=True)
-                .first()
-            ) or 0
-            try:
-                cut = history_cut(session=session, seq=before, field="seq", allow_start=True)
-            except HistoryPointError as exc:
-                first, last = exc.group or (before, before)  # ``before`` is live: a group
-                raise HistoryPointError(
-                    "seq",
-                    f"the history before #{seq} ends inside the tool group #{first}-#{last} "
-                    "(a tool call and its results are kept whole); edit a message outside "
-                    "the group",
-                    seq=seq,
-                    group=exc.group,
-                ) from None
-            fork = _fork_locked(session, cut, key=key, whole=False)
+    # The parent's lock is held to the commit, so through the append to the fork as well.
+    with change("edit", session=session, hold="allow") as gate:
+        if not Message.objects.live().filter(session=session, seq=seq).exists():
+            raise HistoryPointError("seq", f"#{seq} is not a live message of this session", seq=seq)
+        before = (
+            Message.objects.live()
+            .filter(session=session, seq__lt=seq)
+            .order_by("-seq")
+            .values_list("seq", flat=True)
+            .first()
+        ) or 0
+        try:
+            cut = history_cut(session=session, seq=before, field="seq", allow_start=True)
+        except HistoryPointError as exc:
+            first, last = exc.group or (before, before)  # ``before`` is live: a group
+            raise HistoryPointError(
+                "seq",
+                f"the history before #{seq} ends inside the tool group #{first}-#{last} "
+                "(a tool call and its results are kept whole); edit a message outside "
+                "the group",
+                seq=seq,
+                group=exc.group,
+            ) from None
+        fork = _fork_locked(gate, cut, key=key, whole=False)
         message_add(session=fork, message=message)
     return fork
 
 
-def _fork_locked(parent: MemorySession, cut: HistoryCut, *, key: str, whole: bool) -> MemorySession:
-    """Create the fork of ``parent`` at ``cut``. Call holding the parent's lock."""
+def _fork_locked(gate: Change, cut: HistoryCut, *, key: str, whole: bool) -> MemorySession:
+    """Create the fork of the gate's session at ``cut``. Call holding the parent's lock."""
+    parent = gate.session
+    assert parent is not None
     values = (
         MemorySession.objects.filter(pk=parent.pk)
         .values_list(
@@ -255,9 +251,8 @@ def _fork_locked(parent: MemorySession, cut: HistoryCut, *, key: str, whole: boo
         # Plain values: each field encrypts the message for its new row (session, seq).
         copies.append(Message(session=fork, namespace=fork.namespace, **fields))
     insert_messages(copies)
-    events.emit(
+    gate.emit(
         "session.forked",
-        namespace=parent.namespace,
         session_id=fork.pk,
         counts={"messages": len(rows)},
         ids={"parent": parent.pk, "forked_at_seq": forked_at},

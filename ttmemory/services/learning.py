@@ -9,13 +9,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from ttmemory import conversation, events, telemetry
+from ttmemory import conversation, telemetry
 from ttmemory.backends.llm import LLMResponse, get_llm
-from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
 from ttmemory.fields import seal
@@ -23,13 +21,12 @@ from ttmemory.longterm import blind, extraction, slots, statements
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange, FactChanges
 from ttmemory.selectors.facts import fact_list, fact_recall, profile_get
-from ttmemory.selectors.retention import legal_hold_find
 from ttmemory.services.episodes import index_delete_archived_upto
 from ttmemory.services.facts import fact_remember, fact_supersede
+from ttmemory.services.gate import Change, change
 from ttmemory.services.ledger import budget_left, ledger_record, llm_rate_take
 from ttmemory.services.sessions import session_trim
 from ttmemory.text import normalise_terms, normalise_text
-from ttmemory.validation import clean_identifier
 
 logger = logging.getLogger(__name__)
 # Existing facts shown to the LLM extractor: the closest by recall, then the newest.
@@ -63,7 +60,16 @@ def facts_learn(
     skip recorded in the ledger, when the namespace's daily token budget is spent. Raises
     LLMError when the LLM fails (tasks retry). See docs/memory.md.
     """
-    namespace = clean_identifier(namespace, field="namespace")
+    # The LLM runs outside any transaction; each fact is written by its own service.
+    with change("learn", namespace=namespace, stored=True, atomic=False, hold="allow") as gate:
+        return _learn(gate.namespace, messages, source)
+
+
+def _learn(
+    namespace: str,
+    messages: Sequence[dict[str, Any]],
+    source: tuple[MemorySession, list[int]] | None,
+) -> FactChanges:
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
         raise MemoryValidationError("messages", "must be a list of message objects")
     messages = [dict(m) for m in messages if isinstance(m, dict)]
@@ -304,16 +310,14 @@ def _slot_facts(namespace: str, slot: str) -> Any:
 def _retract(namespace: str, fact: Fact) -> Fact:
     """End ``fact`` (``valid_to``, no successor): no longer true, kept as history."""
     now = timezone.now()
-    with transaction.atomic():
+    with change("retract", namespace=namespace, stored=True, hold="allow") as gate:
         ended = (
             Fact.objects.current()
-            .filter(namespace=namespace, pk=fact.pk)
+            .filter(namespace=gate.namespace, pk=fact.pk)
             .update(valid_to=now, updated_at=now)
         )
-    if ended:
-        events.emit(
-            "fact.changed", namespace=namespace, counts={"retracted": 1}, ids={"fact": fact.pk}
-        )
+        if ended:
+            gate.emit("fact.changed", counts={"retracted": 1}, ids={"fact": fact.pk})
     fact.valid_to = now
     return fact
 
@@ -505,6 +509,12 @@ def session_learn(*, session_id: int, upto_seq: int) -> list[FactChange]:
     session = MemorySession.objects.filter(pk=session_id).first()
     if session is None or upto_seq <= session.learned_upto_seq:
         return []
+    # The LLM runs with no lock or transaction held; the mark moves by one conditional update.
+    with change("learn", session=session, lock=False, atomic=False, hold="allow") as gate:
+        return _learn_session(gate, session, upto_seq)
+
+
+def _learn_session(gate: Change, session: MemorySession, upto_seq: int) -> list[FactChange]:
     rows = list(
         Message.objects.filter(session=session, seq__gt=session.learned_upto_seq, seq__lte=upto_seq)
         .order_by("seq")
@@ -531,10 +541,8 @@ def session_learn(*, session_id: int, upto_seq: int) -> list[FactChange]:
     MemorySession.objects.filter(pk=session.pk, learned_upto_seq__lt=upto_seq).update(
         learned_upto_seq=upto_seq
     )
-    events.emit(
+    gate.emit(
         "session.learned",
-        namespace=session.namespace,
-        session_id=session.pk,
         counts={
             "messages": len(rows),
             **{a.lower(): sum(c.action == a for c in changes) for a in extraction.ACTIONS},
@@ -578,7 +586,7 @@ def session_summarise(*, session_id: int) -> bool:
     new_messages = [data for _, data in rows]
     summary = _summarise(session.namespace, previous, new_messages)
     upto = rows[-1][0]
-    with session_lock(session):
+    with change("summarise", session=session, hold="allow") as gate:
         # Stored only if no trim, clear, rollback or other summary changed the archive or the
         # summary while the LLM ran (a rollback may restore an equal summary_upto_seq).
         updated = MemorySession.objects.filter(
@@ -594,17 +602,14 @@ def session_summarise(*, session_id: int) -> bool:
                 "session %s changed while it was summarised; the summary was not stored",
                 session.pk,
             )
-        held = legal_hold_find(namespace=session.namespace, session_id=session.pk)
-        if updated and app_settings.TRIM_MODE == "delete" and held is None:
+        if updated and app_settings.TRIM_MODE == "delete" and gate.held() is None:
             index_delete_archived_upto(session, upto)
             Message.objects.filter(
                 Q(session=session) & Q(archived_at__isnull=False) & Q(seq__lte=upto)
             ).delete()
         if updated:
-            events.emit(
+            gate.emit(
                 "session.summarised",
-                namespace=session.namespace,
-                session_id=session.pk,
                 counts={"messages": len(rows)},
                 ids={"upto_seq": upto},
             )

@@ -6,11 +6,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from django.db import models, transaction
+from django.db import models
 from django.utils import timezone
 
-from ttmemory import events
-from ttmemory.backends.locks import get_lock, session_lock, session_lock_hold
+from ttmemory.backends.locks import get_lock, session_lock_hold
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.fields import seal
 from ttmemory.models import (
@@ -35,9 +34,9 @@ from ttmemory.models import (
     Snapshot,
 )
 from ttmemory.results import ErasureReceipt
-from ttmemory.services.holds import refuse_if_held
+from ttmemory.services.gate import change
 from ttmemory.services.rows import SEQ_CHUNK
-from ttmemory.validation import clean_identifier, clean_json_object, merged
+from ttmemory.validation import clean_json_object, merged
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +57,11 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
     for the namespace find nothing and do nothing. Raises ``LegalHoldError`` naming the hold,
     deleting nothing, while the namespace or any of its sessions is under legal hold.
     """
-    namespace = clean_identifier(namespace, field="namespace")
-    with transaction.atomic():
+    # Every session's lock is taken below (not one session's): the hold is checked after.
+    with change("erase", namespace=namespace, stored=True, hold="check") as gate:
+        namespace = gate.namespace
         session_ids = _lock_sessions(namespace)
-        refuse_if_held(namespace=namespace, action="erase", any_session=True)
+        gate.refuse_if_held(any_session=True)
         counts = {
             "message": _delete_for_sessions(Message, session_ids),
             "message_term": _delete_for_sessions(MessageTerm, session_ids),
@@ -88,7 +88,7 @@ def namespace_erase(*, namespace: str) -> ErasureReceipt:
         FactGeneration.objects.filter(namespace=namespace).delete()
         counts["memory_session"] = _delete_for_sessions(MemorySession, session_ids)
         kept = {"audit_entry": AuditEntry.objects.filter(namespace=namespace).count()}
-        events.emit("namespace.erased", namespace=namespace, counts=counts)
+        gate.emit("namespace.erased", counts=counts)
     redis_keys = _erase_redis_keys(session_ids)
     return ErasureReceipt(
         namespace=namespace,
@@ -146,8 +146,7 @@ def session_state_update(*, session: MemorySession, values: Mapping[str, Any]) -
     if not isinstance(values, Mapping) or not all(isinstance(k, str) and k for k in values):
         raise MemoryValidationError("values", "must be a JSON object with non-empty string keys")
     clean = clean_json_object(values, field="values")
-    with session_lock(session):
-        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="state update")
+    with change("state update", session=session):
         current = MemorySession.objects.filter(pk=session.pk).values_list("state", flat=True).get()
         state = merged(current, clean)
         MemorySession.objects.filter(pk=session.pk).update(

@@ -9,8 +9,6 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from ttmemory import events
-from ttmemory.backends.locks import session_lock
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import DecryptionError, MemoryValidationError, SnapshotIntegrityError
 from ttmemory.fields import seal
@@ -19,7 +17,7 @@ from ttmemory.results import RollbackResult
 from ttmemory.selectors.retention import legal_hold_find
 from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.facts import facts_supersede_sources
-from ttmemory.services.holds import refuse_if_held
+from ttmemory.services.gate import change
 from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
     SEQ_CHUNK,
@@ -45,13 +43,11 @@ def snapshot_create(
     label = _clean_label(label)
     if kind not in SnapshotKind.values:
         raise MemoryValidationError("kind", f"must be one of {', '.join(SnapshotKind.values)}")
-    with session_lock(session):
+    with change("snapshot", session=session, hold="allow") as gate:
         snapshot = take_snapshot_locked(session, label=label, kind=kind, created_by=created_by)
         apply_retention_locked(session, protect={snapshot.pk})
-        events.emit(
+        gate.emit(
             "snapshot.created",
-            namespace=session.namespace,
-            session_id=session.pk,
             counts={"messages": snapshot.message_count},
             ids={"snapshot": snapshot.pk},
         )
@@ -92,7 +88,7 @@ def snapshot_rollback_detailed(
     """``snapshot_rollback`` returning what changed: seqs removed and restored, facts ended."""
     if snapshot.session_id != session.pk:
         raise MemoryValidationError("snapshot", "belongs to another session")
-    with session_lock(session):
+    with change("rollback", session=session, hold="check") as gate:
         stored = Snapshot.objects.filter(pk=snapshot.pk, session=session).first()
         if stored is None:
             raise MemoryValidationError("snapshot", "no longer exists (removed by retention?)")
@@ -104,7 +100,7 @@ def snapshot_rollback_detailed(
             ) from exc
         verify_payload(stored, payload)
         # A rollback deletes live messages (safe or not): a hold freezes them.
-        refuse_if_held(namespace=session.namespace, session_id=session.pk, action="rollback")
+        gate.refuse_if_held()
         safety = None
         if safe:
             safety = take_snapshot_locked(
@@ -117,12 +113,10 @@ def snapshot_rollback_detailed(
         wanted = {m["seq"] for m in payload["messages"]}
         removed = sorted(live - wanted)
         restore_locked(session, payload)
-        superseded = facts_supersede_sources(session=session, removed_seqs=removed)
+        superseded = facts_supersede_sources(gate=gate, removed_seqs=removed)
         apply_retention_locked(session, protect={safety.pk} if safety else set())
-        events.emit(
+        gate.emit(
             "snapshot.rolled_back",
-            namespace=session.namespace,
-            session_id=session.pk,
             counts={
                 "removed": len(removed),
                 "restored": len(wanted - live),

@@ -7,7 +7,6 @@ from typing import Any, cast
 from agents.items import TResponseInputItem
 from agents.memory.session_settings import SessionSettings, resolve_session_limit
 from asgiref.sync import sync_to_async
-from django.db import transaction
 
 from ttmemory import memory
 from ttmemory.exceptions import MemoryValidationError
@@ -113,16 +112,18 @@ class TTMemorySession:
 
 
 def _pop_item(session: MemorySession) -> dict[str, Any] | None:
-    """Pop the newest message; when it carried several items, append all but the last back.
+    """Pop the newest message; when it carried several items, all but the last go back.
 
-    One transaction under the session lock (taken by the pop, held until commit), so no
-    reader or writer sees the message gone and its other items not yet back.
+    One service call (``message_pop`` with ``put_back``): one transaction under the session
+    lock, so no reader or writer sees the message gone and its other items not yet back.
     """
-    with transaction.atomic():
-        message = message_pop(session=session)
-        if message is None:
-            return None
-        items = items_from_messages([message])
-        if len(items) > 1:
-            memory.message_add_many(session=session, messages=messages_from_items(items[:-1]))
+    message = message_pop(session=session, put_back=_all_but_last_item)
+    if message is None:
+        return None
+    items = items_from_messages([message])
     return items[-1] if items else None
+
+
+def _all_but_last_item(message: dict[str, Any]) -> list[dict[str, Any]]:
+    items = items_from_messages([message])
+    return messages_from_items(items[:-1]) if len(items) > 1 else []

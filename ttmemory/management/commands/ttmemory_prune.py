@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ttmemory.services.retention import prune_expired
+from ttmemory.services.prune import prune_expired
 
 # Report lines, in the order they are printed: (count key, label).
 LINES = (
