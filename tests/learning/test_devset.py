@@ -34,8 +34,10 @@ def _has(text: str, terms: list[str]) -> bool:
     return all(term.lower() in low for term in terms)
 
 
-def score(conversation: Conversation) -> dict[str, list[int]]:
-    """Hits and totals of one conversation: {metric: [hits, total]}."""
+def score(conversation: Conversation, failed: list[str] | None = None) -> dict[str, list[int]]:
+    """Hits and totals of one conversation: {metric: [hits, total]} (``failed`` collects what
+    went wrong, for a reader of ``-s``)."""
+    failed = failed if failed is not None else []
     namespace = "dev-" + conversation["id"]
     session = memory.session_open(namespace=namespace, key="chat")
     for text in conversation["said"]:
@@ -48,17 +50,29 @@ def score(conversation: Conversation) -> dict[str, list[int]]:
         recalled = [f.text for f in memory.fact_recall(namespace=namespace, query=query, k=5).facts]
         result["current"][0] += any(_has(text, terms) for text in recalled)
         result["current"][1] += 1
-        result["learned"][0] += any(_has(text, terms) for text in active)
+        learned = any(_has(text, terms) for text in active)
+        result["learned"][0] += learned
         result["learned"][1] += 1
+        if not learned:
+            failed.append(f"not learned: {terms}")
     for term in conversation.get("stale", []):
-        result["stale"][0] += not any(term.lower() in text.lower() for text in active)
+        still = [text for text in active if term.lower() in text.lower()]
+        result["stale"][0] += not still
         result["stale"][1] += 1
+        if still:
+            failed.append(f"stale {term!r} still current: {still}")
     for term in conversation.get("never", []):
-        result["never"][0] += not any(term.lower() in text.lower() for text in every)
+        stored = [text for text in every if term.lower() in text.lower()]
+        result["never"][0] += not stored
         result["never"][1] += 1
+        if stored:
+            failed.append(f"never {term!r} stored: {stored}")
     for text in active:
-        result["precision"][0] += any(_has(text, terms) for _, terms in wanted)
+        true = any(_has(text, terms) for _, terms in wanted)
+        result["precision"][0] += true
         result["precision"][1] += 1
+        if not true:
+            failed.append(f"not asked for: {text!r}")
     return result
 
 
