@@ -361,7 +361,10 @@ CONVERSATIONS: list[Conversation] = [
         "id": "de2-reloc-1",
         "lang": "de",
         "cat": "relocation",
-        "said": ["Ich wohne in Köln", "Wir sind im Sommer nach Hamburg gezogen, die Wohnung ist super"],
+        "said": [
+            "Ich wohne in Köln",
+            "Wir sind im Sommer nach Hamburg gezogen, die Wohnung ist super",
+        ],
         "current": [("Wohnort", ["Hamburg"])],
         "stale": ["Köln"],
     },
