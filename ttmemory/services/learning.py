@@ -107,6 +107,12 @@ def facts_learn(
 DEDUPE_SIMILARITY = 0.5
 # Neighbours recalled to look for a fact said before in other words.
 DEDUPE_NEIGHBOURS = 5
+# A correction said in a later turn ("sorry, I meant Friday") looks this far back for the fact
+# holding a value of its class.
+CORRECTED_WITHIN = 5
+# Current facts stored without a slot (by an LLM that named none, or an earlier release) that
+# are read again for the slot of a new value: the newest ones.
+UNSLOTTED_WITHIN = 200
 
 
 def _subject(namespace: str) -> str:
@@ -266,7 +272,10 @@ def _apply(
             )
         if candidate.change == "previous":
             # An old value ("moved from Paris"): history only, stored when nothing is current.
-            if candidate.slot and _slot_facts(namespace, candidate.slot).exists():
+            if candidate.slot and (
+                _slot_facts(namespace, candidate.slot).exists()
+                or _unslotted(namespace, candidate.slot, subject) is not None
+            ):
                 continue
         elif previous is None and candidate.change == "replace":
             previous, action = _replaced(namespace, candidate, subject)
@@ -301,6 +310,22 @@ def _slot_facts(namespace: str, slot: str) -> Any:
     return Fact.objects.current().filter(namespace=namespace, metadata__slot__in=names)
 
 
+def _unslotted(namespace: str, slot: str, subject: str) -> Fact | None:
+    """The newest current fact stored without a slot that says ``slot`` (read again by today's
+    rules: "The user lives in Leeds" stored by an LLM that named no slot is ``location``), so a
+    new value supersedes it as it would a slotted one; None when there is none."""
+    unslotted = (
+        Fact.objects.current()
+        .filter(namespace=namespace)
+        .filter(Q(metadata__slot__isnull=True) | Q(metadata__slot=""))
+        .order_by("-pk")[:UNSLOTTED_WITHIN]
+    )
+    for fact in unslotted:
+        if statements.infer_slot(fact.text, subject=subject) == slot:
+            return fact
+    return None
+
+
 def _retract(namespace: str, fact: Fact) -> Fact:
     """End ``fact`` (``valid_to``, no successor): no longer true, kept as history."""
     now = timezone.now()
@@ -329,7 +354,8 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
     if candidate.target_id is not None:
         return list(Fact.objects.current().filter(namespace=namespace, pk=candidate.target_id))
     if candidate.slot and not candidate.value and candidate.change == "retract":
-        return list(_slot_facts(namespace, candidate.slot))
+        unslotted = _unslotted(namespace, candidate.slot, subject)
+        return [*_slot_facts(namespace, candidate.slot), *([unslotted] if unslotted else [])]
     found: dict[int, Fact] = {}
     if candidate.slot:
         for fact in _slot_facts(namespace, candidate.slot):
@@ -425,15 +451,26 @@ def _corrected(
     subject: str,
     source: tuple[MemorySession, list[int]] | None,
 ) -> extraction.Candidate:
-    """ "Sorry, I meant Tuesday" said in a later turn: the newest fact learned in the session (or
-    the namespace) with its value swapped, superseding it; no text when there is none."""
+    """ "Sorry, I meant Tuesday" said in a later turn: a fact learned recently in the session (or
+    the namespace) with its value swapped, superseding it; no text when there is none.
+
+    A dated correction (a weekday, a month, a number) corrects the newest of the last
+    ``CORRECTED_WITHIN`` facts holding a word of its class ("I have a dentist appointment on
+    Thursday", "I'm vegetarian", "sorry, I meant Friday"); anything else the newest fact.
+    """
     facts = Fact.objects.current().filter(namespace=namespace)
     if source is not None:
         facts = facts.filter(source_session=source[0])
-    latest = facts.order_by("-pk").first()
-    if latest is None:
+    recent = list(facts.order_by("-pk")[:CORRECTED_WITHIN])
+    if not recent:
         return dataclasses.replace(candidate, text="")
-    text = statements.correct_value(latest.text, candidate.value)
+    latest, text = recent[0], ""
+    for fact in recent:
+        swapped = statements.correct_value(fact.text, candidate.value, by_class_only=True)
+        if swapped != fact.text:
+            latest, text = fact, swapped
+            break
+    text = text or statements.correct_value(latest.text, candidate.value)
     if text == latest.text or statements.quality_problem(text) is not None:
         return dataclasses.replace(candidate, text="")
     return dataclasses.replace(
@@ -467,7 +504,9 @@ def _existing(
         return same, "NOOP" if same.text == candidate.text else "UPDATE"
     slot = candidate.slot
     if slot and slots.is_single_valued(slot):
-        slotted = _slot_facts(namespace, slot).order_by("-pk").first()
+        slotted = _slot_facts(namespace, slot).order_by("-pk").first() or _unslotted(
+            namespace, slot, subject
+        )
         if slotted is not None:
             same_value = statements.canonical(slotted.text, subject=subject) == key
             return slotted, "NOOP" if same_value else "SUPERSEDE"
