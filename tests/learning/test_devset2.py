@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.learning.devset_natural2 import CONVERSATIONS
+from tests.learning.devset_natural2 import CONVERSATIONS, CONVERSATIONS_B
 from tests.learning.test_devset import score
 
 pytestmark = pytest.mark.contract
@@ -21,10 +21,12 @@ FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision
 def test_the_second_development_set_scores_at_least_its_floors(db: Any, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
     table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for conversation in CONVERSATIONS:
+    for conversation in CONVERSATIONS + CONVERSATIONS_B:
         failed: list[str] = []
         for metric, (hits, total) in score(conversation, failed).items():
-            for group in ("all", "lang:" + conversation["lang"], "cat:" + conversation["cat"]):
+            part = "all:B" if conversation in CONVERSATIONS_B else "all:A"
+            groups = ("all", part, "lang:" + conversation["lang"], "cat:" + conversation["cat"])
+            for group in groups:
                 table[group][metric][0] += hits
                 table[group][metric][1] += total
         for failure in failed:
