@@ -124,6 +124,7 @@ def _subject(namespace: str) -> str:
 
 
 _NAME = re.compile(r"[^\W\d_][\w'. -]{0,39}")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 def _prepare(
@@ -516,13 +517,13 @@ def _existing(
         return None, "ADD"
     terms = statements.content_terms(candidate.text, subject=subject)
     best: tuple[float, Fact | None] = (0.0, None)
-    value = normalise_text(candidate.value) if slot and candidate.value else ""
+    # Chinese and Japanese terms are overlapping characters, so two values of a many-valued
+    # slot look alike ("用户养了一只猫", "用户养了一只狗"): there a neighbour must hold the value.
+    value = normalise_text(candidate.value) if slot and _CJK.search(candidate.value) else ""
     for fact in neighbours.facts:
         if fact.valid_to is not None or (fact.metadata or {}).get("slot", "") != slot:
             continue
         if value and not _holds_value(normalise_text(fact.text), value):
-            # Another value of a many-valued slot, however alike the words: "用户养了一只猫"
-            # beside "用户养了一只狗" (their overlapping characters are most of both).
             continue
         score = statements.similarity(candidate.text, fact.text, subject=subject)
         if score > best[0]:
