@@ -46,22 +46,23 @@ def facts_learn(
     """Extract facts from ``messages`` and apply ADD / UPDATE / SUPERSEDE / RETRACT / NOOP.
 
     With ``TTMEMORY["LLM"]`` one LLM call sees the messages and the closest existing facts;
-    without it, offline rules (one data file per language: English, Russian, German, Chinese)
-    catch explicit first-person statements, one per clause ("I'm allergic to peanuts and I
-    prefer window seats" is two facts), and leave out questions, hypotheticals, jokes and what
-    other people say. Both paths then get the same post-processing: each fact becomes a short
-    third-person statement about one subject (the ``name`` of the namespace's ``"user"``
-    profile when set, else "The user"), a quality gate rejects what is not a clean statement
-    (counted in the result's ``rejected``, never stored), and each fact is deduplicated on
-    write: the same text (under either subject) or a recalled neighbour saying the same thing
-    in other words (``DEDUPE_SIMILARITY``) is a NOOP or an UPDATE. Memory follows change: a new
-    value of a single-valued slot (location, employer, job, address, name, ...) or a reversal
-    ("actually I prefer aisle seats now") SUPERSEDEs the old fact, which stays in the chain; "not
-    anymore" / "stopped" / "left" RETRACTs it (``valid_to``, no successor); a move from a city
-    never stored keeps that city as history. Facts about people close to the user stay theirs.
-    Running it twice on the same messages changes nothing the second time. Skipped, and the
-    skip recorded in the ledger, when the namespace's daily token budget is spent. Raises
-    LLMError when the LLM fails (tasks retry). See docs/memory.md.
+    without it, offline rules (one data file per language: English, Russian, German, Chinese,
+    Spanish, French, Japanese) catch explicit first-person statements, one per clause ("I'm
+    allergic to peanuts and I prefer window seats" is two facts), and leave out questions,
+    hypotheticals, jokes and what other people say. Both paths then get the same
+    post-processing: each fact becomes a short third-person statement about one subject (the
+    ``name`` of the namespace's ``"user"`` profile when set, else "The user"), a quality gate
+    rejects what is not a clean statement (counted in the result's ``rejected``, never stored),
+    and each fact is deduplicated on write: the same text (under either subject) or a recalled
+    neighbour saying the same thing in other words (``DEDUPE_SIMILARITY``) is a NOOP or an
+    UPDATE. Memory follows change: a new value of a single-valued slot (location, employer, job,
+    address, name, ...) or a reversal ("actually I prefer aisle seats now") SUPERSEDEs the old
+    fact, which stays in the chain; "not anymore" / "stopped" / "left" RETRACTs it
+    (``valid_to``, no successor); a move from a city never stored keeps that city as history.
+    Facts about people close to the user stay theirs. Running it twice on the same messages
+    changes nothing the second time. Skipped, and the skip recorded in the ledger, when the
+    namespace's daily token budget is spent. Raises LLMError when the LLM fails (tasks retry).
+    See docs/memory.md.
     """
     namespace = clean_identifier(namespace, field="namespace")
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
