@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import assistant, user
-from ttmemory import memory
+from tests.learning import chat as learning_chat
 from ttmemory.longterm import statements
 from ttmemory.models import Fact
 
@@ -25,13 +24,11 @@ def inline_learning(settings: Any) -> None:
 
 
 def chat(*said: str) -> None:
-    session = memory.session_open(namespace=NS, key="chat-1")
-    for text in said:
-        memory.turn_add(session=session, messages=[user(text), assistant("Noted.")])
+    learning_chat.chat(NS, *said)
 
 
 def current() -> list[str]:
-    return sorted(f.text for f in memory.fact_list(namespace=NS))
+    return learning_chat.current(NS)
 
 
 def ended() -> list[str]:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import assistant, user
-from ttmemory import memory
+from tests.conftest import user
+from tests.learning import chat as learning_chat
 from ttmemory.longterm import statements
 
 pytestmark = pytest.mark.contract
@@ -22,13 +22,11 @@ def inline_learning(settings: Any) -> None:
 
 
 def chat(*said: str) -> None:
-    session = memory.session_open(namespace=NS, key="chat-1")
-    for text in said:
-        memory.turn_add(session=session, messages=[user(text), assistant("ok")])
+    learning_chat.chat(NS, *said)
 
 
 def current() -> list[str]:
-    return sorted(f.text for f in memory.fact_list(namespace=NS))
+    return learning_chat.current(NS)
 
 
 @pytest.mark.parametrize(

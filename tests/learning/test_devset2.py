@@ -5,13 +5,13 @@ regresses; run with ``-s`` for the table and each conversation's failures.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import pytest
 
+from tests.learning.devset_natural import Conversation
 from tests.learning.devset_natural2 import CONVERSATIONS, CONVERSATIONS_B
-from tests.learning.test_devset import score
+from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = pytest.mark.contract
 
@@ -26,25 +26,9 @@ FLOORS = {"current": 0.88, "learned": 0.95, "stale": 0.97, "never": 1.0, "precis
 
 def test_the_second_development_set_scores_at_least_its_floors(db: Any, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
-    table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for conversation in CONVERSATIONS + CONVERSATIONS_B:
-        failed: list[str] = []
-        for metric, (hits, total) in score(conversation, failed).items():
-            part = "all:B" if conversation in CONVERSATIONS_B else "all:A"
-            groups = ("all", part, "lang:" + conversation["lang"], "cat:" + conversation["cat"])
-            for group in groups:
-                table[group][metric][0] += hits
-                table[group][metric][1] += total
-        for failure in failed:
-            print(f"{conversation['id']}: {failure}")
-    metrics = ("current", "learned", "stale", "never", "precision")
-    print("\n" + "group".ljust(16) + "".join(m.rjust(14) for m in metrics))
-    for group in sorted(table, key=lambda g: (g != "all", g)):
-        cells = []
-        for metric in metrics:
-            hits, total = table[group][metric]
-            cells.append((f"{hits / total:.2f} ({hits}/{total})" if total else "-").rjust(14))
-        print(group.ljust(16) + "".join(cells))
-    overall = {m: table["all"][m][0] / max(table["all"][m][1], 1) for m in metrics}
-    for metric, floor in FLOORS.items():
-        assert overall[metric] >= floor, f"{metric} {overall[metric]:.2f} < floor {floor}"
+
+    def part(conversation: Conversation) -> str:
+        return "all:B" if conversation in CONVERSATIONS_B else "all:A"
+
+    table = scored(CONVERSATIONS + CONVERSATIONS_B, part)
+    assert_floors(table, FLOORS)
