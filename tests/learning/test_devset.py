@@ -34,8 +34,10 @@ def _has(text: str, terms: list[str]) -> bool:
     return all(term.lower() in low for term in terms)
 
 
-def score(conversation: Conversation) -> dict[str, list[int]]:
-    """Hits and totals of one conversation: {metric: [hits, total]}."""
+def score(conversation: Conversation, failed: list[str] | None = None) -> dict[str, list[int]]:
+    """Hits and totals of one conversation: {metric: [hits, total]} (``failed`` collects what
+    went wrong, for a reader of ``-s``)."""
+    failed = failed if failed is not None else []
     namespace = "dev-" + conversation["id"]
     session = memory.session_open(namespace=namespace, key="chat")
     for text in conversation["said"]:
@@ -48,39 +50,71 @@ def score(conversation: Conversation) -> dict[str, list[int]]:
         recalled = [f.text for f in memory.fact_recall(namespace=namespace, query=query, k=5).facts]
         result["current"][0] += any(_has(text, terms) for text in recalled)
         result["current"][1] += 1
-        result["learned"][0] += any(_has(text, terms) for text in active)
+        learned = any(_has(text, terms) for text in active)
+        result["learned"][0] += learned
         result["learned"][1] += 1
+        if not learned:
+            failed.append(f"not learned: {terms}")
     for term in conversation.get("stale", []):
-        result["stale"][0] += not any(term.lower() in text.lower() for text in active)
+        still = [text for text in active if term.lower() in text.lower()]
+        result["stale"][0] += not still
         result["stale"][1] += 1
+        if still:
+            failed.append(f"stale {term!r} still current: {still}")
     for term in conversation.get("never", []):
-        result["never"][0] += not any(term.lower() in text.lower() for text in every)
+        stored = [text for text in every if term.lower() in text.lower()]
+        result["never"][0] += not stored
         result["never"][1] += 1
+        if stored:
+            failed.append(f"never {term!r} stored: {stored}")
     for text in active:
-        result["precision"][0] += any(_has(text, terms) for _, terms in wanted)
+        true = any(_has(text, terms) for _, terms in wanted)
+        result["precision"][0] += true
         result["precision"][1] += 1
+        if not true:
+            failed.append(f"not asked for: {text!r}")
     return result
+
+
+Table = dict[str, dict[str, list[int]]]
+METRICS = ("current", "learned", "stale", "never", "precision")
+
+
+def scored(conversations: list[Conversation], part: Any = None) -> Table:
+    """Every conversation learned and scored, summed per group ("all", ``part(conversation)``
+    when given, "lang:...", "cat:..."), printed as a table with each failure (``-s``)."""
+    table: Table = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+    for conversation in conversations:
+        failed: list[str] = []
+        groups = ["all", "lang:" + conversation["lang"], "cat:" + conversation["cat"]]
+        if part is not None:
+            groups.insert(1, part(conversation))
+        for metric, (hits, total) in score(conversation, failed).items():
+            for group in groups:
+                table[group][metric][0] += hits
+                table[group][metric][1] += total
+        for failure in failed:
+            print(f"{conversation['id']}: {failure}")
+    print("\n" + "group".ljust(16) + "".join(m.rjust(14) for m in METRICS))
+    for group in sorted(table, key=lambda g: (not g.startswith("all"), g)):
+        cells = []
+        for metric in METRICS:
+            hits, total = table[group][metric]
+            cells.append((f"{hits / total:.2f} ({hits}/{total})" if total else "-").rjust(14))
+        print(group.ljust(16) + "".join(cells))
+    return table
+
+
+def assert_floors(table: Table, floors: dict[str, float]) -> None:
+    overall = {m: table["all"][m][0] / max(table["all"][m][1], 1) for m in METRICS}
+    for metric, floor in floors.items():
+        assert overall[metric] >= floor, f"{metric} {overall[metric]:.2f} < floor {floor}"
 
 
 def test_the_development_set_scores_at_least_its_floors(db: Any, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
-    table: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
-    for conversation in CONVERSATIONS:
-        for metric, (hits, total) in score(conversation).items():
-            for group in ("all", "lang:" + conversation["lang"], "cat:" + conversation["cat"]):
-                table[group][metric][0] += hits
-                table[group][metric][1] += total
-    metrics = ("current", "learned", "stale", "never", "precision")
-    print("\n" + "group".ljust(16) + "".join(m.rjust(14) for m in metrics))
-    for group in sorted(table, key=lambda g: (g != "all", g)):
-        cells = []
-        for metric in metrics:
-            hits, total = table[group][metric]
-            cells.append((f"{hits / total:.2f} ({hits}/{total})" if total else "-").rjust(14))
-        print(group.ljust(16) + "".join(cells))
-    overall = {m: table["all"][m][0] / max(table["all"][m][1], 1) for m in metrics}
-    for metric, floor in FLOORS.items():
-        assert overall[metric] >= floor, f"{metric} {overall[metric]:.2f} < floor {floor}"
+    table = scored(CONVERSATIONS)
+    assert_floors(table, FLOORS)
     for group, scores in table.items():
         if group.startswith("lang:"):
             hits, total = scores["learned"]

@@ -207,3 +207,39 @@ def test_hypotheticals_and_questions_are_never_facts_in_any_language(db: Any, sa
     chat(said)
 
     assert everything() == []
+
+
+# -- asides after a value, dismissals, additions in Chinese (devset_natural2) -----------------
+
+
+@pytest.mark.parametrize(
+    ("said", "now"),
+    [
+        (
+            ["I work at Lidl", "I quit Lidl last week, taking some time off"],
+            [],
+        ),
+        (
+            ["I'm a software engineer at IBM", "got laid off from IBM last month :("],
+            ["The user is a software engineer"],
+        ),
+        (
+            ["started a new job at Shopify last week, backend stuff mostly"],
+            ["The user works at Shopify"],
+        ),
+        (
+            ["я вегетарианка, мясо не ем уже два года"],
+            ["Пользователь — вегетарианка"],
+        ),
+        (
+            ["我养了一只狗", "最近又养了一只猫"],
+            ["用户养了一只狗", "用户养了一只猫"],
+        ),
+    ],
+)
+def test_an_aside_after_a_value_is_no_part_of_it_and_two_pets_stay_two(
+    db: Any, said: list[str], now: list[str]
+) -> None:
+    chat(*said)
+
+    assert current() == now

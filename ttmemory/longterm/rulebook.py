@@ -64,6 +64,9 @@ class Language:
     third_person: dict[str, str] = field(default_factory=dict)
     not_names: frozenset[str] = frozenset()
     transient_heads: frozenset[str] = frozenset()
+    # Transient heads that are kept when their value is dated: an appointment ("my dentist
+    # appointment is on Monday") is a fact until it is corrected or over.
+    appointment_heads: frozenset[str] = frozenset()
     pronoun_values: frozenset[str] = frozenset()
     # A value starting with one of these is a fragment ("it way more than ...", "here").
     fragment_starts: frozenset[str] = frozenset()
@@ -180,6 +183,7 @@ def load(code: str) -> Language:
         third_person=dict(lexicon.get("third_person", {})),
         not_names=frozenset(w.lower() for w in lexicon.get("not_names", [])),
         transient_heads=frozenset(w.lower() for w in lexicon.get("transient_heads", [])),
+        appointment_heads=frozenset(w.lower() for w in lexicon.get("appointment_heads", [])),
         pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
         fragment_starts=frozenset(w.lower() for w in lexicon.get("fragment_starts", [])),
         possessive=text.get("possessive", "{S}'s"),

@@ -253,19 +253,32 @@ def _clause_in(
         if negation is not None and negation.search(clause):
             return None
         return _cue_statements(lang, clause, raw, subject)
-    for rule in lang.rules:
-        match = rule.pattern.match(clause)
+    aside = lang.pattern("value_tail")
+    shorter = aside.sub("", clause) if aside is not None else clause
+    # A clause is read whole; else, without an aside after its value ("я вегетарианка, мясо не ем
+    # уже два года"), by the rules of a single-valued slot only.
+    attempts = [(clause, False)] + ([(shorter, True)] if shorter != clause else [])
+    for (read, cut), rule in ((a, r) for a in attempts for r in lang.rules):
+        match = rule.pattern.match(read)
         if match is None or (rule.when is not None and not rule.when.search(raw)):
+            continue
+        single = any(slots.is_single_valued(e.slot) for e in rule.emits)
+        if cut and not single:
             continue
         groups = {key: value for key, value in match.groupdict().items() if value is not None}
         if any(e.slot == "name" for e in rule.emits) and (
             groups["v"].split()[0].lower() in lang.not_names
         ):
             continue
-        if groups.get("np") and groups["np"].split()[-1].lower() in lang.transient_heads:
+        if groups.get("np") and _transient(groups["np"], groups.get("v", ""), lang):
             return []
-        if not rule.negative and negation is not None and negation.search(clause):
+        # "I quit Lidl last week, taking some time off": the employer is "Lidl", and a negation
+        # in the aside ("я вегетарианка, мясо не ем") does not negate the statement.
+        judged = shorter if single else clause
+        if not rule.negative and negation is not None and negation.search(judged):
             return []
+        if single and aside is not None:
+            groups = {k: aside.sub("", v) if k in {"v", "org"} else v for k, v in groups.items()}
         values = {key: clean_value(value, lang) for key, value in groups.items() if key != "w"}
         for key, value in values.items():
             if key != "np" and (not value or value.lower() in lang.pronoun_values):
@@ -360,6 +373,40 @@ def _cue_statements(
     return found or None
 
 
+def _transient(np: str, value: str, lang: rulebook.Language) -> bool:
+    """Whether a noun phrase names something passing ("a question", "my flight"): never a fact,
+    unless it is an appointment with its date ("my dentist appointment is on Monday": a fact
+    until corrected, its slot the appointment's name)."""
+    head = np.split()[-1].lower()
+    if head not in lang.transient_heads:
+        return False
+    return not (head in lang.appointment_heads and is_dated(value, lang))
+
+
+def is_dated(value: str, lang: rulebook.Language) -> bool:
+    """Whether ``value`` says when: a weekday or a month, a number, or the language's
+    ``[text] dated`` words ("tomorrow", "next week", "明天")."""
+    if re.search(r"\d", value) or _class_tokens(value, lang):
+        return True
+    dated = lang.pattern("dated")
+    return dated is not None and dated.search(value) is not None
+
+
+def _class_tokens(value: str, lang: rulebook.Language) -> list[tuple[str, re.Match[str]]]:
+    """The weekdays, months, ... (the lexicon's value classes) in ``value``, with their class."""
+    found = []
+    for name, alternatives in lang.value_classes.items():
+        for match in _class_pattern(alternatives).finditer(value):
+            found.append((name, match))
+    return found
+
+
+def _class_pattern(alternatives: str) -> re.Pattern[str]:
+    # Chinese and Japanese words have no boundaries to look for.
+    edge = "" if _CJK.search(alternatives) else r"(?<!\w)"
+    return re.compile(rf"{edge}(?:{alternatives}){edge.replace('<', '')}", re.I)
+
+
 def _article(value: str) -> str:
     return "an" if value[:1].lower() in "aeiou" else "a"
 
@@ -386,30 +433,21 @@ def swap_value(text: str, old: str, new: str) -> str:
     return text[:at] + new + text[at + len(old) :]
 
 
-def correct_value(text: str, new: str, *, old: str = "") -> str:
+def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = False) -> str:
     """``text`` with the value ``new`` corrects put in place ("... on Monday" + "Tuesday").
 
     A weekday, month or number replaces the last word of the same class (the classes are
-    lexicons of the rule files); a capitalised value the trailing capitalised words; anything
-    else the ``old`` value when known, else as many trailing words as it has.
+    lexicons of the rule files), also inside a short phrase ("Thursday at 5", "el martes": each
+    dated word replaces its own class); a capitalised value the trailing capitalised words;
+    anything else the ``old`` value when known, else as many trailing words as it has.
+    ``by_class_only``: ``text`` unchanged unless it holds a word of ``new``'s class.
     """
     new = _strip(new)
     if not new:
         return text
-    for lang in rulebook.languages():
-        for alternatives in lang.value_classes.values():
-            # Chinese words have no boundaries to look for.
-            edge = "" if _CJK.search(alternatives) else r"(?<!\w)"
-            pattern = re.compile(rf"{edge}(?:{alternatives}){edge.replace('<', '')}", re.I)
-            if pattern.fullmatch(new):
-                found = list(pattern.finditer(text))
-                if found:
-                    last = found[-1]
-                    return text[: last.start()] + new + text[last.end() :]
-    if re.fullmatch(r"\d[\d.,:]*", new):
-        found = list(re.finditer(r"\d[\d.,:]*", text))
-        if found:
-            return text[: found[-1].start()] + new + text[found[-1].end() :]
+    swapped = _swap_classes(text, new)
+    if swapped is not None or by_class_only:
+        return swapped if swapped is not None else text
     if old and old.lower() in text.lower():
         return swap_value(text, old, new)
     words = text.split()
@@ -423,6 +461,45 @@ def correct_value(text: str, new: str, *, old: str = "") -> str:
     if len(words) <= count + 2:
         return text
     return " ".join([*words[:-count], new])
+
+
+_NUMBER = re.compile(r"\d[\d.,:]*")
+# Words a dated correction may hold besides its dates: "at", "on the", "el", "am", "во".
+_SHORT = 3
+
+
+def _swap_classes(text: str, new: str) -> str | None:
+    """``text`` with each dated word of ``new`` (weekday, month, number) put in place of the last
+    word of the same class; None when ``new`` is not made of such words (and a few short ones)
+    or ``text`` holds none of them."""
+    for lang in rulebook.languages():
+        tokens = _class_tokens(new, lang)
+        numbers = list(_NUMBER.finditer(new))
+        if not tokens and not numbers:
+            continue
+        rest = new
+        for _, match in tokens:
+            rest = rest.replace(match.group(0), " ")
+        rest = _NUMBER.sub(" ", rest)
+        if any(len(word) > _SHORT for word in rest.split()) and not _CJK.search(new):
+            continue
+        result, swapped = text, False
+        for name, match in tokens:
+            found = list(_class_pattern(lang.value_classes[name]).finditer(result))
+            if found:
+                last = found[-1]
+                result = result[: last.start()] + match.group(0) + result[last.end() :]
+                swapped = True
+        # A number replaces one of about its length: "28" an age of 29, never a phone number.
+        width = max((len(n.group(0)) for n in numbers), default=0)
+        found = [n for n in _NUMBER.finditer(result) if abs(len(n.group(0)) - width) <= 1]
+        found = found[-len(numbers) :] if numbers else []
+        for number, there in reversed(list(zip(numbers[-len(found) :], found, strict=False))):
+            result = result[: there.start()] + number.group(0) + result[there.end() :]
+            swapped = True
+        if swapped:
+            return result
+    return None
 
 
 def clean_value(value: str, lang: rulebook.Language | None = None) -> str:

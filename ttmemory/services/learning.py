@@ -43,22 +43,23 @@ def facts_learn(
     """Extract facts from ``messages`` and apply ADD / UPDATE / SUPERSEDE / RETRACT / NOOP.
 
     With ``TTMEMORY["LLM"]`` one LLM call sees the messages and the closest existing facts;
-    without it, offline rules (one data file per language: English, Russian, German, Chinese)
-    catch explicit first-person statements, one per clause ("I'm allergic to peanuts and I
-    prefer window seats" is two facts), and leave out questions, hypotheticals, jokes and what
-    other people say. Both paths then get the same post-processing: each fact becomes a short
-    third-person statement about one subject (the ``name`` of the namespace's ``"user"``
-    profile when set, else "The user"), a quality gate rejects what is not a clean statement
-    (counted in the result's ``rejected``, never stored), and each fact is deduplicated on
-    write: the same text (under either subject) or a recalled neighbour saying the same thing
-    in other words (``DEDUPE_SIMILARITY``) is a NOOP or an UPDATE. Memory follows change: a new
-    value of a single-valued slot (location, employer, job, address, name, ...) or a reversal
-    ("actually I prefer aisle seats now") SUPERSEDEs the old fact, which stays in the chain; "not
-    anymore" / "stopped" / "left" RETRACTs it (``valid_to``, no successor); a move from a city
-    never stored keeps that city as history. Facts about people close to the user stay theirs.
-    Running it twice on the same messages changes nothing the second time. Skipped, and the
-    skip recorded in the ledger, when the namespace's daily token budget is spent. Raises
-    LLMError when the LLM fails (tasks retry). See docs/memory.md.
+    without it, offline rules (one data file per language: English, Russian, German, Chinese,
+    Spanish, French, Japanese) catch explicit first-person statements, one per clause ("I'm
+    allergic to peanuts and I prefer window seats" is two facts), and leave out questions,
+    hypotheticals, jokes and what other people say. Both paths then get the same
+    post-processing: each fact becomes a short third-person statement about one subject (the
+    ``name`` of the namespace's ``"user"`` profile when set, else "The user"), a quality gate
+    rejects what is not a clean statement (counted in the result's ``rejected``, never stored),
+    and each fact is deduplicated on write: the same text (under either subject) or a recalled
+    neighbour saying the same thing in other words (``DEDUPE_SIMILARITY``) is a NOOP or an
+    UPDATE. Memory follows change: a new value of a single-valued slot (location, employer, job,
+    address, name, ...) or a reversal ("actually I prefer aisle seats now") SUPERSEDEs the old
+    fact, which stays in the chain; "not anymore" / "stopped" / "left" RETRACTs it
+    (``valid_to``, no successor); a move from a city never stored keeps that city as history.
+    Facts about people close to the user stay theirs. Running it twice on the same messages
+    changes nothing the second time. Skipped, and the skip recorded in the ledger, when the
+    namespace's daily token budget is spent. Raises LLMError when the LLM fails (tasks retry).
+    See docs/memory.md.
     """
     # The LLM runs outside any transaction; each fact is written by its own service.
     with change("learn", namespace=namespace, stored=True, atomic=False, hold="allow") as gate:
@@ -113,6 +114,12 @@ def _learn(
 DEDUPE_SIMILARITY = 0.5
 # Neighbours recalled to look for a fact said before in other words.
 DEDUPE_NEIGHBOURS = 5
+# A correction said in a later turn ("sorry, I meant Friday") looks this far back for the fact
+# holding a value of its class.
+CORRECTED_WITHIN = 5
+# Current facts stored without a slot (by an LLM that named none, or an earlier release) that
+# are read again for the slot of a new value: the newest ones.
+UNSLOTTED_WITHIN = 200
 
 
 def _subject(namespace: str) -> str:
@@ -124,6 +131,7 @@ def _subject(namespace: str) -> str:
 
 
 _NAME = re.compile(r"[^\W\d_][\w'. -]{0,39}")
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 def _prepare(
@@ -272,7 +280,10 @@ def _apply(
             )
         if candidate.change == "previous":
             # An old value ("moved from Paris"): history only, stored when nothing is current.
-            if candidate.slot and _slot_facts(namespace, candidate.slot).exists():
+            if candidate.slot and (
+                _slot_facts(namespace, candidate.slot).exists()
+                or _unslotted(namespace, candidate.slot, subject) is not None
+            ):
                 continue
         elif previous is None and candidate.change == "replace":
             previous, action = _replaced(namespace, candidate, subject)
@@ -307,6 +318,22 @@ def _slot_facts(namespace: str, slot: str) -> Any:
     return Fact.objects.current().filter(namespace=namespace, metadata__slot__in=names)
 
 
+def _unslotted(namespace: str, slot: str, subject: str) -> Fact | None:
+    """The newest current fact stored without a slot that says ``slot`` (read again by today's
+    rules: "The user lives in Leeds" stored by an LLM that named no slot is ``location``), so a
+    new value supersedes it as it would a slotted one; None when there is none."""
+    unslotted = (
+        Fact.objects.current()
+        .filter(namespace=namespace)
+        .filter(Q(metadata__slot__isnull=True) | Q(metadata__slot=""))
+        .order_by("-pk")[:UNSLOTTED_WITHIN]
+    )
+    for fact in unslotted:
+        if statements.infer_slot(fact.text, subject=subject) == slot:
+            return fact
+    return None
+
+
 def _retract(namespace: str, fact: Fact) -> Fact:
     """End ``fact`` (``valid_to``, no successor): no longer true, kept as history."""
     now = timezone.now()
@@ -333,7 +360,8 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
     if candidate.target_id is not None:
         return list(Fact.objects.current().filter(namespace=namespace, pk=candidate.target_id))
     if candidate.slot and not candidate.value and candidate.change == "retract":
-        return list(_slot_facts(namespace, candidate.slot))
+        unslotted = _unslotted(namespace, candidate.slot, subject)
+        return [*_slot_facts(namespace, candidate.slot), *([unslotted] if unslotted else [])]
     found: dict[int, Fact] = {}
     if candidate.slot:
         for fact in _slot_facts(namespace, candidate.slot):
@@ -429,15 +457,26 @@ def _corrected(
     subject: str,
     source: tuple[MemorySession, list[int]] | None,
 ) -> extraction.Candidate:
-    """ "Sorry, I meant Tuesday" said in a later turn: the newest fact learned in the session (or
-    the namespace) with its value swapped, superseding it; no text when there is none."""
+    """ "Sorry, I meant Tuesday" said in a later turn: a fact learned recently in the session (or
+    the namespace) with its value swapped, superseding it; no text when there is none.
+
+    A dated correction (a weekday, a month, a number) corrects the newest of the last
+    ``CORRECTED_WITHIN`` facts holding a word of its class ("I have a dentist appointment on
+    Thursday", "I'm vegetarian", "sorry, I meant Friday"); anything else the newest fact.
+    """
     facts = Fact.objects.current().filter(namespace=namespace)
     if source is not None:
         facts = facts.filter(source_session=source[0])
-    latest = facts.order_by("-pk").first()
-    if latest is None:
+    recent = list(facts.order_by("-pk")[:CORRECTED_WITHIN])
+    if not recent:
         return dataclasses.replace(candidate, text="")
-    text = statements.correct_value(latest.text, candidate.value)
+    latest, text = recent[0], ""
+    for fact in recent:
+        swapped = statements.correct_value(fact.text, candidate.value, by_class_only=True)
+        if swapped != fact.text:
+            latest, text = fact, swapped
+            break
+    text = text or statements.correct_value(latest.text, candidate.value)
     if text == latest.text or statements.quality_problem(text) is not None:
         return dataclasses.replace(candidate, text="")
     return dataclasses.replace(
@@ -471,7 +510,9 @@ def _existing(
         return same, "NOOP" if same.text == candidate.text else "UPDATE"
     slot = candidate.slot
     if slot and slots.is_single_valued(slot):
-        slotted = _slot_facts(namespace, slot).order_by("-pk").first()
+        slotted = _slot_facts(namespace, slot).order_by("-pk").first() or _unslotted(
+            namespace, slot, subject
+        )
         if slotted is not None:
             same_value = statements.canonical(slotted.text, subject=subject) == key
             return slotted, "NOOP" if same_value else "SUPERSEDE"
@@ -481,8 +522,13 @@ def _existing(
         return None, "ADD"
     terms = statements.content_terms(candidate.text, subject=subject)
     best: tuple[float, Fact | None] = (0.0, None)
+    # Chinese and Japanese terms are overlapping characters, so two values of a many-valued
+    # slot look alike ("用户养了一只猫", "用户养了一只狗"): there a neighbour must hold the value.
+    value = normalise_text(candidate.value) if slot and _CJK.search(candidate.value) else ""
     for fact in neighbours.facts:
         if fact.valid_to is not None or (fact.metadata or {}).get("slot", "") != slot:
+            continue
+        if value and not _holds_value(normalise_text(fact.text), value):
             continue
         score = statements.similarity(candidate.text, fact.text, subject=subject)
         if score > best[0]:
