@@ -63,9 +63,7 @@ def main() -> None:
     from ttmemory.api.base import MemoryViewSet
     from ttmemory.services.access import api_key_create
 
-    override_settings(
-        DEBUG=False, TTMEMORY={**settings.TTMEMORY, "API_WRITE_RATE": None}
-    ).enable()
+    override_settings(DEBUG=False, TTMEMORY={**settings.TTMEMORY, "API_WRITE_RATE": None}).enable()
     call_command("migrate", verbosity=0)
     stamp = f"{time.strftime('%Y%m%d%H%M%S')}-{os.getpid()}"
     _, raw_key = api_key_create(name=f"bench-auth-{stamp}", namespaces=[f"bench-auth-{stamp}"])

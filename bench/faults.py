@@ -88,7 +88,7 @@ def appender(name: str, session_ids: list[int], until: float) -> None:
             row = memory.message_add(
                 session=session, message={"role": "user", "content": f"{name}:{n}"}
             )
-        except Exception as exc:  # noqa: BLE001  (any failure: not acknowledged)
+        except Exception as exc:
             print(f"err {name} {n} {type(exc).__name__}", flush=True)
             connection.close()
         else:
@@ -153,7 +153,7 @@ class Run:
                         [APPLICATION_NAME],
                     )
                     row = cursor.fetchone()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 print(f"terminator: {exc}", flush=True)
                 connection.close()
                 continue
@@ -267,7 +267,8 @@ def main() -> int:
     print(
         f"faults: {args.appenders} appenders on {args.sessions} sessions for {args.seconds:g} s, "
         f"{args.kills} kill -9, a backend terminated every 20-100 ms "
-        f"(PostgreSQL {connection.pg_version // 10000}, database {connection.settings_dict['NAME']})",
+        f"(PostgreSQL {getattr(connection, 'pg_version', 0) // 10000}, "
+        f"database {connection.settings_dict['NAME']})",
         flush=True,
     )
     run = Run(args, session_ids)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -14,13 +13,10 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import prometheus_client
 import pytest
 import yaml
-from django.conf import settings as django_settings
-from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import user

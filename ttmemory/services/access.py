@@ -148,14 +148,10 @@ def _token_query(token_model: type[Model]) -> tuple[CompiledQuery, tuple[str, ..
         user_model = user_field.related_model
         related = user_field.related_query_name()  # "auth_token" for DRF's Token
         attnames = tuple(field.attname for field in token_model._meta.concrete_fields)
-        columns = {
-            f"_ttmemory_token_{attname}": F(f"{related}__{attname}") for attname in attnames
-        }
+        columns = {f"_ttmemory_token_{attname}": F(f"{related}__{attname}") for attname in attnames}
 
-        def build(_: Any, key: str) -> Any:
-            return user_model._default_manager.filter(**{f"{related}__pk": key}).annotate(
-                **columns
-            )
+        def build(_: Any, token_key: str) -> Any:
+            return user_model._default_manager.filter(**{f"{related}__pk": token_key}).annotate(**columns)
 
         found = _TOKEN_QUERIES[token_model] = (CompiledQuery(user_model, build), attnames)
     return found
@@ -176,7 +172,7 @@ def token_check(*, key: str, token_model: type[Model] | None = None) -> tuple[An
     if token_model is None:
         token_model = apps.get_model("authtoken", "Token")
     query, attnames = _token_query(token_model)
-    user = next(query.objects(key=key), None)
+    user = next(query.objects(token_key=key), None)
     if user is None or not user.is_active:
         return None
     values = tuple(user.__dict__.pop(f"_ttmemory_token_{attname}") for attname in attnames)
