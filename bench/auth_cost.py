@@ -5,12 +5,13 @@ statements, for an API key and a DRF token, in process.
 
 Two measurements per credential: ``authenticate`` alone (the authenticators of ttmemory's
 views, as DRF runs them, until one answers) and a whole ``GET /api/memory/namespace/`` through
-Django's test client (the cheapest authenticated request). The demo's settings (DEBUG off, no
-throttle); PostgreSQL is ``DATABASE_URL`` or the embedded server (database ``bench_auth``),
-``DATABASE_URL=sqlite:///...`` for SQLite. Each figure is the median of ``--rounds`` rounds of
-``--requests`` calls (CPU is the figure to trust on a shared machine). It uses only what every
-version has (the views' authenticators, the URL), so the same command measures the code before
-and after a change (docs/benchmarks.md, "Authentication").
+Django's test client (the cheapest authenticated request); for the token also DRF's own
+``TokenAuthentication`` (an ORM query built per request), for comparison. The demo's settings
+(DEBUG off, no throttle); PostgreSQL is ``DATABASE_URL`` or the embedded server (database
+``bench_auth``), ``DATABASE_URL=sqlite:///...`` for SQLite. Each figure is the median of
+``--rounds`` rounds of ``--requests`` calls (CPU is the figure to trust on a shared machine).
+It uses only what every version has (the views' authenticators, the URL), so the same command
+measures the code before and after a change (docs/benchmarks.md, "Authentication").
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
     from django.test import Client, RequestFactory
-    from django.test.utils import CaptureQueriesContext, override_settings
+    from django.test.utils import override_settings
+    from rest_framework.authentication import TokenAuthentication
     from rest_framework.authtoken.models import Token
     from rest_framework.request import Request
 
@@ -91,13 +93,27 @@ def main() -> None:
             response = client.get("/api/memory/namespace/")
             assert response.status_code == 200, response.content
 
-        for what, call in (("authenticate", authenticate), ("GET namespace/", get)):
+        calls: list[tuple[str, Callable[[], Any]]] = [("authenticate", authenticate)]
+        if name == "DRF token":
+            plain = TokenAuthentication()  # DRF's own: an ORM select_related per request
+            calls.append(
+                ("DRF's TokenAuthentication", lambda p=plain, r=request: p.authenticate(r))
+            )
+        calls.append(("GET namespace/", get))
+        for what, call in calls:
             for _ in range(20):  # warm: compiled statements, caches, last_used_at refreshed
                 call()
-            with CaptureQueriesContext(connection) as queries:
+            statements: list[str] = []
+
+            def count(execute: Any, sql: str, *rest: Any, seen: list[str] = statements) -> Any:
+                seen.append(sql)
+                return execute(sql, *rest)
+
+            # Counted by an execute wrapper: Django empties connection.queries at each request.
+            with connection.execute_wrapper(count):
                 call()
             cpu, wall = measure(call, args.requests, args.rounds)
-            print(f"| {name} | {what} | {cpu:.0f} | {wall:.0f} | {len(queries)} |")
+            print(f"| {name} | {what} | {cpu:.0f} | {wall:.0f} | {len(statements)} |")
 
 
 if __name__ == "__main__":
