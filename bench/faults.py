@@ -16,8 +16,8 @@ one each time. Afterwards: lost (acknowledged, not stored at its session and seq
 Exits 1 when any of those is not 0.
 
 PostgreSQL only: ``DATABASE_URL`` (loopback) or the embedded server (database
-``bench_faults``). Bounded: ``--seconds`` of load, then at most 30 s to stop. Progress every
-5 s. Figures: docs/benchmarks.md, "Faults".
+``bench_faults``). Bounded: the appenders' start (at most 120 s), ``--seconds`` of load, then
+at most 30 s to stop. Progress every 5 s. Figures: docs/benchmarks.md, "Faults".
 """
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -40,6 +42,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "demo_project.settings")
 os.environ.setdefault("TTMEMORY_EMBEDDED_DB", "bench_faults")
 
 APPLICATION_NAME = "ttm-faults"
+START_TIMEOUT = 120.0  # seconds the appenders may take to start (a bound)
 NAMESPACE = "bench-faults"
 
 
@@ -67,22 +70,26 @@ def setup(application_name: str) -> None:
 # -- an appender process ---------------------------------------------------------------------
 
 
-def appender(name: str, session_ids: list[int], until: float) -> None:
-    """Append until ``until`` (epoch seconds); one line per call on stdout."""
+def appender(name: str, session_ids: list[int], stop: Path, until: float) -> None:
+    """Append until the file ``stop`` exists (at the latest ``until``, epoch seconds): one line
+    per call on stdout, and ``ready`` after the first."""
     setup(APPLICATION_NAME)
-    from django.db import connection
+    from django.db import DatabaseError, InterfaceError, connection
 
     from ttmemory import memory
     from ttmemory.models import MemorySession
 
     sessions: list[Any] = []
-    while not sessions:
+    while not sessions and time.time() < until:
         try:
             sessions = [MemorySession.objects.get(pk=pk) for pk in session_ids]
-        except Exception:  # a terminated backend: connect again
+        except (DatabaseError, InterfaceError) as exc:  # a terminated backend: connect again
+            print(f"err {name} -1 {type(exc).__name__}", flush=True)
             connection.close()
     n = 0
-    while time.time() < until:
+    while time.time() < until and not stop.exists():
+        if n == 1:  # its first call made (the write path's first call imports and compiles)
+            print(f"ready {name} 0", flush=True)
         session = sessions[n % len(sessions)]
         try:
             row = memory.message_add(
@@ -103,7 +110,10 @@ class Run:
     def __init__(self, args: argparse.Namespace, session_ids: list[int]) -> None:
         self.args = args
         self.session_ids = session_ids
-        self.until = time.time() + args.seconds
+        # Appenders stop when this file exists, or at the latest (a bound) at self.until.
+        self.stop_file = Path(tempfile.mkdtemp(prefix="ttm-faults-")) / "stop"
+        self.until = time.time() + args.seconds + 2 * START_TIMEOUT
+        self.ready: set[str] = set()
         self.acks: dict[tuple[str, int], tuple[int, int]] = {}
         self.errors: Counter[str] = Counter()
         self.lock = threading.Lock()
@@ -114,13 +124,17 @@ class Run:
         self.terminated = 0
         self.terminated_busy = 0
         self.stop = threading.Event()
+        self.env = {**os.environ, "DATABASE_URL": this_database_url()}
 
     def start_appender(self) -> None:
         name = f"a{self.started}"
         self.started += 1
         ids = ",".join(map(str, self.session_ids))
-        command = [sys.executable, __file__, "--appender", name, ids, str(self.until)]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        command = [sys.executable, __file__, "--appender", name, ids, str(self.stop_file)]
+        command.append(str(self.until))
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, text=True, cwd=ROOT, env=self.env
+        )
         self.processes[name] = process
         reader = threading.Thread(target=self.read, args=(process,), daemon=True)
         reader.start()
@@ -129,12 +143,14 @@ class Run:
     def read(self, process: subprocess.Popen[str]) -> None:
         assert process.stdout is not None
         for line in process.stdout:
-            if not line.startswith(("ack ", "err ")):
+            if not line.startswith(("ack ", "err ", "ready ")):
                 print(f"  appender: {line.rstrip()}", flush=True)
                 continue
             kind, name, n, *rest = line.split()
             with self.lock:
-                if kind == "ack":
+                if kind == "ready":
+                    self.ready.add(name)
+                elif kind == "ack":
                     self.acks[(name, int(n))] = (int(rest[0]), int(rest[1]))
                 else:
                     self.errors[rest[0]] += 1
@@ -166,12 +182,19 @@ class Run:
         args = self.args
         for _ in range(args.appenders):
             self.start_appender()
+        # The load starts once every appender has started (Django's start-up takes seconds).
+        deadline = time.monotonic() + START_TIMEOUT
+        while len(self.ready) < args.appenders:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"only {len(self.ready)} appenders started")
+            time.sleep(0.1)
+        print(f"  {args.appenders} appenders started", flush=True)
         terminator = threading.Thread(target=self.terminate_backends, daemon=True)
         terminator.start()
         start = time.monotonic()
         kill_at = [start + args.seconds * (k + 1) / (args.kills + 1) for k in range(args.kills)]
         report_at = start + 5
-        while time.time() < self.until:
+        while time.monotonic() < start + args.seconds:
             time.sleep(0.05)
             now = time.monotonic()
             if kill_at and now >= kill_at[0]:
@@ -191,6 +214,7 @@ class Run:
                     f"{self.terminated} backends terminated, {self.kills} kills",
                     flush=True,
                 )
+        self.stop_file.touch()
         deadline = time.monotonic() + 30
         for process in self.processes.values():
             try:
@@ -202,6 +226,17 @@ class Run:
         terminator.join(10)
         for reader in self.readers:
             reader.join(10)
+
+
+def this_database_url() -> str:
+    """This process's database as a URL for the appenders (the embedded server is started
+    once, here: a second process would wait for its lock)."""
+    from django.db import connection
+
+    config = connection.settings_dict
+    host = quote(str(config["HOST"] or "127.0.0.1"), safe="")
+    password = f":{quote(config['PASSWORD'])}" if config["PASSWORD"] else ""
+    return f"postgres://{config['USER']}{password}@{host}:{config['PORT']}/{config['NAME']}"
 
 
 def check(run: Run) -> dict[str, int]:
@@ -241,11 +276,11 @@ def main() -> int:
     parser.add_argument("--appenders", type=int, default=4, help="appender processes at once")
     parser.add_argument("--sessions", type=int, default=2, help="sessions they share")
     parser.add_argument("--kills", type=int, default=4, help="appenders killed with SIGKILL")
-    parser.add_argument("--appender", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--appender", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.appender:
-        name, ids, until = args.appender
-        appender(name, [int(i) for i in ids.split(",")], float(until))
+        name, ids, stop, until = args.appender
+        appender(name, [int(i) for i in ids.split(",")], Path(stop), float(until))
         return 0
     if not 0 < args.seconds <= 600 or not 1 <= args.appenders <= 16 or args.kills > 50:
         parser.error("bounded: 0 < --seconds <= 600, 1 <= --appenders <= 16, --kills <= 50")
