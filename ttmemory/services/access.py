@@ -151,7 +151,8 @@ def _token_query(token_model: type[Model]) -> tuple[CompiledQuery, tuple[str, ..
         columns = {f"_ttmemory_token_{attname}": F(f"{related}__{attname}") for attname in attnames}
 
         def build(_: Any, token_key: str) -> Any:
-            return user_model._default_manager.filter(**{f"{related}__pk": token_key}).annotate(**columns)
+            by_key = {f"{related}__pk": token_key}
+            return user_model._default_manager.filter(**by_key).annotate(**columns)
 
         found = _TOKEN_QUERIES[token_model] = (CompiledQuery(user_model, build), attnames)
     return found
