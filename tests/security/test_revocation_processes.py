@@ -204,17 +204,21 @@ def test_mcp_over_stdio_refuses_a_revoked_key_and_a_deactivated_user_at_the_next
 
 
 async def mcp_call(url: str, headers: dict[str, str]) -> tuple[bool, set[str]]:
-    """One tool call through a new MCP client (a new connection): (accepted, worker pids)."""
+    """One tool call through a new MCP client (a new connection): (accepted, worker pids).
+    A call the server refused before MCP answered is refused with 401, nothing else."""
     pids: set[str] = set()
+    statuses: list[int] = []
 
     async def note(response: httpx2.Response) -> None:
         pids.add(str(response.headers.get(HEADER)))
+        statuses.append(response.status_code)
 
     http = httpx2.AsyncClient(headers=headers, event_hooks={"response": [note]})
     try:
         async with Client(streamable_http_client(url, http_client=http)) as client:
             accepted = is_accepted(await client.call_tool("list_memories", {}))
-    except Exception:  # refused before the MCP server answers (401): the client gives up
+    except Exception:  # refused before the MCP server answers: the client gives up
+        assert statuses and statuses[-1] == 401, statuses
         accepted = False
     finally:
         await http.aclose()
