@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -226,6 +227,7 @@ class Run:
         terminator.join(10)
         for reader in self.readers:
             reader.join(10)
+        shutil.rmtree(self.stop_file.parent, ignore_errors=True)
 
 
 def this_database_url() -> str:
