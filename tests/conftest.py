@@ -31,8 +31,9 @@ def pytest_report_header() -> str:
 
 
 # The slow subprocess and soak tests (a fresh project from the README, real Celery workers and
-# their kill, the browser, the TypeScript client's tsc): marked ``once``. `./dev test` runs them
-# in its PostgreSQL pass and deselects them (-m "not once") in every other pass (tests/README.md).
+# their kill, the browser, the TypeScript client's tsc, revocation through real servers): marked
+# ``once``. `./dev test` runs them in its PostgreSQL pass and deselects them (-m "not once") in
+# every other pass (tests/README.md).
 ONCE = (
     "tests/quickstart/",
     "tests/examples/",
@@ -43,6 +44,7 @@ ONCE = (
     "tests/backends/test_webhook_celery.py",
     "tests/telemetry/test_celery.py",
     "tests/api/test_clients.py::test_the_typescript_client_runs_a_frontends_turns",
+    "tests/security/test_revocation_processes.py",
 )
 
 

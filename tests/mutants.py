@@ -21,8 +21,8 @@ environment. The mutants (``MUTANTS``):
 - ``hold_check_removed``: the service check for a legal hold is gone (the trigger stays).
 - ``hold_triggers_dropped``: migration 0023 installs no legal-hold trigger (the service checks
   stay): a raw ORM delete of held rows goes through.
-- ``revocation_cache_not_invalidated``: revoking, changing or deleting a credential leaves it
-  in this process's cache of checked credentials.
+- ``credentials_cached``: a credential accepted once (an API key, a DRF token) is trusted
+  again for 5 s without reading it (the window before issue 34's revocation at once).
 - ``decrypt_without_row_binding``: encrypted values are sealed and opened with their table and
   column only, not their row (a value copied to another row opens there).
 - ``empty_reads``: ``memory.message_recent`` returns ``[]`` in every thread but the main one.
@@ -75,10 +75,9 @@ KILLERS: dict[str, list[str]] = {
         "tests/api/test_retention.py::test_a_held_namespace_refuses_erase_with_423_naming_the_hold",
         "tests/retention/test_prune.py",
     ],
-    "revocation_cache_not_invalidated": [
-        "tests/api/test_auth_cache.py::test_a_revoked_key_is_refused_at_its_next_request",
-        "tests/api/test_auth_cache.py::test_a_key_changed_or_deleted_is_read_again_at_its_next_request",
-        "tests/api/test_auth_cache.py::test_a_deleted_token_or_deactivated_user_is_refused_at_the_next_request",
+    "credentials_cached": [
+        "tests/api/test_authentication.py",
+        "tests/security/test_revocation.py",
     ],
     "hold_triggers_dropped": [
         "tests/security/test_legal_hold.py::test_a_raw_orm_delete_in_a_shell_is_refused_until_the_hold_is_lifted",
@@ -151,10 +150,8 @@ def apply(name: str) -> None:
 
         hold_triggers.trigger_sql = lambda *args, **kwargs: []  # type: ignore[assignment]
         hold_triggers.partitions_sql = lambda *args, **kwargs: []  # type: ignore[assignment]
-    elif name == "revocation_cache_not_invalidated":
-        from ttmemory.services.access import CredentialCache
-
-        CredentialCache.forget = lambda self, *args, **kwargs: None  # type: ignore[method-assign]
+    elif name == "credentials_cached":
+        _credentials_cached()
     elif name == "decrypt_without_row_binding":
         from ttmemory.fields import _EncryptedField
 
@@ -215,6 +212,35 @@ def _lock_released_before_commit() -> None:
     for cls in _lock_classes():
         cls.locked = locked
     _no_lock_in_statement()
+
+
+def _credentials_cached() -> None:
+    import time
+
+    from ttmemory.api import authentication
+    from ttmemory.integrations.mcp import auth as mcp_auth
+    from ttmemory.services import access
+
+    def memo(real: Any) -> Any:
+        seen: dict[str, tuple[float, Any]] = {}
+
+        def check(**kwargs: Any) -> Any:
+            asked = repr(sorted(kwargs.items()))
+            hit = seen.get(asked)
+            if hit is not None and hit[0] > time.monotonic():
+                return hit[1]
+            answer = real(**kwargs)
+            if answer is not None:
+                seen[asked] = (time.monotonic() + 5, answer)
+            return answer
+
+        return check
+
+    for name in ("api_key_check", "token_check"):
+        cached = memo(getattr(access, name))
+        for module in (access, authentication, mcp_auth):
+            if hasattr(module, name):
+                setattr(module, name, cached)
 
 
 def _counter_outside_lock() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from tests.admin.conftest import NAMESPACE, VIEW_ALL, Conversation, MakeClient, page
 from ttmemory.models import ApiKey, AuditEntry, LedgerEntry
@@ -79,6 +80,22 @@ def test_api_key_is_shown_once_at_creation_and_can_be_revoked(admin_client: Clie
         "/admin/ttmemory/apikey/", {"action": "revoke_action", "_selected_action": [key.pk]}
     )
     assert api_key_check(raw_key=raw_key) is None
+
+
+def test_an_api_key_created_with_an_expiry_is_refused_once_it_has_passed(
+    admin_client: Client,
+) -> None:
+    response = admin_client.post(
+        "/admin/ttmemory/apikey/add/",
+        {"name": "trial", "namespaces": "user-42", "expires_at": "2100-01-01 00:00:00"},
+    )
+    raw_key = response.context["raw_key"]
+    key = ApiKey.objects.get()
+    assert key.expires_at is not None and key.expires_at.year == 2100
+    assert api_key_check(raw_key=raw_key) == key
+    ApiKey.objects.filter(pk=key.pk).update(expires_at=timezone.now())
+    assert api_key_check(raw_key=raw_key) is None
+    assert "trial" in page(admin_client.get("/admin/ttmemory/apikey/"))
 
 
 @pytest.mark.parametrize("grants", ["*", "user-1*", "acme/../*"])

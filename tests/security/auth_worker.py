@@ -1,8 +1,8 @@
 """A second process for revocation tests: ``python -m tests.security.auth_worker DB_NAME``.
 
 Reads commands from stdin, one a line, and answers each with one line: ``check RAW_KEY``
-(``accepted``/``refused``: ``api_key_check`` in this process, whose credential cache the other
-process never hears from), ``revoke PK`` and ``delete PK`` (``done``).
+(``accepted``/``refused``: ``api_key_check`` in this process, which the other process never
+tells of its changes), ``revoke PK`` and ``delete PK`` (``done``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Revocation at once (issue 34): a key revoked or deleted in one process is refused by the very
-next request in every other process, with no wait (each process keeps its own credential
-cache, never told by the others); refreshing ``last_used_at`` extends nothing; MCP tool calls
-check again on every call."""
+next request in every other process, with no wait (no process is told: each reads the key);
+refreshing ``last_used_at`` extends nothing; MCP tool calls check again on every call. Through
+real servers (gunicorn, uvicorn, stdio): test_revocation_processes.py."""
 
 from __future__ import annotations
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -14,16 +13,14 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import prometheus_client
 import pytest
 import yaml
-from django.conf import settings as django_settings
-from django.db import connection
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import user
+from tests.demo_server import demo_env, free_port
 from ttmemory import memory, telemetry
 from ttmemory.services.access import api_key_create
 from ttmemory.telemetry.prometheus import PrometheusMeterProvider, registry
@@ -188,21 +185,6 @@ def test_the_compose_file_runs_prometheus_scraping_web_and_worker() -> None:
     assert "gunicorn.conf.py" in (ROOT / "Dockerfile").read_text()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def database_url() -> str:
-    config = connection.settings_dict
-    if config["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{config['NAME']}"
-    host = quote(str(config["HOST"] or "127.0.0.1"), safe="")
-    password = f":{quote(config['PASSWORD'])}" if config["PASSWORD"] else ""
-    return f"postgres://{config['USER']}{password}@{host}:{config['PORT']}/{config['NAME']}"
-
-
 def get(url: str, headers: dict[str, str] | None = None, body: bytes | None = None) -> bytes:
     request = urllib.request.Request(url, data=body, headers=headers or {})
     with urllib.request.urlopen(request, timeout=30) as response:
@@ -215,21 +197,12 @@ def test_gunicorn_with_two_workers_sums_both_workers_metrics(tmp_path: Path) -> 
     multiproc.mkdir()
     _, raw_key = api_key_create(name="metrics", namespaces=[NS])
     port = free_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "demo_project.settings",
-        "DJANGO_DEBUG": "0",
-        "DJANGO_SECRET_KEY": "gunicorn-test",
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
-        "DATABASE_URL": database_url(),
-        "TTMEMORY_ENCRYPTION_KEYS": ",".join(django_settings.TTMEMORY["ENCRYPTION_KEYS"]),
-        "TTMEMORY_BLIND_INDEX_KEY": django_settings.TTMEMORY["BLIND_INDEX_KEY"],
-        "TTMEMORY_API_WRITE_RATE": "off",
-        "PROMETHEUS_MULTIPROC_DIR": str(multiproc),
-        "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": "2",
-        "TTMEMORY_METRICS_ALLOWED_NETWORKS": "127.0.0.0/8",
-    }
+    env = demo_env(
+        PROMETHEUS_MULTIPROC_DIR=str(multiproc),
+        GUNICORN_BIND=f"127.0.0.1:{port}",
+        GUNICORN_WORKERS="2",
+        TTMEMORY_METRICS_ALLOWED_NETWORKS="127.0.0.0/8",
+    )
     log = (tmp_path / "gunicorn.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "demo_project/gunicorn.conf.py"],

@@ -103,6 +103,11 @@ class ApiKeyCreateForm(forms.Form):
     )
     can_rollback = forms.BooleanField(required=False, label="May roll back sessions")
     can_erase = forms.BooleanField(required=False, label="May erase namespaces")
+    expires_at = forms.DateTimeField(
+        required=False,
+        label="Expires at",
+        help_text="Refused from this moment on (server time zone); empty: never expires.",
+    )
 
     def clean_namespaces(self) -> list[str]:
         raw = str(self.cleaned_data["namespaces"])
@@ -122,6 +127,7 @@ class ApiKeyAdmin(ConsoleAdmin):
         "active",
         "created_at",
         "last_used_at",
+        "expires_at",
     )
     list_filter = ("can_rollback", "can_erase", "revoked_at")
     search_fields = ("name", "prefix")
@@ -136,6 +142,7 @@ class ApiKeyAdmin(ConsoleAdmin):
         "created_at",
         "last_used_at",
         "revoked_at",
+        "expires_at",
     )
     readonly_fields = fields
 
@@ -177,9 +184,10 @@ class ApiKeyAdmin(ConsoleAdmin):
                     namespaces=data["namespaces"],
                     can_rollback=data["can_rollback"],
                     can_erase=data["can_erase"],
+                    expires_at=data["expires_at"],
                 )
             except MemoryValidationError as exc:
-                field = "namespaces" if exc.field.startswith("namespaces") else "name"
+                field = exc.field if exc.field in ("name", "expires_at") else "namespaces"
                 form.add_error(field, exc.message)
             else:
                 self.log_addition(request, key, "Created")

@@ -33,7 +33,7 @@ from rest_framework.serializers import Serializer
 from rest_framework.settings import api_settings
 from rest_framework.throttling import BaseThrottle
 
-from ttmemory.api.authentication import ApiKeyAuthentication, CachedTokenAuthentication
+from ttmemory.api.authentication import ApiKeyAuthentication, FreshTokenAuthentication
 from ttmemory.api.exceptions import PROBLEM_CONTENT_TYPE, api_exception_handler, as_problem
 from ttmemory.api.parsers import BoundedJSONParser
 from ttmemory.api.permissions import HasNamespace
@@ -203,13 +203,13 @@ class MemoryViewSet(viewsets.GenericViewSet[Any]):
         # API keys, Django sessions and (with rest_framework.authtoken installed) DRF tokens
         # work whatever the project's REST_FRAMEWORK says; its DEFAULT_AUTHENTICATION_CLASSES,
         # read at request time, add to them and never take them away.
-        # DRF's TokenAuthentication is served by its cached subclass (same answers).
+        # DRF's TokenAuthentication is replaced by FreshTokenAuthentication (same answers).
         classes: list[Any] = [ApiKeyAuthentication, SessionAuthentication]
         if apps.is_installed("rest_framework.authtoken"):
-            classes.append(CachedTokenAuthentication)
+            classes.append(FreshTokenAuthentication)
         for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES:
             if cls not in classes and not (
-                cls is TokenAuthentication and CachedTokenAuthentication in classes
+                cls is TokenAuthentication and FreshTokenAuthentication in classes
             ):
                 classes.append(cls)
         return [cls() for cls in classes]

@@ -260,10 +260,9 @@ class AppSettings:
     API_MAX_BATCH = Setting(500, integer(minimum=1))
     # REST API: write throttle per caller (DRF rate syntax, e.g. "600/min"); None: no throttle.
     API_WRITE_RATE = Setting("1200/min", optional_rate)
-    # REST API: seconds a checked DRF token is trusted without reading it again (0: read on
-    # every request). Deleting it or saving its user takes effect at once in the process that
-    # does it; in other processes within this bound. An API key's row is read on every request
-    # (REST and MCP): only the proof that its secret matched is kept this long.
+    # No longer used (issue 34, revocation at once): API keys, DRF tokens and their users are
+    # read on every request (REST and MCP), so nothing is trusted from a cache. Accepted so
+    # that projects which set it still start.
     API_AUTH_CACHE_SECONDS = Setting(5, seconds(meaning="0: off"))
     # REST API: seconds an Idempotency-Key is remembered.
     API_IDEMPOTENCY_SECONDS = Setting(24 * 3600, seconds(positive=True))

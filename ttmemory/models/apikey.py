@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime
+
 from django.db import models
 from django.utils import timezone
 
@@ -11,7 +13,8 @@ from ttmemory.validation import NAMESPACE_SEPARATORS, clean_namespace
 
 class ApiKeyQuerySet(models.QuerySet["ApiKey"]):
     def active(self) -> ApiKeyQuerySet:
-        return self.filter(revoked_at__isnull=True)
+        """Keys neither revoked nor expired now."""
+        return self.filter(revoked_at__isnull=True).exclude(expires_at__lte=timezone.now())
 
 
 class ApiKey(models.Model):
@@ -21,7 +24,7 @@ class ApiKey(models.Model):
     when it is created (``api_key_create``). ``namespaces`` lists exact namespaces or prefix
     grants, a namespace followed by a separator and ``*`` (``"acme/*"``, ``"user-1:*"``); a key
     acts on nothing else. ``can_rollback`` and ``can_erase`` allow the two destructive
-    operations.
+    operations. A key is refused once revoked (``revoked_at``) or expired (``expires_at``).
     """
 
     name = models.CharField(max_length=100)
@@ -33,6 +36,9 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Refused from this moment on; empty: never expires."
+    )
 
     objects = ApiKeyQuerySet.as_manager()
 
@@ -44,7 +50,11 @@ class ApiKey(models.Model):
 
     @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.is_active_at(timezone.now())
+
+    def is_active_at(self, moment: datetime.datetime) -> bool:
+        """Neither revoked nor expired at ``moment``."""
+        return self.revoked_at is None and (self.expires_at is None or moment < self.expires_at)
 
     def grants(self, namespace: str) -> bool:
         """Whether this key may act on ``namespace`` (a valid namespace: ``clean_namespace``).

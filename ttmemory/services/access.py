@@ -1,18 +1,20 @@
-"""API keys for service clients: create (the secret is shown once), check, revoke."""
+"""Credentials: API keys for service clients (create, the secret shown once; check; revoke) and
+DRF tokens (check), each read from the database on every check: revocation applies at once in
+every process (docs/security.md, "Revocation")."""
 
 from __future__ import annotations
 
-import copy
+import datetime
 import hashlib
 import hmac
 import secrets
-import time
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
-from django.db.models.signals import post_delete, post_save
+from django.db.models import F, Model
 from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -20,6 +22,7 @@ from django.utils.module_loading import import_string
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError, NamespaceAccessError
 from ttmemory.models import ApiKey
+from ttmemory.models.compiled import CompiledQuery
 from ttmemory.validation import NAMESPACE_SEPARATORS, clean_namespace
 
 KEY_PREFIX = "ttm_"
@@ -60,59 +63,9 @@ def clean_grants(namespaces: Any) -> list[str]:
     ]
 
 
-class CredentialCache:
-    """Credentials checked recently, by a digest of the secret, trusted for
-    ``API_AUTH_CACHE_SECONDS`` without reading them again (0: never trusted).
-
-    Each entry names its owners (``("api_key", pk)``, ``("user", pk)``); ``forget(owner)``
-    drops every entry of an owner at once, and an answer read from the database while a
-    ``forget`` ran is not stored (the generation moved), so a revocation in this process is
-    never undone by a request that was checking the same credential. Other processes see it
-    within ``API_AUTH_CACHE_SECONDS``. Holds copies of the rows' values, never the instances a
-    request may change.
-    """
-
-    MAX_ENTRIES = 10_000
-
-    def __init__(self) -> None:
-        self._entries: dict[bytes, tuple[float, frozenset[Hashable], Any]] = {}
-        self.generation = 0
-
-    @staticmethod
-    def digest(secret: str) -> bytes:
-        return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
-
-    def get(self, secret: str) -> Any:
-        """The value stored for ``secret`` while fresh, else None."""
-        entry = self._entries.get(self.digest(secret))
-        if entry is None or entry[0] < time.monotonic():
-            return None
-        return entry[2]
-
-    def put(self, secret: str, value: Any, *, owners: Iterable[Hashable], generation: int) -> None:
-        """Store ``value`` for ``secret`` if nothing was forgotten since ``generation`` (read
-        before the database was)."""
-        ttl = app_settings.API_AUTH_CACHE_SECONDS
-        if ttl <= 0 or generation != self.generation:
-            return
-        if len(self._entries) >= self.MAX_ENTRIES:
-            self._entries.clear()
-        self._entries[self.digest(secret)] = (time.monotonic() + ttl, frozenset(owners), value)
-
-    def forget(self, owner: Hashable) -> None:
-        """Drop every entry of ``owner`` (a revoked key, a deleted token, a changed user)."""
-        self.generation += 1
-        for digest, (_, owners, _) in list(self._entries.items()):
-            if owner in owners:
-                self._entries.pop(digest, None)
-
-    def clear(self) -> None:
-        self.generation += 1
-        self._entries.clear()
-
-
-# API keys by their full key: the row's field values (``api_key_check``).
-api_key_cache = CredentialCache()
+# The active key's row by its public prefix: compiled once per connection (the ORM's per-call
+# queryset building was most of an authenticated request's Python; ttmemory.models.compiled).
+_API_KEY_BY_PREFIX = CompiledQuery(ApiKey, lambda _, prefix: ApiKey.objects.filter(prefix=prefix))
 
 
 def api_key_create(
@@ -121,15 +74,22 @@ def api_key_create(
     namespaces: Sequence[str],
     can_rollback: bool = False,
     can_erase: bool = False,
+    expires_at: datetime.datetime | None = None,
 ) -> tuple[ApiKey, str]:
     """Create a key; returns the row and the full key, which is not stored and never shown again.
 
     The key looks like ``ttm_<prefix>_<secret>``; clients send it as ``Authorization: Api-Key
-    <key>``. Raises MemoryValidationError for an empty name or bad namespace grants.
+    <key>``. From ``expires_at`` on (an aware datetime; None: never) it is refused like a
+    revoked key. Raises MemoryValidationError for an empty name, bad namespace grants or a
+    naive ``expires_at``.
     """
     if not isinstance(name, str) or not name.strip():
         raise MemoryValidationError("name", "must not be empty")
     grants = clean_grants(namespaces)
+    if expires_at is not None and (
+        not isinstance(expires_at, datetime.datetime) or timezone.is_naive(expires_at)
+    ):
+        raise MemoryValidationError("expires_at", "must be an aware datetime or None")
     prefix = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     key = ApiKey.objects.create(
@@ -139,6 +99,7 @@ def api_key_create(
         namespaces=grants,
         can_rollback=bool(can_rollback),
         can_erase=bool(can_erase),
+        expires_at=expires_at,
     )
     return key, f"{KEY_PREFIX}{prefix}_{secret}"
 
@@ -146,56 +107,85 @@ def api_key_create(
 def api_key_check(*, raw_key: str) -> ApiKey | None:
     """The active key matching ``raw_key``, or None. Records when it was last used.
 
-    Every call reads the key's row from the database (one primary-key lookup), so a key
-    revoked or deleted by any process, or through SQL, is refused by the very next request in
-    every process. What ``api_key_cache`` keeps for ``API_AUTH_CACHE_SECONDS`` is only the proof
-    that the secret matched (which row, with which secret hash): a cached entry can never
-    answer for a row that is gone, revoked or given a new secret.
+    Every call reads the key's row from the database (one statement, by its prefix) and
+    decides from that row alone: a key revoked, expired, deleted or given another secret, by
+    any process or by SQL, is refused by the very next call in every process. Nothing about a
+    key is kept between calls, so nothing (such as the ``last_used_at`` refresh) can extend it.
     """
     if not isinstance(raw_key, str) or not raw_key.startswith(KEY_PREFIX):
         return None
     prefix, sep, secret = raw_key[len(KEY_PREFIX) :].partition("_")
     if not sep or not prefix or not secret:
         return None
-    generation = api_key_cache.generation  # before reading: see CredentialCache.put
-    cached = api_key_cache.get(raw_key)
-    if cached is not None:
-        pk, secret_hash = cached
-        found = ApiKey.objects.active().filter(pk=pk, prefix=prefix).first()
-        if found is None or not hmac.compare_digest(found.secret_hash, secret_hash):
-            api_key_cache.forget(("api_key", pk))
-            return None
-    else:
-        found = ApiKey.objects.active().filter(prefix=prefix).first()
-        if found is None or not hmac.compare_digest(found.secret_hash, _hash(secret)):
-            return None
-        api_key_cache.put(
-            raw_key,
-            (found.pk, found.secret_hash),
-            owners=[("api_key", found.pk)],
-            generation=generation,
-        )
-    key = found
+    key: ApiKey | None = next(_API_KEY_BY_PREFIX.objects(prefix=prefix), None)
     now = timezone.now()
+    if key is None or not key.is_active_at(now):
+        return None
+    if not hmac.compare_digest(key.secret_hash, _hash(secret)):
+        return None
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
-        # Bookkeeping only: it extends nothing (validity is read on every call).
+        # Bookkeeping only: validity is decided by the row read above, on every call.
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
         key.last_used_at = now
     return key
 
 
-def copy_field_values(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Field values no request can change in the cache: containers copied, scalars shared."""
-    return tuple(
-        copy.deepcopy(value) if isinstance(value, list | dict | set) else value for value in values
-    )
-
-
 def api_key_revoke(*, key: ApiKey) -> None:
     """Revoke ``key``: every later request with it is unauthenticated (401)."""
     ApiKey.objects.filter(pk=key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    api_key_cache.forget(("api_key", key.pk))
     key.refresh_from_db(fields=["revoked_at"])
+
+
+# DRF tokens (``rest_framework.authtoken``, or a project's own token model): one compiled
+# statement per token model, the user's row joined with the token's.
+_TOKEN_QUERIES: dict[type[Model], tuple[CompiledQuery, tuple[str, ...]]] = {}
+
+
+def _token_query(token_model: type[Model]) -> tuple[CompiledQuery, tuple[str, ...]]:
+    found = _TOKEN_QUERIES.get(token_model)
+    if found is None:
+        user_field: Any = token_model._meta.get_field("user")
+        user_model = user_field.related_model
+        related = user_field.related_query_name()  # "auth_token" for DRF's Token
+        attnames = tuple(field.attname for field in token_model._meta.concrete_fields)
+        columns = {f"_ttmemory_token_{attname}": F(f"{related}__{attname}") for attname in attnames}
+
+        def build(_: Any, token_key: str) -> Any:
+            by_key = {f"{related}__pk": token_key}
+            return user_model._default_manager.filter(**by_key).annotate(**columns)
+
+        found = _TOKEN_QUERIES[token_model] = (CompiledQuery(user_model, build), attnames)
+    return found
+
+
+def token_check(*, key: str, token_model: type[Model] | None = None) -> tuple[Any, Any] | None:
+    """The active user of the DRF token ``key`` and the token, or None (no such token, or its
+    user is inactive or deleted).
+
+    Every call reads the token and its user from the database in one statement (compiled once
+    per connection) and decides from those rows alone: a token deleted, or a user deactivated
+    or deleted, by any process or by SQL, is refused by the very next call in every process.
+    ``token_model`` defaults to ``rest_framework.authtoken``'s ``Token`` (which must be
+    installed); the REST API passes its authentication class's model.
+    """
+    if not isinstance(key, str) or not key:
+        return None
+    if token_model is None:
+        token_model = apps.get_model("authtoken", "Token")
+    query, attnames = _token_query(token_model)
+    user = next(query.objects(token_key=key), None)
+    if user is None or not user.is_active:
+        return None
+    values = tuple(user.__dict__.pop(f"_ttmemory_token_{attname}") for attname in attnames)
+    token = token_model.from_db(user._state.db, list(attnames), values)
+    token.user = user  # type: ignore[attr-defined]
+    return user, token
+
+
+@receiver(setting_changed)
+def _reset_token_queries(*, setting: str, **kwargs: Any) -> None:
+    if setting in ("AUTH_USER_MODEL", "INSTALLED_APPS"):
+        _TOKEN_QUERIES.clear()
 
 
 # Where an API-key caller names the namespace it acts on (REST API and MCP over HTTP).
@@ -265,12 +255,3 @@ def _reset_resolver(*, setting: str, **kwargs: Any) -> None:
     global _resolver_cache
     if setting == "TTMEMORY":
         _resolver_cache = None
-        api_key_cache.clear()
-
-
-@receiver(post_save, sender=ApiKey)
-@receiver(post_delete, sender=ApiKey)
-def _forget_api_key(*, instance: ApiKey, **kwargs: Any) -> None:
-    # A key edited (grants, flags, revoked) or deleted, in the admin or anywhere in this
-    # process, is read again by its next request.
-    api_key_cache.forget(("api_key", instance.pk))

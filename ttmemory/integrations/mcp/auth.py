@@ -5,7 +5,9 @@ Over HTTP each tool call authenticates with its own headers: ``Authorization: Ap
 (or ``X-Api-Key``) with ``X-Memory-Namespace`` when the key has several grants, or a DRF token
 (``Authorization: Token …``, with ``rest_framework.authtoken`` installed) whose user goes
 through ``API_NAMESPACE_RESOLVER``. Over stdio (and in-process) the server is given
-``Credentials`` once; they are checked again on every call, so a revoked key stops at once.
+``Credentials`` once; they are checked again on every call. Each check reads the key, the
+token or the user from the database (``services.access``), so a revocation by any process
+stops the very next call.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ttmemory.services.access import (
     api_key_check,
     api_key_namespace,
     namespace_resolver,
+    token_check,
 )
 
 # Where ``mount`` keeps the namespace it authenticated for an HTTP request (ASGI scope state).
@@ -100,13 +103,10 @@ def resolve_namespace(
     if scheme == "token" and len(authorization) == 2:
         if not apps.is_installed("rest_framework.authtoken"):
             raise AuthenticationError("Token authentication needs rest_framework.authtoken.")
-        token_model = apps.get_model("authtoken", "Token")
-        token = (
-            token_model._default_manager.select_related("user").filter(key=authorization[1]).first()
-        )
-        if token is None:
-            raise AuthenticationError("Invalid token.")
-        return _user_namespace(token.user, headers)
+        found = token_check(key=authorization[1])
+        if found is None:
+            raise AuthenticationError("Invalid token, or its user is inactive.")
+        return _user_namespace(found[0], headers)
     raise AuthenticationError(
         "Authentication required: send 'Authorization: Api-Key <key>' (or a DRF token)."
     )
