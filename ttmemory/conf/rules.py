@@ -104,20 +104,20 @@ def optional_fraction(value: Any) -> float | None:
     """None, or a number from 0 to 1 (E026)."""
     if value is None:
         return None
-    number = _number(value)
-    if number is None or not 0 <= number <= 1:
-        raise InvalidSetting(
-            f"must be a fraction from 0 to 1, or None, not {value!r}", check_id="ttmemory.E026"
-        )
-    return float(number)
+    return _fraction(value, ", or None")
 
 
 def fraction(value: Any) -> float:
     """A number from 0 to 1 (E026)."""
+    return _fraction(value, "")
+
+
+def _fraction(value: Any, alternative: str) -> float:
     number = _number(value)
     if number is None or not 0 <= number <= 1:
         raise InvalidSetting(
-            f"must be a fraction from 0 to 1, not {value!r}", check_id="ttmemory.E026"
+            f"must be a fraction from 0 to 1{alternative}, not {value!r}",
+            check_id="ttmemory.E026",
         )
     return float(number)
 

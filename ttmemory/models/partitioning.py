@@ -31,11 +31,11 @@ from django.apps import apps
 from django.db import transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.operations.base import Operation
 from django.db.migrations.state import ProjectState
 
 from ttmemory.conf import app_settings
 from ttmemory.models import holds
+from ttmemory.models.operations import DatabaseOperation
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ def _columns(cursor: Any, table: str) -> list[str]:
     return [str(row[0]) for row in cursor.fetchall()]
 
 
-class PartitionHistoryIfConfigured(Operation):
+class PartitionHistoryIfConfigured(DatabaseOperation):
     """Partition the message table when ``PARTITIONED_HISTORY`` asks for it (read at migrate
     time); nothing on other databases or when it is unset.
 
@@ -250,11 +250,6 @@ class PartitionHistoryIfConfigured(Operation):
     a quiet hour. Changes no model state; reversing it leaves the table as it is (the model
     works on either layout).
     """
-
-    reversible = True
-
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass
 
     def database_forwards(
         self,
@@ -294,17 +289,5 @@ class PartitionHistoryIfConfigured(Operation):
             time.perf_counter() - started,
         )
 
-    def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        pass
-
     def describe(self) -> str:
         return "Partitions the message table by session when PARTITIONED_HISTORY asks for it"
-
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        return (self.__class__.__name__, [], {})

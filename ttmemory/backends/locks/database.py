@@ -362,15 +362,16 @@ class DatabaseLeaseLock(SessionLock):
             return
         finally:
             connection.close()  # the renewer thread keeps no connection between renewals
-        if extended:
-            self._count("renewals")
-        elif still_held(lease.token):
-            self._renewer.remove(lease.token)
-            logger.warning(
-                "The lease of session %s expired or was taken while held; another writer may "
-                "run concurrently. Raise TTMEMORY['LOCK_LEASE'].",
-                lease.session_id,
-            )
+        self._renewer.settle(
+            lease,
+            extended=bool(extended),
+            still_held=still_held,
+            count=self._count,
+            log=logger,
+            lost="The lease of session %s expired or was taken while held; another writer may "
+            "run concurrently. Raise TTMEMORY['LOCK_LEASE'].",
+            args=(lease.session_id,),
+        )
 
 
 def _nothing() -> None:

@@ -356,16 +356,16 @@ class RedisLock(SessionLock):
         except (RedisError, RedisClusterException, OSError) as exc:
             logger.debug("renewing the Redis lock of session %s failed: %s", lease.session_id, exc)
             return
-        if extended:
-            self._count("renewals")
-        elif still_held(lease.token):
-            self._renewer.remove(lease.token)
-            logger.warning(
-                "The Redis lock of session %s expired or was taken while held (key %s); "
-                "another writer may run concurrently. Raise the lease or check Redis eviction.",
-                lease.session_id,
-                lease.key,
-            )
+        self._renewer.settle(
+            lease,
+            extended=bool(extended),
+            still_held=still_held,
+            count=self._count,
+            log=logger,
+            lost="The Redis lock of session %s expired or was taken while held (key %s); "
+            "another writer may run concurrently. Raise the lease or check Redis eviction.",
+            args=(lease.session_id, lease.key),
+        )
 
     # -- circuit breaker ---------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ long, multi-transaction operation), so an operation longer than ``LOCK_LEASE`` k
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -57,6 +58,25 @@ class Renewer:
     def remove(self, token: str) -> None:
         with self._cond:
             self._held.pop(token, None)
+
+    def settle(
+        self,
+        lease: Lease,
+        *,
+        extended: bool,
+        still_held: Callable[[str], bool],
+        count: Callable[[str], None],
+        log: logging.Logger,
+        lost: str,
+        args: tuple[object, ...],
+    ) -> None:
+        """After an attempt to extend ``lease``: a renewal counted, or, when it was lost while
+        its holder still holds it, no more renewals and a warning (``lost`` % ``args``)."""
+        if extended:
+            count("renewals")
+        elif still_held(lease.token):
+            self.remove(lease.token)
+            log.warning(lost, *args)
 
     def holds(self, token: str) -> bool:
         with self._cond:
