@@ -186,8 +186,8 @@ def statement(
         f"{lookup}"
         " JOIN q ON p.term = q.term WHERE EXISTS (SELECT 1 FROM freq))",
         f"kw AS (SELECT r.id, sum({score}) AS score FROM (SELECT * FROM hit UNION ALL "
-        f"SELECT * FROM often) r JOIN df ON df.word = r.word JOIN {fact} f ON f.id = r.id "
-        f"CROSS JOIN st WHERE {current} GROUP BY r.id ORDER BY score DESC, r.id "
+        f"SELECT * FROM often) r {d.then} df ON df.word = r.word {d.then} {fact} f "
+        f"ON f.id = r.id CROSS JOIN st WHERE {current} GROUP BY r.id ORDER BY score DESC, r.id "
         f"LIMIT {int(limit)})",
     ]
     if context is not None and context.seeds > 0 and context.reach > 0:

@@ -81,17 +81,24 @@ class Dialect:
         inline a CTE read once; SQLite materialises one read more than once by itself)."""
         return f"{name} AS MATERIALIZED ({body})" if self.arrays else f"{name} AS ({body})"
 
+    @property
+    def then(self) -> str:
+        """An inner join whose left side is read first: PostgreSQL plans the order itself;
+        SQLite keeps the written order for a ``CROSS JOIN`` (its documented hint), without
+        which it drove the keyword scores from every current fact of the namespace."""
+        return "JOIN" if self.arrays else "CROSS JOIN"
+
     def join_each(self, alias: str, table: str, *, where: str, columns: str) -> str:
         """A join of the rows of ``table`` (as ``alias``) that ``where`` names for each outer
         row. PostgreSQL: a ``LATERAL`` subquery (``OFFSET 0`` keeps it one), so each outer row
         is an index lookup and the planner does not read the table's matching rows whole to
-        hash-join them; elsewhere a plain join (SQLite's planner loops over the outer rows)."""
+        hash-join them; elsewhere a join read after the outer rows (``then``)."""
         if self.arrays:
             return (
                 f"CROSS JOIN LATERAL (SELECT {columns} FROM {table} {alias} WHERE {where} "
                 f"OFFSET 0) {alias}"
             )
-        return f"JOIN {table} {alias} ON {where}"
+        return f"{self.then} {table} {alias} ON {where}"
 
     def join_first(self, alias: str, table: str, subquery: str) -> str:
         """A join of the rows of ``table`` (as ``alias``) whose ``id`` the correlated
@@ -100,7 +107,7 @@ class Dialect:
         ``LATERAL``; it runs the subquery per outer row and looks each id up)."""
         if self.arrays:
             return f"CROSS JOIN LATERAL ({subquery}) {alias}"
-        return f"JOIN {table} {alias} ON {alias}.id IN ({subquery})"
+        return f"{self.then} {table} {alias} ON {alias}.id IN ({subquery})"
 
     def in_rows(self, column: str, subquery: str) -> str:
         """``column`` is in the rows of ``subquery`` (one column). On PostgreSQL as an array
