@@ -77,16 +77,13 @@ def check_settings_shape(**kwargs: Any) -> list[checks.CheckMessage]:
 
 def _key_errors(
     name: str,
-    *,
     hint: str,
-    missing: str,
-    missing_id: str,
     parse: Callable[[Any], object],
-    malformed: str,
-    malformed_id: str,
+    missing: tuple[str, str],
+    malformed: tuple[str, str],
 ) -> list[checks.CheckMessage]:
-    """A key setting's errors: its settings rule, missing (``missing_id``), or refused by
-    ``parse`` (``malformed`` + the parser's message, ``malformed_id``)."""
+    """A key setting's errors: its settings rule, ``missing`` (message, id), or refused by
+    ``parse``: ``malformed`` (the message's start, before the parser's words; id)."""
     problem = app_settings.problem(name)
     if problem is not None:
         return [
@@ -94,36 +91,24 @@ def _key_errors(
         ]
     value = getattr(app_settings, name)
     if not value:
-        return [checks.Error(missing, hint=hint, id=missing_id)]
+        return [checks.Error(missing[0], hint=hint, id=missing[1])]
     try:
         parse(value)
     except (EncryptionKeyError, ValueError) as exc:
-        return [checks.Error(f"{malformed}{exc}.", hint=hint, id=malformed_id)]
+        return [checks.Error(f"{malformed[0]}{exc}.", hint=hint, id=malformed[1])]
     return []
 
 
 def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
-    return _key_errors(
-        "ENCRYPTION_KEYS",
-        hint=KEY_HINT,
-        missing="No ttmemory encryption key is configured.",
-        missing_id="ttmemory.E001",
-        parse=Keyring.from_entries,
-        malformed="Malformed ttmemory encryption key: ",
-        malformed_id="ttmemory.E002",
-    )
+    missing = ("No ttmemory encryption key is configured.", "ttmemory.E001")
+    malformed = ("Malformed ttmemory encryption key: ", "ttmemory.E002")
+    return _key_errors("ENCRYPTION_KEYS", KEY_HINT, Keyring.from_entries, missing, malformed)
 
 
 def check_blind_index_key(**kwargs: Any) -> list[checks.CheckMessage]:
-    return _key_errors(
-        "BLIND_INDEX_KEY",
-        hint=BLIND_KEY_HINT,
-        missing="No ttmemory blind index key is configured.",
-        missing_id="ttmemory.E003",
-        parse=parse_blind_key,
-        malformed="TTMEMORY['BLIND_INDEX_KEY'] ",
-        malformed_id="ttmemory.E004",
-    )
+    missing = ("No ttmemory blind index key is configured.", "ttmemory.E003")
+    malformed = ("TTMEMORY['BLIND_INDEX_KEY'] ", "ttmemory.E004")
+    return _key_errors("BLIND_INDEX_KEY", BLIND_KEY_HINT, parse_blind_key, missing, malformed)
 
 
 def _load_problem(name: str, config: Any, base: type) -> str | None:

@@ -9,6 +9,10 @@ from django.db.backends.base.schema import BaseDatabaseSchemaEditor
 from django.db.migrations.operations.base import Operation
 from django.db.migrations.state import ProjectState
 
+#: Short names, so a signature of Django's fits one line.
+Editor = BaseDatabaseSchemaEditor
+State = ProjectState
+
 
 class DatabaseOperation(Operation):
     """An operation on the database alone (an extension, triggers, indexes, a table's layout):
@@ -21,11 +25,7 @@ class DatabaseOperation(Operation):
         pass
 
     def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         pass
 
@@ -47,19 +47,11 @@ class StatementsOperation(DatabaseOperation):
             schema_editor.execute(sql, params=None)
 
     def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         self._run(schema_editor, forwards=True)
 
     def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         self._run(schema_editor, forwards=False)

@@ -30,12 +30,10 @@ from typing import Any
 from django.apps import apps
 from django.db import transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.state import ProjectState
 
 from ttmemory.conf import app_settings
 from ttmemory.models import holds
-from ttmemory.models.operations import DatabaseOperation
+from ttmemory.models.operations import DatabaseOperation, Editor, State
 
 logger = logging.getLogger(__name__)
 
@@ -252,11 +250,7 @@ class PartitionHistoryIfConfigured(DatabaseOperation):
     """
 
     def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         connection = schema_editor.connection
         wanted = configured_partitions()

@@ -17,12 +17,10 @@ from typing import Any, Literal
 from django.apps import apps
 from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.state import ProjectState
 from django.db.models import Q
 from django.db.models.functions import Cast
 
-from ttmemory.models.operations import DatabaseOperation
+from ttmemory.models.operations import DatabaseOperation, Editor, State
 
 logger = logging.getLogger(__name__)
 
@@ -110,11 +108,7 @@ class VectorExtensionIfAvailable(DatabaseOperation):
     reduces_to_sql = True  # sqlmigrate shows the CREATE EXTENSION where it would run
 
     def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         connection = schema_editor.connection
         if connection.vendor != "postgresql" or pgvector_installed(connection):
@@ -193,11 +187,7 @@ class HnswIndexesIfAvailable(DatabaseOperation):
         self.dimensions = tuple(dimensions)
 
     def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         connection = schema_editor.connection
         if vector_storage(connection) != PGVECTOR:
@@ -207,11 +197,7 @@ class HnswIndexesIfAvailable(DatabaseOperation):
             schema_editor.add_index(model, hnsw_index(dimensions))
 
     def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         if vector_storage(schema_editor.connection) != PGVECTOR:
             return

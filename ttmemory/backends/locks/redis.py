@@ -146,6 +146,10 @@ class RedisLock(SessionLock):
         self._renewer = Renewer(
             lambda lease, still_held: self._renew(lease, still_held=still_held),
             name="ttmemory-redis-lock-renewer",
+            count=self._count,
+            log=logger,
+            lost="The Redis lock of session {session} expired or was taken while held (key "
+            "{key}); another writer may run concurrently. Raise the lease or check Redis eviction.",
         )
         if fallback is not None:
             self.fallback  # noqa: B018 - a bad explicit fallback fails at startup, not in an outage
@@ -356,16 +360,7 @@ class RedisLock(SessionLock):
         except (RedisError, RedisClusterException, OSError) as exc:
             logger.debug("renewing the Redis lock of session %s failed: %s", lease.session_id, exc)
             return
-        self._renewer.settle(
-            lease,
-            extended=bool(extended),
-            still_held=still_held,
-            count=self._count,
-            log=logger,
-            lost="The Redis lock of session %s expired or was taken while held (key %s); "
-            "another writer may run concurrently. Raise the lease or check Redis eviction.",
-            args=(lease.session_id, lease.key),
-        )
+        self._renewer.settle(lease, extended=bool(extended), still_held=still_held)
 
     # -- circuit breaker ---------------------------------------------------------------------
 

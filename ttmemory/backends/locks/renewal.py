@@ -33,9 +33,17 @@ class Renewer:
         renew: Callable[[Lease, Callable[[str], bool]], None],
         *,
         name: str = "ttmemory-lock-renewer",
+        count: Callable[[str], None] = lambda name: None,
+        log: logging.Logger | None = None,
+        lost: str = "",
     ) -> None:
         self._renew = renew
         self._name = name
+        # After each attempt (settle): the backend's counter, its logger, and the warning of a
+        # lease lost while held (``lost``, formatted with the lease's ``session`` and ``key``).
+        self._count = count
+        self._log = log or logging.getLogger(__name__)
+        self._lost = lost
         self._cond = threading.Condition()
         self._held: dict[str, Lease] = {}
         self._thread: threading.Thread | None = None
@@ -59,24 +67,14 @@ class Renewer:
         with self._cond:
             self._held.pop(token, None)
 
-    def settle(
-        self,
-        lease: Lease,
-        *,
-        extended: bool,
-        still_held: Callable[[str], bool],
-        count: Callable[[str], None],
-        log: logging.Logger,
-        lost: str,
-        args: tuple[object, ...],
-    ) -> None:
+    def settle(self, lease: Lease, *, extended: bool, still_held: Callable[[str], bool]) -> None:
         """After an attempt to extend ``lease``: a renewal counted, or, when it was lost while
-        its holder still holds it, no more renewals and a warning (``lost`` % ``args``)."""
+        its holder still holds it, no more renewals and the backend's warning."""
         if extended:
-            count("renewals")
+            self._count("renewals")
         elif still_held(lease.token):
             self.remove(lease.token)
-            log.warning(lost, *args)
+            self._log.warning(self._lost.format(session=lease.session_id, key=lease.key))
 
     def holds(self, token: str) -> bool:
         with self._cond:
