@@ -183,11 +183,7 @@ class RedisLock(SessionLock):
             with transaction.atomic():
                 yield
             return
-        deadline = time.monotonic() + timeout
-        lease = None
-        route = self._route()
-        if route is not None:
-            lease = self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route)
+        lease, deadline = self._try_redis(session_id, timeout)
         if lease is None:  # Redis unreachable: the fallback lock, for the time that is left
             remaining = max(deadline - time.monotonic(), MIN_FALLBACK_TIMEOUT)
             self._count("fallbacks")
@@ -202,6 +198,14 @@ class RedisLock(SessionLock):
         with atomic_holding(key, partial(self._release, lease)):
             yield
 
+    def _try_redis(self, session_id: int, timeout: float) -> tuple[Lease | None, float]:
+        """A Redis lease within ``timeout`` (None: Redis unreachable), and the deadline."""
+        deadline = time.monotonic() + timeout
+        route = self._route()
+        if route is None:
+            return None, deadline
+        return self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route), deadline
+
     def hold(self, session_id: int, *, timeout: float) -> None:
         if not transaction.get_connection().in_atomic_block:
             raise TransactionManagementError(
@@ -210,11 +214,7 @@ class RedisLock(SessionLock):
         key = (id(self), session_id)
         if held_in_transaction(key):
             return
-        deadline = time.monotonic() + timeout
-        lease = None
-        route = self._route()
-        if route is not None:
-            lease = self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route)
+        lease, deadline = self._try_redis(session_id, timeout)
         if lease is None:
             remaining = max(deadline - time.monotonic(), MIN_FALLBACK_TIMEOUT)
             self._count("fallbacks")
