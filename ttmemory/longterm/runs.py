@@ -68,7 +68,8 @@ def neighbour_runs(
     params: dict[str, Any] = {"ns": namespace, "now": timezone.now()}
     given = d.table({"id": [int(seed) for seed in seeds]}, params)
     runs = runs_cte(d, reach=reach, eligible=eligible(d, "f", kinds, params))
-    sql = f"WITH seeds AS ({given}), {runs} SELECT seed, id FROM runs"
+    # Wrapped in a SELECT: a read that says so at its first word (logs, statement filters).
+    sql = f"SELECT * FROM (WITH seeds AS ({given}), {runs} SELECT seed, id FROM runs) found"
     found: dict[int, list[int]] = {seed: [seed] for seed in seeds}
     with d.cursor() as cursor:
         cursor.execute(sql, params)
