@@ -8,6 +8,7 @@ prove it can be built.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from typing import Any
 
 from django.apps import apps
@@ -74,62 +75,40 @@ def check_settings_shape(**kwargs: Any) -> list[checks.CheckMessage]:
     return errors
 
 
-def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
-    problem = app_settings.problem("ENCRYPTION_KEYS")
+def _key_errors(
+    name: str,
+    hint: str,
+    parse: Callable[[Any], object],
+    missing: tuple[str, str],
+    malformed: tuple[str, str],
+) -> list[checks.CheckMessage]:
+    """A key setting's errors: its settings rule, ``missing`` (message, id), or refused by
+    ``parse``: ``malformed`` (the message's start, before the parser's words; id)."""
+    problem = app_settings.problem(name)
     if problem is not None:
         return [
-            checks.Error(
-                f"TTMEMORY['ENCRYPTION_KEYS'] {problem.problem}.",
-                hint=KEY_HINT,
-                id=problem.check_id,
-            )
+            checks.Error(f"TTMEMORY[{name!r}] {problem.problem}.", hint=hint, id=problem.check_id)
         ]
-    entries = app_settings.ENCRYPTION_KEYS
-    if not entries:
-        return [
-            checks.Error(
-                "No ttmemory encryption key is configured.", hint=KEY_HINT, id="ttmemory.E001"
-            )
-        ]
+    value = getattr(app_settings, name)
+    if not value:
+        return [checks.Error(missing[0], hint=hint, id=missing[1])]
     try:
-        Keyring.from_entries(entries)
-    except EncryptionKeyError as exc:
-        return [
-            checks.Error(
-                f"Malformed ttmemory encryption key: {exc}.", hint=KEY_HINT, id="ttmemory.E002"
-            )
-        ]
+        parse(value)
+    except (EncryptionKeyError, ValueError) as exc:
+        return [checks.Error(f"{malformed[0]}{exc}.", hint=hint, id=malformed[1])]
     return []
+
+
+def check_encryption_keys(**kwargs: Any) -> list[checks.CheckMessage]:
+    missing = ("No ttmemory encryption key is configured.", "ttmemory.E001")
+    malformed = ("Malformed ttmemory encryption key: ", "ttmemory.E002")
+    return _key_errors("ENCRYPTION_KEYS", KEY_HINT, Keyring.from_entries, missing, malformed)
 
 
 def check_blind_index_key(**kwargs: Any) -> list[checks.CheckMessage]:
-    problem = app_settings.problem("BLIND_INDEX_KEY")
-    if problem is not None:
-        return [
-            checks.Error(
-                f"TTMEMORY['BLIND_INDEX_KEY'] {problem.problem}.",
-                hint=BLIND_KEY_HINT,
-                id=problem.check_id,
-            )
-        ]
-    value = app_settings.BLIND_INDEX_KEY
-    if not value:
-        return [
-            checks.Error(
-                "No ttmemory blind index key is configured.",
-                hint=BLIND_KEY_HINT,
-                id="ttmemory.E003",
-            )
-        ]
-    try:
-        parse_blind_key(value)
-    except ValueError as exc:
-        return [
-            checks.Error(
-                f"TTMEMORY['BLIND_INDEX_KEY'] {exc}.", hint=BLIND_KEY_HINT, id="ttmemory.E004"
-            )
-        ]
-    return []
+    missing = ("No ttmemory blind index key is configured.", "ttmemory.E003")
+    malformed = ("TTMEMORY['BLIND_INDEX_KEY'] ", "ttmemory.E004")
+    return _key_errors("BLIND_INDEX_KEY", BLIND_KEY_HINT, parse_blind_key, missing, malformed)
 
 
 def _load_problem(name: str, config: Any, base: type) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, Literal, cast
 
@@ -104,20 +104,20 @@ def optional_fraction(value: Any) -> float | None:
     """None, or a number from 0 to 1 (E026)."""
     if value is None:
         return None
-    number = _number(value)
-    if number is None or not 0 <= number <= 1:
-        raise InvalidSetting(
-            f"must be a fraction from 0 to 1, or None, not {value!r}", check_id="ttmemory.E026"
-        )
-    return float(number)
+    return _fraction(value, ", or None")
 
 
 def fraction(value: Any) -> float:
     """A number from 0 to 1 (E026)."""
+    return _fraction(value, "")
+
+
+def _fraction(value: Any, alternative: str) -> float:
     number = _number(value)
     if number is None or not 0 <= number <= 1:
         raise InvalidSetting(
-            f"must be a fraction from 0 to 1, not {value!r}", check_id="ttmemory.E026"
+            f"must be a fraction from 0 to 1{alternative}, not {value!r}",
+            check_id="ttmemory.E026",
         )
     return float(number)
 
@@ -163,13 +163,15 @@ def model_prices(value: Any) -> dict[str, dict[str, float]]:
     return prices
 
 
+def _one_of(value: Any, valid: Sequence[str], check_id: str) -> str:
+    if value not in valid:
+        raise InvalidSetting(f"is {value!r}; use one of: {', '.join(valid)}", check_id=check_id)
+    return cast(str, value)
+
+
 def trim_mode(value: Any) -> TrimMode:
     """One of VALID_TRIM_MODES (E023)."""
-    if value not in VALID_TRIM_MODES:
-        raise InvalidSetting(
-            f"is {value!r}; use one of: {', '.join(VALID_TRIM_MODES)}", check_id="ttmemory.E023"
-        )
-    return cast(TrimMode, value)
+    return cast(TrimMode, _one_of(value, VALID_TRIM_MODES, "ttmemory.E023"))
 
 
 def optional_lifetime(value: Any) -> timedelta | None:
@@ -195,11 +197,7 @@ def optional_lifetime(value: Any) -> timedelta | None:
 
 def expiry_mode(value: Any) -> str:
     """One of VALID_EXPIRY_MODES (E037)."""
-    if value not in VALID_EXPIRY_MODES:
-        raise InvalidSetting(
-            f"is {value!r}; use one of: {', '.join(VALID_EXPIRY_MODES)}", check_id="ttmemory.E037"
-        )
-    return cast(str, value)
+    return _one_of(value, VALID_EXPIRY_MODES, "ttmemory.E037")
 
 
 def job_mode(value: Any) -> str | None:

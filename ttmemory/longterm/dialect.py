@@ -1,14 +1,15 @@
 """SQL dialects of recall and search: what PostgreSQL and SQLite spell differently, in one place.
 
-Recall's and search's statements (``candidates``, ``fusion``, the hits read of
+Recall's and search's statements (``candidate_sql``, ``runs``, ``fusion``, the hits read of
 ``selectors.facts``) are written once; a ``Dialect`` supplies the pieces that differ: a list
 parameter (one array on PostgreSQL, so the statement text is the same for any length and is
-prepared once; one mark per value elsewhere), membership in a subquery's rows, a float cast,
-and the cursor (prepared on PostgreSQL, ``binding_cursor``). Where pgvector is installed,
-``candidates`` adds what only it can do (vector distance and HNSW search in SQL) to the same
-statement; elsewhere vectors are scored in numpy (``vector_cache``). The ORM is not used for
-these statements: compiling them cost more than the database took to answer (docs/benchmarks.md,
-"Recall latency").
+prepared once; one mark per value elsewhere), a table of given rows, membership in a
+subquery's rows, a float cast, a CTE's materialisation, a join run once per outer row
+(``LATERAL`` on PostgreSQL) and the cursor (prepared on PostgreSQL, ``binding_cursor``). Where
+pgvector is installed, ``candidate_sql`` adds what only it can do (vector distance and HNSW
+search in SQL) to the same statement; elsewhere vectors are scored in numpy
+(``vector_cache``). The ORM is not used for these statements: compiling them cost more than
+the database took to answer (docs/benchmarks.md, "Recall latency").
 """
 
 from __future__ import annotations
@@ -38,6 +39,75 @@ class Dialect:
             return f"{column} = ANY(%s::{kind}[])"
         params.extend(values)
         return f"{column} IN ({', '.join(['%s'] * len(values))})"
+
+    def one_of(
+        self, column: str, name: str, values: Iterable[Any], params: dict[str, Any], *, kind: str
+    ) -> str:
+        """``any_of`` with named parameters (``name``, or ``name_0``... one per value)."""
+        values = list(values)
+        if self.arrays:
+            params[name] = values
+            return f"{column} = ANY(%({name})s::{kind}[])"
+        params.update((f"{name}_{i}", value) for i, value in enumerate(values))
+        marks = ", ".join(f"%({name}_{i})s" for i in range(len(values)))
+        return f"{column} IN ({marks})"
+
+    def table(
+        self, columns: dict[str, list[Any]], params: dict[str, Any], *, kind: str = "bigint"
+    ) -> str:
+        """A SELECT of the given rows, one column per entry of ``columns`` (name: its values,
+        all of one length, each a parameter): ``unnest`` of one array per column on
+        PostgreSQL (the text is the same for any number of rows), ``VALUES`` elsewhere."""
+        names = list(columns)
+        if self.arrays:
+            arrays = []
+            for name, values in columns.items():
+                params[name] = list(values)
+                arrays.append(f"%({name})s::{kind}[]")
+            return f"SELECT * FROM unnest({', '.join(arrays)}) AS t({', '.join(names)})"
+        rows = list(zip(*columns.values(), strict=True))
+        if not rows:  # no rows: a SELECT of the columns that returns none
+            return "SELECT " + ", ".join(f"NULL AS {name}" for name in names) + " WHERE 0 = 1"
+        marks = []
+        for i, row in enumerate(rows):
+            for name, value in zip(names, row, strict=True):
+                params[f"{name}_{i}"] = value
+            marks.append("(" + ", ".join(f"%({name}_{i})s" for name in names) + ")")
+        aliases = ", ".join(f"column{i + 1} AS {name}" for i, name in enumerate(names))
+        return f"SELECT {aliases} FROM (VALUES {', '.join(marks)})"
+
+    def materialized(self, name: str, body: str) -> str:
+        """A CTE computed once, before the statement reads it (PostgreSQL would otherwise
+        inline a CTE read once; SQLite materialises one read more than once by itself)."""
+        return f"{name} AS MATERIALIZED ({body})" if self.arrays else f"{name} AS ({body})"
+
+    @property
+    def then(self) -> str:
+        """An inner join whose left side is read first: PostgreSQL plans the order itself;
+        SQLite keeps the written order for a ``CROSS JOIN`` (its documented hint), without
+        which it drove the keyword scores from every current fact of the namespace."""
+        return "JOIN" if self.arrays else "CROSS JOIN"
+
+    def join_each(self, alias: str, table: str, *, where: str, columns: str) -> str:
+        """A join of the rows of ``table`` (as ``alias``) that ``where`` names for each outer
+        row. PostgreSQL: a ``LATERAL`` subquery (``OFFSET 0`` keeps it one), so each outer row
+        is an index lookup and the planner does not read the table's matching rows whole to
+        hash-join them; elsewhere a join read after the outer rows (``then``)."""
+        if self.arrays:
+            return (
+                f"CROSS JOIN LATERAL (SELECT {columns} FROM {table} {alias} WHERE {where} "
+                f"OFFSET 0) {alias}"
+            )
+        return f"{self.then} {table} {alias} ON {where}"
+
+    def join_first(self, alias: str, table: str, subquery: str) -> str:
+        """A join of the rows of ``table`` (as ``alias``) whose ``id`` the correlated
+        ``subquery`` (one column, ``id``, with its ORDER BY and LIMIT) returns for each outer
+        row: a ``LATERAL`` subquery on PostgreSQL, an ``id IN`` lookup elsewhere (SQLite has no
+        ``LATERAL``; it runs the subquery per outer row and looks each id up)."""
+        if self.arrays:
+            return f"CROSS JOIN LATERAL ({subquery}) {alias}"
+        return f"{self.then} {table} {alias} ON {alias}.id IN ({subquery})"
 
     def in_rows(self, column: str, subquery: str) -> str:
         """``column`` is in the rows of ``subquery`` (one column). On PostgreSQL as an array

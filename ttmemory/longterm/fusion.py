@@ -44,7 +44,7 @@
    best on the tune half (docs/benchmarks.md), and it needs no extra query. Opt-in because
    it also empties some answerable questions; calibrated per embedder.
 
-On PostgreSQL with pgvector the neighbour runs come with the candidates, in their one statement
+With pgvector, or keyword-only, the neighbour runs come with the candidates, in their one statement
 (``candidates.Context``); ``fact_runs`` fetches them elsewhere, or for a seed that statement did
 not pick (one statement, small index scans on ``ttm_fact_ns_id_idx``).
 """
@@ -59,7 +59,7 @@ from django.db import connection
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import bm25, candidates, dialect, recall
+from ttmemory.longterm import bm25, dialect, recall, runs
 from ttmemory.models import Fact, FactTerm
 
 K = TypeVar("K", int, tuple[int, int])  # a fact id, a (session, seq) pair
@@ -340,7 +340,7 @@ def fact_runs(
     if not wanted or reach <= 0:
         return {}
     if not metadata:  # no JSON lookups to translate: SQL built without the ORM's compiler
-        return candidates.neighbour_runs(namespace, wanted, reach=reach, kinds=kinds)
+        return runs.neighbour_runs(namespace, wanted, reach=reach, kinds=kinds)
     return orm_fact_runs(namespace, wanted, reach=reach, kinds=kinds, metadata=metadata)
 
 

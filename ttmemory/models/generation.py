@@ -30,9 +30,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.operations.base import Operation
-from django.db.migrations.state import ProjectState
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from ttmemory.models.operations import StatementsOperation
 
 
 class FactGeneration(models.Model):
@@ -226,7 +226,7 @@ def triggers_installed(connection: Any) -> bool:
     return bool(row) and int(row[0]) == len(wanted)
 
 
-class FactGenerationTriggers(Operation):
+class FactGenerationTriggers(StatementsOperation):
     """Creates the triggers that keep ``FactGeneration`` current (PostgreSQL, SQLite; nothing
     elsewhere) and a row for every namespace that has facts. Reversible: drops them. Changes
     no model state.
@@ -236,40 +236,15 @@ class FactGenerationTriggers(Operation):
     comparison changes; reversing restores ``previous``'s.
     """
 
-    reversible = True
-    reduces_to_sql = True
-
     def __init__(self, version: int = 1, previous: int | None = None) -> None:
         self.version = version
         self.previous = previous
 
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass
-
-    def _statements(self, vendor: str, *, forwards: bool) -> list[str]:
+    def statements(self, connection: BaseDatabaseWrapper, *, forwards: bool) -> list[str]:
+        vendor = connection.vendor
         if self.previous is not None:
             return watch_sql(vendor, self.version if forwards else self.previous)
         return trigger_sql(vendor, forwards=forwards, version=self.version)
-
-    def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        for sql in self._statements(schema_editor.connection.vendor, forwards=True):
-            schema_editor.execute(sql, params=None)
-
-    def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        for sql in self._statements(schema_editor.connection.vendor, forwards=False):
-            schema_editor.execute(sql, params=None)
 
     def describe(self) -> str:
         if self.previous is not None:

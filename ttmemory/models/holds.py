@@ -33,12 +33,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import DatabaseError, connections
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.signals import connection_created
-from django.db.migrations.operations.base import Operation
-from django.db.migrations.state import ProjectState
 
 from ttmemory.exceptions import LegalHoldError
+from ttmemory.models.operations import StatementsOperation
 
 HOLD_TABLE = "ttmemory_legalhold"
 MESSAGE_PREFIX = "ttmemory legal hold"
@@ -350,45 +349,20 @@ def hold_of_error(exc: BaseException) -> dict[str, Any] | None:
     return {"namespace": "", "session": None, "reason": "", "action": action, "table": table}
 
 
-class LegalHoldTriggers(Operation):
+class LegalHoldTriggers(StatementsOperation):
     """Creates the legal-hold triggers (PostgreSQL, SQLite; nothing elsewhere). Reversible.
     Changes no model state."""
 
-    reversible = True
-    reduces_to_sql = True
-
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass
-
-    def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        for sql in trigger_sql(schema_editor.connection.vendor):
-            schema_editor.execute(sql, params=None)
-        for sql in partitions_sql(schema_editor.connection):
-            schema_editor.execute(sql, params=None)
-
-    def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        for sql in partitions_sql(schema_editor.connection, forwards=False):
-            schema_editor.execute(sql, params=None)
-        for sql in trigger_sql(schema_editor.connection.vendor, forwards=False):
-            schema_editor.execute(sql, params=None)
+    def statements(self, connection: BaseDatabaseWrapper, *, forwards: bool) -> list[str]:
+        if forwards:
+            return [*trigger_sql(connection.vendor), *partitions_sql(connection)]
+        return [
+            *partitions_sql(connection, forwards=False),
+            *trigger_sql(connection.vendor, forwards=False),
+        ]
 
     def describe(self) -> str:
         return "Creates the triggers that refuse deleting or rewriting rows under legal hold"
-
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        return (self.__class__.__name__, [], {})
 
 
 def _refusals_as_legal_hold_errors(

@@ -30,12 +30,10 @@ from typing import Any
 from django.apps import apps
 from django.db import transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.operations.base import Operation
-from django.db.migrations.state import ProjectState
 
 from ttmemory.conf import app_settings
 from ttmemory.models import holds
+from ttmemory.models.operations import DatabaseOperation, Editor, State
 
 logger = logging.getLogger(__name__)
 
@@ -241,7 +239,7 @@ def _columns(cursor: Any, table: str) -> list[str]:
     return [str(row[0]) for row in cursor.fetchall()]
 
 
-class PartitionHistoryIfConfigured(Operation):
+class PartitionHistoryIfConfigured(DatabaseOperation):
     """Partition the message table when ``PARTITIONED_HISTORY`` asks for it (read at migrate
     time); nothing on other databases or when it is unset.
 
@@ -251,17 +249,8 @@ class PartitionHistoryIfConfigured(Operation):
     works on either layout).
     """
 
-    reversible = True
-
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass
-
     def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         connection = schema_editor.connection
         wanted = configured_partitions()
@@ -294,17 +283,5 @@ class PartitionHistoryIfConfigured(Operation):
             time.perf_counter() - started,
         )
 
-    def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        pass
-
     def describe(self) -> str:
         return "Partitions the message table by session when PARTITIONED_HISTORY asks for it"
-
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        return (self.__class__.__name__, [], {})

@@ -17,11 +17,10 @@ from typing import Any, Literal
 from django.apps import apps
 from django.db import DatabaseError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.backends.base.schema import BaseDatabaseSchemaEditor
-from django.db.migrations.operations.base import Operation
-from django.db.migrations.state import ProjectState
 from django.db.models import Q
 from django.db.models.functions import Cast
+
+from ttmemory.models.operations import DatabaseOperation, Editor, State
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +96,7 @@ def vector_storage_reset(connection: BaseDatabaseWrapper) -> None:
         delattr(connection, _CACHE_ATTRIBUTE)
 
 
-class VectorExtensionIfAvailable(Operation):
+class VectorExtensionIfAvailable(DatabaseOperation):
     """``CREATE EXTENSION vector`` on PostgreSQL servers that have pgvector; nothing elsewhere.
 
     A server without pgvector (or a role not allowed to create it) migrates all the same:
@@ -106,18 +105,10 @@ class VectorExtensionIfAvailable(Operation):
     (other applications may use it).
     """
 
-    reversible = True
     reduces_to_sql = True  # sqlmigrate shows the CREATE EXTENSION where it would run
 
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass
-
     def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         connection = schema_editor.connection
         if connection.vendor != "postgresql" or pgvector_installed(connection):
@@ -138,20 +129,8 @@ class VectorExtensionIfAvailable(Operation):
                 exc,
             )
 
-    def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
-    ) -> None:
-        pass
-
     def describe(self) -> str:
         return "Creates the pgvector extension where the server has it"
-
-    def deconstruct(self) -> tuple[str, list[Any], dict[str, Any]]:
-        return (self.__class__.__name__, [], {})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -196,7 +175,7 @@ def hnsw_index(dimensions: int, *, m: int = M, ef_construction: int = EF_CONSTRU
     )
 
 
-class HnswIndexesIfAvailable(Operation):
+class HnswIndexesIfAvailable(DatabaseOperation):
     """pgvector's ``HnswIndex`` for each of ``dimensions`` where fact vectors are pgvector's.
 
     Nothing on SQLite or on PostgreSQL storing float32 bytes (vectors ranked in numpy there);
@@ -204,20 +183,11 @@ class HnswIndexesIfAvailable(Operation):
     drops the indexes.
     """
 
-    reversible = True
-
     def __init__(self, dimensions: list[int] | tuple[int, ...]) -> None:
         self.dimensions = tuple(dimensions)
 
-    def state_forwards(self, app_label: str, state: ProjectState) -> None:
-        pass
-
     def database_forwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         connection = schema_editor.connection
         if vector_storage(connection) != PGVECTOR:
@@ -227,11 +197,7 @@ class HnswIndexesIfAvailable(Operation):
             schema_editor.add_index(model, hnsw_index(dimensions))
 
     def database_backwards(
-        self,
-        app_label: str,
-        schema_editor: BaseDatabaseSchemaEditor,
-        from_state: ProjectState,
-        to_state: ProjectState,
+        self, app_label: str, schema_editor: Editor, from_state: State, to_state: State
     ) -> None:
         if vector_storage(schema_editor.connection) != PGVECTOR:
             return

@@ -130,33 +130,30 @@ def _child(spec: MetricSpec, attributes: Attributes) -> Any:
     return child
 
 
-class _Counter(NoOpCounter):
+class _Instrument:
+    """An OpenTelemetry no-op instrument that feeds the prometheus-client metric of ``spec``."""
+
     def __init__(self, spec: MetricSpec) -> None:
-        super().__init__(spec.name, unit=spec.unit, description=spec.description)
+        super().__init__(spec.name, unit=spec.unit, description=spec.description)  # type: ignore[call-arg]
         self._spec = spec
 
+
+class _Adds(_Instrument):
     def add(
         self, amount: int | float, attributes: Attributes = None, context: Context | None = None
     ) -> None:
         _child(self._spec, attributes).inc(amount)
 
 
-class _UpDownCounter(NoOpUpDownCounter):
-    def __init__(self, spec: MetricSpec) -> None:
-        super().__init__(spec.name, unit=spec.unit, description=spec.description)
-        self._spec = spec
-
-    def add(
-        self, amount: int | float, attributes: Attributes = None, context: Context | None = None
-    ) -> None:
-        _child(self._spec, attributes).inc(amount)
+class _Counter(_Adds, NoOpCounter):
+    pass
 
 
-class _Histogram(NoOpHistogram):
-    def __init__(self, spec: MetricSpec) -> None:
-        super().__init__(spec.name, unit=spec.unit, description=spec.description)
-        self._spec = spec
+class _UpDownCounter(_Adds, NoOpUpDownCounter):
+    pass
 
+
+class _Histogram(_Instrument, NoOpHistogram):
     def record(
         self, amount: int | float, attributes: Attributes = None, context: Context | None = None
     ) -> None:

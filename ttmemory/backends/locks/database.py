@@ -195,6 +195,10 @@ class DatabaseLeaseLock(SessionLock):
         self._renewer = Renewer(
             lambda lease, still_held: self._renew(lease, still_held=still_held),
             name="ttmemory-lease-renewer",
+            count=self._count,
+            log=logger,
+            lost="The lease of session {session} expired or was taken while held; another "
+            "writer may run concurrently. Raise TTMEMORY['LOCK_LEASE'].",
         )
 
     @contextmanager
@@ -362,15 +366,7 @@ class DatabaseLeaseLock(SessionLock):
             return
         finally:
             connection.close()  # the renewer thread keeps no connection between renewals
-        if extended:
-            self._count("renewals")
-        elif still_held(lease.token):
-            self._renewer.remove(lease.token)
-            logger.warning(
-                "The lease of session %s expired or was taken while held; another writer may "
-                "run concurrently. Raise TTMEMORY['LOCK_LEASE'].",
-                lease.session_id,
-            )
+        self._renewer.settle(lease, extended=bool(extended), still_held=still_held)
 
 
 def _nothing() -> None:

@@ -146,6 +146,10 @@ class RedisLock(SessionLock):
         self._renewer = Renewer(
             lambda lease, still_held: self._renew(lease, still_held=still_held),
             name="ttmemory-redis-lock-renewer",
+            count=self._count,
+            log=logger,
+            lost="The Redis lock of session {session} expired or was taken while held (key "
+            "{key}); another writer may run concurrently. Raise the lease or check Redis eviction.",
         )
         if fallback is not None:
             self.fallback  # noqa: B018 - a bad explicit fallback fails at startup, not in an outage
@@ -179,11 +183,7 @@ class RedisLock(SessionLock):
             with transaction.atomic():
                 yield
             return
-        deadline = time.monotonic() + timeout
-        lease = None
-        route = self._route()
-        if route is not None:
-            lease = self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route)
+        lease, deadline = self._try_redis(session_id, timeout)
         if lease is None:  # Redis unreachable: the fallback lock, for the time that is left
             remaining = max(deadline - time.monotonic(), MIN_FALLBACK_TIMEOUT)
             self._count("fallbacks")
@@ -198,6 +198,14 @@ class RedisLock(SessionLock):
         with atomic_holding(key, partial(self._release, lease)):
             yield
 
+    def _try_redis(self, session_id: int, timeout: float) -> tuple[Lease | None, float]:
+        """A Redis lease within ``timeout`` (None: Redis unreachable), and the deadline."""
+        deadline = time.monotonic() + timeout
+        route = self._route()
+        if route is None:
+            return None, deadline
+        return self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route), deadline
+
     def hold(self, session_id: int, *, timeout: float) -> None:
         if not transaction.get_connection().in_atomic_block:
             raise TransactionManagementError(
@@ -206,11 +214,7 @@ class RedisLock(SessionLock):
         key = (id(self), session_id)
         if held_in_transaction(key):
             return
-        deadline = time.monotonic() + timeout
-        lease = None
-        route = self._route()
-        if route is not None:
-            lease = self._acquire(session_id, timeout=timeout, deadline=deadline, probe=route)
+        lease, deadline = self._try_redis(session_id, timeout)
         if lease is None:
             remaining = max(deadline - time.monotonic(), MIN_FALLBACK_TIMEOUT)
             self._count("fallbacks")
@@ -356,16 +360,7 @@ class RedisLock(SessionLock):
         except (RedisError, RedisClusterException, OSError) as exc:
             logger.debug("renewing the Redis lock of session %s failed: %s", lease.session_id, exc)
             return
-        if extended:
-            self._count("renewals")
-        elif still_held(lease.token):
-            self._renewer.remove(lease.token)
-            logger.warning(
-                "The Redis lock of session %s expired or was taken while held (key %s); "
-                "another writer may run concurrently. Raise the lease or check Redis eviction.",
-                lease.session_id,
-                lease.key,
-            )
+        self._renewer.settle(lease, extended=bool(extended), still_held=still_held)
 
     # -- circuit breaker ---------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ long, multi-transaction operation), so an operation longer than ``LOCK_LEASE`` k
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -32,9 +33,17 @@ class Renewer:
         renew: Callable[[Lease, Callable[[str], bool]], None],
         *,
         name: str = "ttmemory-lock-renewer",
+        count: Callable[[str], None] = lambda name: None,
+        log: logging.Logger | None = None,
+        lost: str = "",
     ) -> None:
         self._renew = renew
         self._name = name
+        # After each attempt (settle): the backend's counter, its logger, and the warning of a
+        # lease lost while held (``lost``, formatted with the lease's ``session`` and ``key``).
+        self._count = count
+        self._log = log or logging.getLogger(__name__)
+        self._lost = lost
         self._cond = threading.Condition()
         self._held: dict[str, Lease] = {}
         self._thread: threading.Thread | None = None
@@ -57,6 +66,15 @@ class Renewer:
     def remove(self, token: str) -> None:
         with self._cond:
             self._held.pop(token, None)
+
+    def settle(self, lease: Lease, *, extended: bool, still_held: Callable[[str], bool]) -> None:
+        """After an attempt to extend ``lease``: a renewal counted, or, when it was lost while
+        its holder still holds it, no more renewals and the backend's warning."""
+        if extended:
+            self._count("renewals")
+        elif still_held(lease.token):
+            self.remove(lease.token)
+            self._log.warning(self._lost.format(session=lease.session_id, key=lease.key))
 
     def holds(self, token: str) -> bool:
         with self._cond:

@@ -1,0 +1,238 @@
+"""The candidate statement's text, written once for every database.
+
+One statement returns, as rows ``(which, key, score, other)``: 0, the keyword list (BM25 over
+the blind index, ``bm25``'s formula in SQL); 1, the vector list, where pgvector ranks it
+(``vector``) and so also, with ``context``, 3 and 4, the seeds and their neighbour runs
+(``runs.runs_cte``); 2, the namespace's BM25 statistics (N, avgdl) when it counted them; 5,
+the namespace's generation (``vector_cache``). Where vectors are ranked in numpy, their ids
+come in (``vector_ids``) as candidates for the frequent words. What PostgreSQL and SQLite spell
+differently (list parameters, float casts, materialised CTEs, per-row joins) comes from
+``dialect``; the statement's shape does not depend on the database.
+
+Keyword search is bounded: the rarest query words are read while their postings stay within
+``bm25.POSTINGS_BUDGET`` (keyword-only: the rarest word at least, else a query of frequent
+words alone would find nothing): ``hit``, each posting joined to its fact once in ``kw``. The
+facts they name and the vector candidates are the candidates; the postings of the frequent
+words are looked up for those alone (``often``), on the (fact, term) index, one lookup per
+candidate (``Dialect.join_each``). Every candidate is scored by BM25 over ALL query words.
+Lost: facts matching only frequent words and far in vector space (docs/benchmarks.md,
+"Repetitive vocabulary"). When every word fits, ``often`` reads nothing and the ranking is
+uncapped BM25's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connection
+
+from ttmemory.longterm import bm25, recall, runs, vector_cache
+from ttmemory.longterm.bm25 import Sql
+from ttmemory.longterm.dialect import Dialect
+from ttmemory.models import FactTerm
+
+
+@dataclass(frozen=True)
+class Context:
+    """Neighbour context fetched with the candidates (where the vector list is ranked in SQL,
+    or there is none).
+
+    The statement blends both lists as ``fusion.fuse`` does (``vector_weight``) and returns,
+    for its best ``seeds`` candidates, the ``reach`` eligible facts before and after each (what
+    ``fusion.fact_runs`` returns). Callers ask for a few more seeds than they use: a seed of
+    their own ranking that the statement did not pick is fetched by ``fusion.fact_runs``.
+    """
+
+    seeds: int
+    reach: int
+    vector_weight: float
+
+
+def _bm25(d: Dialect, tf: str, length: str, n: str, df: str, avgdl: str) -> str:
+    """``bm25.term_score`` as SQL over these columns (the idf of ``df`` in ``n`` facts)."""
+    weight = bm25.idf(Sql(n), Sql(df), ln=Sql.ln)
+    return bm25.term_score(Sql(d.float(tf)), Sql(d.float(length)), weight=weight, avgdl=Sql(avgdl))
+
+
+def _stats(
+    d: Dialect,
+    params: dict[str, Any],
+    *,
+    cached: tuple[int, float] | None,
+    known: tuple[int, int, float] | None,
+) -> str:
+    """The body of ``st (n, avgdl)``: given (``cached``), counted, or the ones counted before
+    at the generation this statement reads (``known``: (generation, N, avgdl); else counted,
+    and the count's scan runs only then: its condition is a one-time filter)."""
+    fact = runs.fact_table()
+    count = (
+        f"SELECT {d.float('count(*)')} AS n, {d.float('coalesce(avg(term_count), 1)')} AS avgdl "
+        f"FROM {fact} WHERE namespace = %(ns)s"
+    )
+    if cached is not None:
+        params["n"], params["avgdl"] = float(cached[0]), float(cached[1] or 1.0)
+        return f"SELECT {d.float('%(n)s')} AS n, {d.float('%(avgdl)s')} AS avgdl"
+    if known is None:
+        return count
+    params["known"], params["n"], params["avgdl"] = known[0], float(known[1]), known[2]
+    same = "(SELECT generation FROM g) = %(known)s"
+    return (
+        f"SELECT {d.float('%(n)s')} AS n, {d.float('%(avgdl)s')} AS avgdl WHERE {same} "
+        f"UNION ALL SELECT n, avgdl FROM ({count} AND NOT {same}) c WHERE NOT {same}"
+    )
+
+
+def statement(
+    d: Dialect,
+    namespace: str,
+    terms: Mapping[int, int],
+    *,
+    limit: int,
+    kinds: list[str] | None,
+    now: dt.datetime,
+    cached: tuple[int, float] | None,
+    vector: list[float] | None = None,
+    model: str = "",
+    approximate: bool = False,
+    given: list[int] | None = None,
+    vector_ids: list[int] | None = None,
+    context: Context | None = None,
+    generation: bool = False,
+    known: tuple[int, int, float] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The candidate statement and its parameters (see the module's docstring).
+
+    ``vector``: ranked here with pgvector (``approximate``: through the HNSW index;
+    ``given``: only these facts, ``vector_cache.shortlist``'s, instead of every fact);
+    ``vector_ids``: the vector candidates ranked elsewhere (numpy). ``cached``: N and avgdl
+    to use (else row 2 with the ones counted); ``generation``: row 5; ``known``:
+    ``(generation, N, avgdl)`` counted before, used when the generation read is still that
+    one (with ``generation`` only)."""
+    fact, term = runs.fact_table(), connection.ops.quote_name(FactTerm._meta.db_table)
+    params: dict[str, Any] = {"ns": namespace, "now": now}
+    current = runs.eligible(d, "f", kinds, params)
+    pairs = d.table({"term": list(terms), "word": list(terms.values())}, params)
+    parts = [
+        f"q AS ({pairs})",
+        d.materialized("g", f"SELECT {vector_cache.generation_sql('%(ns)s')} AS generation")
+        if generation
+        else "",
+        d.materialized("st", _stats(d, params, cached=cached, known=known)),
+        # Document frequency per query word (its namespace hash and its legacy hash summed).
+        f"df AS (SELECT q.word, {d.float('count(*)')} AS n FROM {term} p JOIN q "
+        "ON p.term = q.term WHERE p.namespace = %(ns)s GROUP BY q.word)",
+    ]
+    select = [
+        "SELECT 0 AS which, id, score, CAST(0 AS BIGINT) AS other FROM kw",
+        "SELECT 2, CAST(st.n AS BIGINT), st.avgdl, 0 FROM st" if cached is None else "",
+    ]
+    candidates = ""
+    if vector is not None:
+        dim = len(vector)
+        params["vec"] = recall.vector_literal(vector)
+        params["model"], params["dim"] = model, dim
+        if given is not None:
+            # The shortlist picked in memory (vector_cache), ranked here with pgvector's own
+            # arithmetic: the same distances and order as the scan of every fact below. Joined
+            # from the list, so each is one primary-key lookup (an id = ANY(...) filter had the
+            # planner scan the namespace, testing every row against the list).
+            source = f"({d.table({'id': given}, params)}) v JOIN {fact} f ON f.id = v.id"
+        else:
+            source = f"{fact} f"
+        if approximate:
+            # The expression the HNSW index of this dimension is built on (vector_index).
+            distance = f"(f.embedding::vector({dim})) <=> %(vec)s::vector({dim})"
+            order = "distance"
+        else:
+            distance = "f.embedding <=> %(vec)s::vector"
+            order = "distance, f.id"
+        parts.append(
+            f"vec AS (SELECT f.id, {distance} AS distance FROM {source} "
+            f"WHERE f.namespace = %(ns)s AND f.embedding_model = %(model)s "
+            f"AND f.embedding_dim = %(dim)s AND {current} ORDER BY {order} LIMIT {int(limit)})"
+        )
+        select.append("SELECT 1, id, distance, 0 FROM vec")
+        candidates = " UNION SELECT id FROM vec"
+    elif vector_ids is not None:
+        parts.append(f"vec AS ({d.table({'vid': vector_ids}, params)})")
+        candidates = " UNION SELECT vid FROM vec"
+    if generation:
+        select.append(f"SELECT 5, generation, {d.float('0.0')}, 0 FROM g")
+    params["budget"] = bm25.postings_budget()
+    rarest = " OR rank = 1" if vector is None and vector_ids is None else ""
+    score = _bm25(d, "r.tf", "f.term_count", "st.n", "df.n", "st.avgdl")
+    frequent = d.in_rows("p.term", "SELECT term FROM freq")
+    lookup = d.join_each(
+        "p", term, where=f"p.fact_id = c.id AND {frequent}", columns="p.term, p.tf"
+    )
+    parts += [
+        d.materialized(
+            "rare",
+            "SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto, "
+            "row_number() OVER (ORDER BY n, word) AS rank "
+            f"FROM df) r WHERE upto <= %(budget)s{rarest}",
+        ),
+        d.materialized(
+            "freq",
+            "SELECT q.term FROM q JOIN df ON df.word = q.word "
+            "WHERE q.word NOT IN (SELECT word FROM rare)",
+        ),
+        f"hit AS (SELECT p.fact_id AS id, q.word, p.tf FROM {term} p JOIN q ON p.term = q.term "
+        "JOIN rare ON rare.word = q.word WHERE p.namespace = %(ns)s)",
+        f"often AS (SELECT c.id, q.word, p.tf FROM (SELECT id FROM hit{candidates}) c "
+        f"{lookup}"
+        " JOIN q ON p.term = q.term WHERE EXISTS (SELECT 1 FROM freq))",
+        f"kw AS (SELECT r.id, sum({score}) AS score FROM (SELECT * FROM hit UNION ALL "
+        f"SELECT * FROM often) r {d.then} df ON df.word = r.word {d.then} {fact} f "
+        f"ON f.id = r.id CROSS JOIN st WHERE {current} GROUP BY r.id ORDER BY score DESC, r.id "
+        f"LIMIT {int(limit)})",
+    ]
+    if context is not None and context.seeds > 0 and context.reach > 0:
+        _context(d, parts, select, params, context, current, hybrid=vector is not None)
+    union = " UNION ALL ".join(s for s in select if s)
+    # Wrapped in a SELECT: a read that says so at its first word (logs, statement filters).
+    body = ",\n".join(p for p in parts if p)
+    return f"SELECT * FROM (WITH {body}\n{union}) candidates", params
+
+
+def _context(
+    d: Dialect,
+    parts: list[str],
+    select: list[str],
+    params: dict[str, Any],
+    context: Context,
+    current: str,
+    *,
+    hybrid: bool,
+) -> None:
+    """Seeds and their neighbour runs as CTEs after ``kw`` (and ``vec``): rows 3 (seed, seed)
+    and 4 (seed, neighbour). The blend is ``recall.blend``'s: BM25 over its best (1 if 0),
+    similarity min-max (span 1 if 0), summed with the weight; one list alone ranks by its own
+    scores, as ``fusion.fuse`` does."""
+    if hybrid:
+        params["w"] = float(context.vector_weight)
+        fused = recall.blend_score(
+            Sql("coalesce(kw.score / nk.top, 0.0)"),
+            Sql("coalesce((vs.sim - nv.low) / nv.span, 0.0)"),
+            weight=Sql(d.float("%(w)s")),
+        )
+        parts += [
+            f"vs AS (SELECT id, {d.float('1.0')} - distance AS sim FROM vec)",
+            "nk AS (SELECT count(*) AS n, coalesce(nullif(max(score), 0), 1.0) AS top FROM kw)",
+            "nv AS (SELECT count(*) AS n, min(sim) AS low, "
+            "coalesce(nullif(max(sim) - min(sim), 0), 1.0) AS span FROM vs)",
+            "fused AS (SELECT coalesce(kw.id, vs.id) AS id, CASE WHEN nk.n > 0 AND nv.n > 0 "
+            f"THEN {fused} ELSE coalesce(kw.score, vs.sim) END AS score "
+            "FROM kw FULL JOIN vs ON vs.id = kw.id CROSS JOIN nk CROSS JOIN nv)",
+        ]
+        source = "fused"
+    else:
+        source = "kw"
+    parts += [
+        f"seeds AS (SELECT id FROM {source} ORDER BY score DESC, id LIMIT {int(context.seeds)})",
+        runs.runs_cte(d, reach=context.reach, eligible=current),
+    ]
+    select += ["SELECT 3, id, 0.0, id FROM seeds", "SELECT 4, seed, 0.0, id FROM runs"]
