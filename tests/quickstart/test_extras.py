@@ -1,8 +1,9 @@
 """Every extra installs into a clean venv from the wheel, and its integration imports quietly.
 
-One venv with every extra but ``local-embeddings`` (CPU torch and the packaged model, about
-2 GB: ``./dev test`` installs those in ``.venv-embed`` and runs the sentence-embedder test
-there) and ``embedded`` (the demo's and the tests' database, not imported by the app). Each
+One venv (made by uv when ./dev has it, else pip) with every extra but ``local-embeddings``
+(CPU torch and the packaged model, about 2 GB: ``./dev test`` installs those in ``.venv-embed``
+and runs the sentence-embedder test there) and ``embedded`` (the demo's and the tests'
+database, not imported by the app). Each
 module is then imported in a fresh interpreter with Django set up, and must leave the root
 logger as it found it and print nothing.
 """
@@ -21,6 +22,9 @@ from tests.quickstart.test_getting_started import project_env, run, wheel  # noq
 
 ROOT = Path(__file__).resolve().parents[2]
 NOT_HERE = {"local-embeddings", "embedded"}
+# uv, which ./dev installs in .venv-tools: with its cache the install takes seconds where pip
+# takes a minute; pip when it is not there (pytest run by hand).
+UV = ROOT / ".venv-tools" / "bin" / "uv"
 # The module each extra exists for.
 MODULES = {
     "postgres": "ttmemory.models.vectors",
@@ -72,18 +76,18 @@ def test_every_extra_installs_in_a_clean_venv_and_imports_quietly(
         pytest.skip("run once, in the PostgreSQL pass: no database involved")
     venv = tmp_path / "venv"
     env = project_env(venv, None)
-    # This venv is thrown away: pip's compiling every installed module (langgraph, mcp, celery,
-    # openai-agents...) at install is a quarter of the test; the probes compile what they import.
-    env["PIP_NO_COMPILE"] = "1"
     base = getattr(sys, "_base_executable", None) or sys.executable
-    run([base, "-m", "venv", str(venv)], name="venv", cwd=tmp_path, env=env)
     python = str(venv / "bin" / "python")
-    run(
-        [python, "-m", "pip", "install", "-q", f"{wheel}[{','.join(sorted(MODULES))}]"],
-        name="pip install every extra",
-        cwd=tmp_path,
-        env=env,
-    )
+    every = f"{wheel}[{','.join(sorted(MODULES))}]"
+    if UV.exists():  # ./dev's uv (.venv-tools): the same resolution from the same metadata
+        run(
+            [str(UV), "venv", "-q", "--python", base, str(venv)], name="venv", cwd=tmp_path, env=env
+        )
+        install = [str(UV), "pip", "install", "-q", "--python", python, every]
+    else:
+        run([base, "-m", "venv", str(venv)], name="venv", cwd=tmp_path, env=env)
+        install = [python, "-m", "pip", "install", "-q", every]
+    run(install, name="install every extra", cwd=tmp_path, env=env)
     (tmp_path / "probe.py").write_text(PROBE)
     for extra, module in MODULES.items():
         stderr: dict[str, str] = {}
