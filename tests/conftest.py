@@ -150,6 +150,20 @@ def _fresh_cache() -> None:
     cache.clear()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """No background index job (INDEX_IN_BACKGROUND) outlives the test that queued it: it
+    would write into the next test's tables, or hold a connection while they are flushed
+    (waited for here, before the test's fixtures are torn down)."""
+    try:
+        return (yield)
+    finally:
+        from ttmemory import jobs
+
+        if not jobs.drain(60):
+            raise AssertionError("a background index job was still running 60 s after its test")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _through_pgbouncer(request: pytest.FixtureRequest) -> Iterator[None]:
     """With TTMEMORY_TEST_POOLER=pgbouncer: once the test database exists (created directly on

@@ -4,7 +4,9 @@
 each mutant and each database (PostgreSQL and SQLite), only that mutant's killing tests
 (``KILLERS``) with ``-p tests.mutants``, as many runs side by side as there are cores (each in
 a database of its own); a mutant no test fails against (a survivor) fails the command, and the
-report names the tests that killed each one.
+report names the test that killed each one. Each run stops at its first failure (``-x``): one
+killer is proof enough, so the killers are listed what-a-user-sees first (``LOCK_RACES``), and
+the test named is the first of the list that fails.
 
 ``TTM_MUTANT=<name> pytest -p tests.mutants <tests>`` runs any tests against one mutant; worker
 processes the tests start (``tests/locks/worker.py``) apply the same mutant from the
@@ -295,7 +297,7 @@ FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.MULTILINE)
 def run_one(name: str, database: str, env: dict[str, str]) -> list[str]:
     """Run ``name``'s killing tests against it on ``database``; return the tests that failed."""
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.mutants", "-q", "-rfE", "-p",
+        [sys.executable, "-m", "pytest", "-p", "tests.mutants", "-x", "-q", "-rfE", "-p",
          "no:cacheprovider", "--no-header", *KILLERS[name]],
         cwd=ROOT, env={**env, "TTM_MUTANT": name}, capture_output=True, text=True, timeout=900,
     )  # fmt: skip

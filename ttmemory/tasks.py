@@ -215,7 +215,10 @@ def task_routes() -> dict[str, dict[str, str]]:
 
 
 def dispatch(job: str, args: tuple[Any, ...]) -> None:
-    if use_celery():
+    # An eager app runs a task in the caller's thread: the index jobs go to the process's
+    # background thread instead, as without Celery (jobs.in_background).
+    eager = current_app._get_current_object().conf.task_always_eager
+    if use_celery() and not (eager and jobs.in_background(job)):
         # The trace context and the queueing time travel in the message headers: the worker's
         # job span is a child of the operation that queued it, and queue lag is measured from it.
         options: dict[str, Any] = {"headers": telemetry.job_headers()}
@@ -224,7 +227,7 @@ def dispatch(job: str, args: tuple[Any, ...]) -> None:
             options["queue"] = queue
         TASKS[job].apply_async(args, **options)
     else:
-        jobs.run(job, *args)
+        jobs.run_here(job, args)
 
 
 _job_spans: dict[str, ExitStack] = {}

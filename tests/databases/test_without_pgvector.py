@@ -77,6 +77,8 @@ searched = memory.message_search(namespace="user-1", query="window seat", k=2, w
 # The third message is past the index job's trigger (first message, then every 32): the search
 # above scored it from the stored message; the catch-up job stores its vector too.
 messages_index_pending(namespace="user-1")
+from ttmemory import jobs
+assert jobs.drain(30)  # message_embed, queued by the catch-up, runs on the background thread
 message_vectors = list(MessageEntry.objects.values_list("embedding_dim", flat=True))
 print(json.dumps({
     "mode": found.mode,

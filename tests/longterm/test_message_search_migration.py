@@ -12,7 +12,7 @@ from django.test import TestCase
 
 from tests.conftest import user
 from tests.longterm.test_message_search import CHAT
-from ttmemory import memory
+from ttmemory import jobs, memory
 from ttmemory.models import MemorySession, MessageTerm
 from ttmemory.services.episodes import messages_index_pending
 
@@ -50,6 +50,7 @@ def test_the_postings_survive_the_migration_both_ways() -> None:
             session = memory.session_open(namespace=namespace, key=key)
             with TestCase.captureOnCommitCallbacks(execute=True):
                 memory.message_add_many(session=session, messages=CHAT)
+    assert jobs.drain(30)  # the index jobs run on the background thread
     stored = postings(MessageTerm)
     found = searches()
     assert len(stored) > 100 and all(found)

@@ -80,10 +80,12 @@ def test_a_crash_between_append_and_indexing_loses_no_search_hit() -> None:
     assert indexed("c") == []
     assert found("boat keys fridge") == [("c", 1)]
 
-    # The next append's job (inline here) indexes what the dead process left behind.
+    # The next append's job (on this process's background thread) indexes what the dead
+    # process left behind.
     session = MemorySession.objects.get(namespace=NAMESPACE, key="c")
     for n in range(2, 33):  # up to the next MESSAGE_INDEX_EVERY crossing
         memory.message_add(session=session, message=user(f"small talk {n}"))
+        assert jobs.drain(30)
         if indexed("c"):
             break
     assert indexed("c")[0] == 1

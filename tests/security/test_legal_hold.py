@@ -17,7 +17,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tests.security.holds import filled_namespace, hold, protected_checksum
-from ttmemory import memory
+from ttmemory import jobs, memory
 from ttmemory.exceptions import LegalHoldError
 from ttmemory.integrations.langgraph import TTMemorySaver
 from ttmemory.integrations.openai_agents import TTMemorySession
@@ -252,6 +252,7 @@ def test_the_agents_session_pop_item_is_refused_under_a_hold() -> None:
         )
 
     asyncio.run(run())
+    assert jobs.drain(30)  # the index job of the two messages, on the background thread
     hold("acme/agents")
     before = protected_checksum("acme/agents")
     with pytest.raises(LegalHoldError):

@@ -192,6 +192,12 @@ class AppSettings:
     # appended messages (1: after every append). Messages not yet indexed cost message_search
     # their decryption and term hashing on each search, at most about N per active session.
     MESSAGE_INDEX_EVERY = Setting(32, integer(minimum=1))
+    # Where jobs run inline (no Celery worker): run the jobs that only bring message_search's
+    # index up to date (message_index, message_embed) on one background thread of this process,
+    # so no append waits for them (what is not indexed yet is scored from the stored messages,
+    # so results are complete at once). False: in the caller's thread after commit, like every
+    # other inline job. ttmemory.jobs.drain() waits for them (scripts that exit at once).
+    INDEX_IN_BACKGROUND = Setting(True, boolean)
     # message_search scores at most this many messages not yet indexed per search (the newest
     # sessions' newest; each costs its decryption and term hashing: bench/ has the figure). When
     # more wait (the job is behind: no worker, a backlog), the older ones are found once the

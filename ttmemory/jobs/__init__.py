@@ -15,6 +15,9 @@ from typing import Any
 
 from django.db import transaction
 
+from ttmemory.conf import app_settings
+from ttmemory.jobs import deferred
+
 logger = logging.getLogger(__name__)
 
 JobBody = Callable[..., dict[str, Any]]
@@ -133,6 +136,37 @@ def _dispatch(name: str, args: tuple[Any, ...]) -> None:
         if _dispatcher is not None:
             _dispatcher(name, args)
         else:
-            run(name, *args)
+            run_here(name, args)
     except Exception:  # queueing must never fail the write that triggered it
         logger.exception("ttmemory could not queue %s%r", name, args)
+
+
+def in_background(name: str) -> bool:
+    """Whether job ``name``, run in this process, goes to its background thread: the index
+    jobs (``deferred.DEFERRED``) while ``INDEX_IN_BACKGROUND`` is on, once the caller's
+    transaction has committed (a thread's connection could not see what an outer transaction
+    still holds: a test's, or ``on_commit`` run inside one)."""
+    return (
+        name in deferred.DEFERRED
+        and app_settings.INDEX_IN_BACKGROUND
+        and not transaction.get_connection().in_atomic_block
+    )
+
+
+def run_here(name: str, args: tuple[Any, ...]) -> None:
+    """Run job ``name`` in this process (no worker takes it): on the background thread when
+    ``in_background(name)``, else now."""
+    if in_background(name):
+        _background.submit(name, args)
+    else:
+        run(name, *args)
+
+
+def drain(timeout: float | None = None) -> bool:
+    """Wait until this process's background index jobs are done (``INDEX_IN_BACKGROUND``);
+    False when ``timeout`` seconds passed first. For scripts that exit at once and for tests:
+    ``message_search`` never needs it (what is not indexed yet is scored from the messages)."""
+    return _background.drain(timeout)
+
+
+_background = deferred.Deferred(run)

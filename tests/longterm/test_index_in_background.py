@@ -1,0 +1,98 @@
+"""Inline jobs (no worker): the episodic index is written on the process's background thread, so
+an append never waits for it, and message_search finds what was appended all the same."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.conftest import user
+from ttmemory import jobs, memory
+from ttmemory.models import MemorySession, MessageEntry
+
+pytestmark = pytest.mark.contract
+
+
+def entries(session: MemorySession) -> list[int]:
+    return sorted(MessageEntry.objects.filter(session_id=session.pk).values_list("seq", flat=True))
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    """The message_index job waits for ``release`` (10 s at most) before it runs, and records
+    the thread it ran on."""
+    real = jobs._registry["message_index"]
+    state: dict[str, Any] = {"release": threading.Event(), "threads": []}
+
+    def waiting(*args: Any) -> dict[str, Any]:
+        state["threads"].append(threading.current_thread().name)
+        state["release"].wait(10)
+        return real(*args)
+
+    monkeypatch.setitem(jobs._registry, "message_index", waiting)
+    yield state
+    state["release"].set()
+    assert jobs.drain(30)
+
+
+def test_an_append_returns_before_its_messages_are_indexed_and_they_are_found_at_once(
+    transactional_db: Any, held: dict[str, Any]
+) -> None:
+    session = memory.session_open(namespace="user-1", key="c")
+    messages = [user(f"note {n}: the parcel went to locker {n}") for n in range(99)]
+    messages.append(user("The spare key is under the blue flower pot."))
+    memory.message_add_many(session=session, messages=messages)
+    # The append has returned while the index job still waits on the background thread.
+    assert entries(session) == []
+    hits = memory.message_search(namespace="user-1", query="where is the spare key", k=1)
+    assert hits[0].seq == 100 and "spare key" in hits[0].message["content"]
+
+    held["release"].set()
+    assert jobs.drain(30)
+    assert entries(session) == list(range(1, 101))
+    assert held["threads"] == ["ttmemory-index"]
+    again = memory.message_search(namespace="user-1", query="where is the spare key", k=1)
+    assert [(h.seq, h.score) for h in again] == [(h.seq, h.score) for h in hits]
+
+
+def test_off_the_job_runs_in_the_appending_thread_after_commit(
+    transactional_db: Any, held: dict[str, Any], settings: Any
+) -> None:
+    settings.TTMEMORY = {**settings.TTMEMORY, "INDEX_IN_BACKGROUND": False}
+    held["release"].set()
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=[user("one"), user("two")])
+    assert entries(session) == [1, 2]
+    assert held["threads"] == [threading.current_thread().name]
+
+
+def test_a_failing_job_is_logged_and_the_thread_goes_on(
+    transactional_db: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = jobs._registry["message_index"]
+    calls: list[int] = []
+
+    def failing_once(*args: Any) -> dict[str, Any]:
+        calls.append(args[0])
+        if len(calls) == 1:
+            raise RuntimeError("the index job broke")
+        return real(*args)
+
+    monkeypatch.setitem(jobs._registry, "message_index", failing_once)
+    first = memory.session_open(namespace="user-1", key="first")
+    second = memory.session_open(namespace="user-1", key="second")
+    memory.message_add(session=first, message=user("lost for now"))
+    assert jobs.drain(30)
+    memory.message_add(session=second, message=user("indexed"))
+    assert jobs.drain(30)
+    assert "the index job broke" in caplog.text
+    assert entries(first) == [] and entries(second) == [1]
+    # The first session's message is still found (scored from the stored message), and the
+    # session's next index job (at its 32nd message: MESSAGE_INDEX_EVERY) indexes it.
+    assert memory.message_search(namespace="user-1", query="lost for now", k=1)[0].seq == 1
+    memory.message_add_many(session=first, messages=[user(f"more {n}") for n in range(31)])
+    assert jobs.drain(30)
+    assert entries(first) == list(range(1, 33))

@@ -1,0 +1,96 @@
+"""Index jobs off the caller's thread when no worker takes them: one background thread per process.
+
+Where jobs run inline (no Celery worker), the jobs that only bring ``message_search``'s index up
+to date (``DEFERRED``: the postings and the message vectors) would run in the request that
+triggered them, after its commit: an append of 100 messages would wait for their term hashing
+and postings. ``submit`` hands them to one daemon thread of this process instead. Nothing is
+lost by running them late: ``message_search`` scores the messages past a session's index mark
+from the stored messages themselves, so a message is found as soon as it is committed, and a
+job lost with its process (a crash, an exit) is done by the next one for that session.
+
+The same job with the same arguments waiting twice runs once (an index job indexes everything
+behind its session's mark). The thread closes its database connections after each job; a
+forked child starts a thread of its own. ``drain`` waits until the thread has nothing left
+(``jobs.drain``: scripts, tests, and at exit, for up to ``EXIT_WAIT`` seconds).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+logger = logging.getLogger("ttmemory.jobs")
+
+#: The jobs that may run on the background thread: derived index rows only, idempotent.
+DEFERRED = frozenset({"message_index", "message_embed"})
+#: Seconds an exiting process waits for the thread's queue (what is left is indexed later).
+EXIT_WAIT = 10.0
+
+Key = tuple[str, tuple[Any, ...]]
+
+
+class Deferred:
+    """A queue of ``(job, args)`` drained by one daemon thread, started on first use."""
+
+    def __init__(self, run: Callable[..., Any]) -> None:
+        self._run = run
+        self._reset()
+        atexit.register(self.drain, EXIT_WAIT)
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        # Also a forked child's first step: the parent's lock may have been held by a thread
+        # the child does not have, and its thread is not the child's. What was waiting stays
+        # (each job is idempotent: running it twice does nothing the second time).
+        self._lock = threading.Condition()
+        self._waiting: dict[Key, None] = getattr(self, "_waiting", {})  # ordered, each once
+        self._busy = False
+        self._thread: threading.Thread | None = None
+
+    def submit(self, name: str, args: tuple[Any, ...]) -> None:
+        with self._lock:
+            self._waiting[name, args] = None
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._loop, name="ttmemory-index", daemon=True
+                )
+                self._thread.start()
+            self._lock.notify_all()
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Wait until nothing is waiting or running; False when ``timeout`` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._lock:
+            while self._waiting or self._busy:
+                if self._thread is None or not self._thread.is_alive():
+                    return not self._waiting and not self._busy
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._lock.wait(left)
+            return True
+
+    def _loop(self) -> None:
+        from django.db import connections
+
+        while True:
+            with self._lock:
+                self._busy = False
+                while not self._waiting:
+                    self._lock.notify_all()
+                    self._lock.wait()
+                key = next(iter(self._waiting))
+                del self._waiting[key]
+                self._busy = True
+            name, args = key
+            try:
+                self._run(name, *args)
+            except Exception:  # a job's failure is logged; the thread goes on with the next
+                logger.exception("ttmemory background job %s%r failed", name, args)
+            finally:
+                connections.close_all()  # this thread's connections only
