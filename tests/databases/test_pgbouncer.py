@@ -15,7 +15,7 @@ import pytest
 from django.db import connection, connections
 
 from tests.pgbouncer import PgBouncer, running_pgbouncer
-from ttmemory import memory
+from ttmemory import jobs, memory
 from ttmemory.checks import check_pooling, pooling_problems
 
 postgres_only = pytest.mark.skipif(connection.vendor != "postgresql", reason="PgBouncer")
@@ -46,7 +46,8 @@ def leftovers(bouncer: PgBouncer, dbname: str) -> dict[str, Any]:
             "SELECT current_setting('hnsw.ef_search', true),"
             " current_setting('hnsw.iterative_scan', true),"
             " current_setting('lock_timeout'), current_setting('synchronous_commit'),"
-            " (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'),"
+            " (SELECT count(*) FROM pg_locks"
+            "   WHERE locktype = 'advisory' AND pid = pg_backend_pid()),"
             " (SELECT count(*) FROM pg_prepared_statements),"
             " (SELECT count(*) FROM pg_cursors), pg_backend_pid()"
         ).fetchone()
@@ -77,6 +78,7 @@ def test_memory_operations_leave_nothing_on_the_pooled_server_connection(
     assert [fact.text for fact, _ in result.hits] == ["The user lives in Lisbon"]
     assert memory.context_window(session=session, max_tokens=200)
     assert list(memory.message_recent(session=session, limit=2))
+    assert jobs.drain(30)  # the index jobs, on the background thread, through the same pool
 
     after = leftovers(pooled, dbname)
     assert after["pid"] == before["pid"], "the pool of one did not reuse its server connection"
