@@ -34,7 +34,7 @@ from ttmemory.models import (
     Snapshot,
     SnapshotKind,
 )
-from ttmemory.results import SnapshotDiff
+from ttmemory.results import RollbackResult, SnapshotDiff
 from ttmemory.selectors import (
     session_branches,
     session_rewind_preview,
@@ -398,6 +398,35 @@ class MemorySessionAdmin(NamespaceToolsMixin):
             + f"?next={_q(request.get_full_path())}",
         }
 
+    def _record_undoable(
+        self,
+        request: HttpRequest,
+        session: MemorySession,
+        result: RollbackResult,
+        *,
+        action: str,
+        reason: str,
+        **details: Any,
+    ) -> None:
+        """The audit entry of a change that a safety snapshot makes undoable (a rollback, its
+        undo, a rewind): what it removed and superseded, beside ``details``."""
+        record(
+            request,
+            action=action,
+            namespace=session.namespace,
+            object_type="session",
+            object_id=session.pk,
+            reason=reason,
+            details={
+                "session": session.pk,
+                **details,
+                "safety_snapshot": result.safety.pk if result.safety else None,
+                "removed": len(result.removed_seqs),
+                "facts_superseded": len(result.superseded_facts),
+                "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
+            },
+        )
+
     def _do_rollback(
         self,
         request: HttpRequest,
@@ -417,22 +446,14 @@ class MemorySessionAdmin(NamespaceToolsMixin):
                     safe=True,
                     created_by=cast(AbstractBaseUser, request.user),
                 )
-                record(
+                self._record_undoable(
                     request,
+                    session,
+                    result,
                     action=AuditAction.UNDO if undo else AuditAction.ROLLBACK,
-                    namespace=session.namespace,
-                    object_type="session",
-                    object_id=session.pk,
                     reason=reason,
-                    details={
-                        "session": session.pk,
-                        "snapshot": snapshot.pk,
-                        "safety_snapshot": result.safety.pk if result.safety else None,
-                        "removed": len(result.removed_seqs),
-                        "restored": len(result.restored_seqs),
-                        "facts_superseded": len(result.superseded_facts),
-                        "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
-                    },
+                    snapshot=snapshot.pk,
+                    restored=len(result.restored_seqs),
                 )
         except (MemoryValidationError, SnapshotIntegrityError, LockTimeout) as exc:
             messages.error(request, f"Nothing was changed: {exc}")
@@ -498,21 +519,8 @@ class MemorySessionAdmin(NamespaceToolsMixin):
                     reason=reason,
                     created_by=cast(AbstractBaseUser, request.user),
                 )
-                record(
-                    request,
-                    action=AuditAction.REWIND,
-                    namespace=session.namespace,
-                    object_type="session",
-                    object_id=session.pk,
-                    reason=reason,
-                    details={
-                        "session": session.pk,
-                        "to_seq": seq,
-                        "safety_snapshot": result.safety.pk,
-                        "removed": len(result.removed_seqs),
-                        "facts_superseded": len(result.superseded_facts),
-                        "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
-                    },
+                self._record_undoable(
+                    request, session, result, action=AuditAction.REWIND, reason=reason, to_seq=seq
                 )
         except (MemoryValidationError, LockTimeout) as exc:
             messages.error(request, f"Nothing was changed: {exc}")
