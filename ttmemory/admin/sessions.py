@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html
 
-from ttmemory.admin.base import PERM_ROLLBACK, NamespaceFilter, ReasonForm, View, record, require
+from ttmemory.admin.base import PERM_ROLLBACK, NamespaceFilter, ReasonForm, View, record_on, require
 from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, revealed_until, shown
 from ttmemory.admin.namespaces import NamespaceToolsMixin
 from ttmemory.admin.selectors import transcript_messages
@@ -410,21 +410,17 @@ class MemorySessionAdmin(NamespaceToolsMixin):
     ) -> None:
         """The audit entry of a change that a safety snapshot makes undoable (a rollback, its
         undo, a rewind): what it removed and superseded, beside ``details``."""
-        record(
+        record_on(
             request,
+            "session",
+            session,
             action=action,
-            namespace=session.namespace,
-            object_type="session",
-            object_id=session.pk,
             reason=reason,
-            details={
-                "session": session.pk,
-                **details,
-                "safety_snapshot": result.safety.pk if result.safety else None,
-                "removed": len(result.removed_seqs),
-                "facts_superseded": len(result.superseded_facts),
-                "superseded_fact_ids": [fact.pk for fact in result.superseded_facts],
-            },
+            **details,
+            safety_snapshot=result.safety.pk if result.safety else None,
+            removed=len(result.removed_seqs),
+            facts_superseded=len(result.superseded_facts),
+            superseded_fact_ids=[fact.pk for fact in result.superseded_facts],
         )
 
     def _do_rollback(
@@ -551,19 +547,15 @@ class MemorySessionAdmin(NamespaceToolsMixin):
                     fork = session_fork(
                         session=session, at_seq=seq, key=form.cleaned_data["key"] or None
                     )
-                    record(
+                    record_on(
                         request,
+                        "session",
+                        session,
                         action=AuditAction.FORK,
-                        namespace=session.namespace,
-                        object_type="session",
-                        object_id=session.pk,
                         reason=form.cleaned_data["reason"],
-                        details={
-                            "session": session.pk,
-                            "fork": fork.pk,
-                            "forked_at_seq": seq,
-                            "messages": fork.message_count,
-                        },
+                        fork=fork.pk,
+                        forked_at_seq=seq,
+                        messages=fork.message_count,
                     )
             except HistoryPointError as exc:
                 messages.error(request, f"Cannot fork at #{seq}: {exc.message}")
@@ -610,14 +602,13 @@ class MemorySessionAdmin(NamespaceToolsMixin):
                 label=form.cleaned_data["label"],
                 created_by=cast(AbstractBaseUser, request.user),
             )
-            record(
+            record_on(
                 request,
+                "session",
+                session,
                 action=AuditAction.SNAPSHOT,
-                namespace=session.namespace,
-                object_type="session",
-                object_id=session.pk,
                 reason=form.cleaned_data["reason"],
-                details={"session": session.pk, "snapshot": snapshot.pk},
+                snapshot=snapshot.pk,
             )
             messages.success(request, f"Snapshot #{snapshot.pk} of {session} taken.")
             return HttpResponseRedirect(self.change_url(session) + "#snapshots")
