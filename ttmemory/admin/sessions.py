@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import flatten_fieldsets
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import QuerySet
@@ -138,20 +139,7 @@ class MemorySessionAdmin(NamespaceToolsMixin):
         ),
         ("Retention", {"fields": ("expires_at", "legal_hold")}),
     )
-    readonly_fields = (
-        "namespace",
-        "key",
-        "metadata",
-        "message_count",
-        "token_count",
-        "last_seq",
-        "summary_upto_seq",
-        "learned_upto_seq",
-        "created_at",
-        "updated_at",
-        "expires_at",
-        "legal_hold",
-    )
+    readonly_fields = flatten_fieldsets(fieldsets)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[MemorySession]:
         return super().get_queryset(request).defer("summary", "state")
