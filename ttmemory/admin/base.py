@@ -1,5 +1,5 @@
-"""Shared pieces of the admin console: the read-only base admin, reason forms, audit entries of staff
-actions, audited reveal."""
+"""Shared pieces of the admin console: the read-only base admin, reason forms, audit entries of
+staff actions, audited reveal."""
 
 from __future__ import annotations
 
