@@ -38,7 +38,7 @@ from rest_framework.test import APIClient
 from tests.security.holds import filled_namespace, hold
 from tests.security.holds import protected_rows as rows_of
 from ttmemory import memory
-from ttmemory.admin.sessions import state_token
+from ttmemory.admin.history import state_token
 from ttmemory.integrations.langgraph import TTMemorySaver, TTMemoryStore
 from ttmemory.integrations.mcp import Credentials, create_server
 from ttmemory.integrations.openai_agents import TTMemorySession

@@ -1,4 +1,5 @@
-"""Shared pieces of the admin console: the read-only base admin, reason forms, audited reveal."""
+"""Shared pieces of the admin console: the read-only base admin, reason forms, audit entries of
+staff actions, audited reveal."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from ttmemory.admin.masking import (
 )
 from ttmemory.admin.selectors import namespace_choices
 from ttmemory.exceptions import LegalHoldError
-from ttmemory.models import AuditAction, AuditEntry
+from ttmemory.models import AuditAction, AuditEntry, Fact, MemorySession
 from ttmemory.services.audit import MAX_REASON_CHARS, audit_record
 
 PERM_ROLLBACK = "ttmemory.rollback_memorysession"
@@ -79,6 +80,28 @@ def record(
         object_id=object_id,
         reason=reason,
         details=details,
+    )
+
+
+def record_on(
+    request: HttpRequest,
+    object_type: str,
+    obj: Fact | MemorySession,
+    *,
+    action: str,
+    reason: str,
+    **details: Any,
+) -> AuditEntry:
+    """``record`` of a staff action on one fact or session: its namespace and id, the id also
+    in ``details`` under ``object_type`` ("fact", "session") beside the other ``details``."""
+    return record(
+        request,
+        action=action,
+        namespace=obj.namespace,
+        object_type=object_type,
+        object_id=obj.pk,
+        reason=reason,
+        details={object_type: obj.pk, **details},
     )
 
 

@@ -21,7 +21,7 @@ from ttmemory.admin.base import (
     NamespaceFilter,
     ReasonForm,
     View,
-    record,
+    record_on,
     require,
 )
 from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, shown
@@ -246,14 +246,13 @@ class FactAdmin(ConsoleAdmin):
                     new = fact_supersede(
                         namespace=fact.namespace, fact_id=fact.pk, text=form.cleaned_data["text"]
                     )
-                    record(
+                    record_on(
                         request,
+                        "fact",
+                        fact,
                         action=AuditAction.FACT_CORRECT,
-                        namespace=fact.namespace,
-                        object_type="fact",
-                        object_id=fact.pk,
                         reason=form.cleaned_data["reason"],
-                        details={"fact": fact.pk, "new_fact": new.pk},
+                        new_fact=new.pk,
                     )
             except (MemoryValidationError, Fact.DoesNotExist) as exc:
                 messages.error(request, f"Nothing was changed: {exc}")
@@ -284,14 +283,13 @@ class FactAdmin(ConsoleAdmin):
                 # Each forget and its audit entry commit together, or neither does.
                 with transaction.atomic():
                     fact_forget(namespace=fact.namespace, fact_id=fact.pk)
-                    record(
+                    record_on(
                         request,
+                        "fact",
+                        fact,
                         action=AuditAction.FACT_FORGET,
-                        namespace=fact.namespace,
-                        object_type="fact",
-                        object_id=fact.pk,
                         reason=reason,
-                        details={"fact": fact.pk, "kind": fact.kind},
+                        kind=fact.kind,
                     )
             except Fact.DoesNotExist:
                 continue

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
@@ -56,36 +56,35 @@ def fact_chain(*, fact: Fact) -> list[Fact]:
     Each fact's ``superseded_by`` points at the version that replaced it; a fact replaced by
     several (after a merge) shows its first predecessor's line only.
     """
-    fields = ("embedding",)
-    earlier: list[Fact] = []
-    current = fact
+    versions = Fact.objects.filter(namespace=fact.namespace).defer("embedding")
+
+    def before(current: Fact) -> Fact | None:
+        return versions.filter(superseded_by=current).order_by("valid_from", "pk").first()
+
+    def after(current: Fact) -> Fact | None:
+        if current.superseded_by_id is None:
+            return None
+        return versions.filter(pk=current.superseded_by_id).first()
+
     seen = {fact.pk}
-    while len(earlier) < MAX_CHAIN:
-        previous = (
-            Fact.objects.filter(superseded_by=current, namespace=fact.namespace)
-            .defer(*fields)
-            .order_by("valid_from", "pk")
-            .first()
-        )
-        if previous is None or previous.pk in seen:
-            break
-        seen.add(previous.pk)
-        earlier.append(previous)
-        current = previous
-    later: list[Fact] = []
+    earlier = _walk(fact, before, seen)
+    later = _walk(fact, after, seen)
+    return [*reversed(earlier), fact, *later]
+
+
+def _walk(fact: Fact, step: Callable[[Fact], Fact | None], seen: set[int]) -> list[Fact]:
+    """The versions ``step`` leads to from ``fact``, one after another, at most ``MAX_CHAIN``,
+    stopping at one already ``seen`` (a loop)."""
+    found: list[Fact] = []
     current = fact
-    while current.superseded_by_id is not None and len(later) < MAX_CHAIN:
-        following = (
-            Fact.objects.filter(pk=current.superseded_by_id, namespace=fact.namespace)
-            .defer(*fields)
-            .first()
-        )
+    while len(found) < MAX_CHAIN:
+        following = step(current)
         if following is None or following.pk in seen:
             break
         seen.add(following.pk)
-        later.append(following)
+        found.append(following)
         current = following
-    return [*reversed(earlier), fact, *later]
+    return found
 
 
 def transcript_messages(

@@ -15,37 +15,20 @@ from ttmemory.admin.masking import can_reveal, is_revealed, masking_enabled, sho
 from ttmemory.admin.transcript import build_transcript, rows_from_payload
 from ttmemory.models import MemorySession, Snapshot, SnapshotKind
 
+#: What the list and the page of a snapshot both show, after its session.
+_SHOWN = ("kind", "label", "message_count", "token_count", "upto_seq", "created_by", "created_at")
+
 
 @admin.register(Snapshot)
 class SnapshotAdmin(ConsoleAdmin):
-    list_display = (
-        "id",
-        "session_link",
-        "kind",
-        "label",
-        "message_count",
-        "token_count",
-        "upto_seq",
-        "created_by",
-        "created_at",
-    )
+    list_display = ("id", "session_link", *_SHOWN)
     list_display_links = ("id",)
     list_filter = ("kind", NamespaceFilter, "created_at")
     search_fields = ("namespace", "session__key", "label")
     search_help_text = "Search by namespace, session key or label."
     list_select_related = ("session", "created_by")
     ordering = ("-created_at", "-pk")
-    fields = (
-        "session_link",
-        "namespace",
-        "kind",
-        "label",
-        "message_count",
-        "token_count",
-        "upto_seq",
-        "created_by",
-        "created_at",
-    )
+    fields = ("session_link", "namespace", *_SHOWN)
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Snapshot]:

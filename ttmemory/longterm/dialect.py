@@ -1,15 +1,15 @@
 """SQL dialects of recall and search: what PostgreSQL and SQLite spell differently, in one place.
 
 Recall's and search's statements (``candidate_sql``, ``runs``, ``fusion``, the hits read of
-``selectors.facts``) are written once; a ``Dialect`` supplies the pieces that differ: a list
-parameter (one array on PostgreSQL, so the statement text is the same for any length and is
-prepared once; one mark per value elsewhere), a table of given rows, membership in a
-subquery's rows, a float cast, a CTE's materialisation, a join run once per outer row
-(``LATERAL`` on PostgreSQL) and the cursor (prepared on PostgreSQL, ``binding_cursor``). Where
-pgvector is installed, ``candidate_sql`` adds what only it can do (vector distance and HNSW
-search in SQL) to the same statement; elsewhere vectors are scored in numpy
-(``vector_cache``). The ORM is not used for these statements: compiling them cost more than
-the database took to answer (docs/benchmarks.md, "Recall latency").
+``selectors.facts``, episodic search's read of its index in ``episodes``) are written once; a
+``Dialect`` supplies the pieces that differ: a list parameter (one array on PostgreSQL, so the
+statement text is the same for any length and is prepared once; one mark per value elsewhere),
+a table of given rows, membership in a subquery's rows, a float cast, a CTE's materialisation,
+a join run once per outer row (``LATERAL`` on PostgreSQL) and the cursor (prepared on
+PostgreSQL, ``binding_cursor``). Where pgvector is installed, ``candidate_sql`` adds what only
+it can do (vector distance and HNSW search in SQL) to the same statement; elsewhere vectors are
+scored in numpy (``vector_cache``). The ORM is not used for these statements: compiling them
+cost more than the database took to answer (docs/benchmarks.md, "Recall latency").
 """
 
 from __future__ import annotations

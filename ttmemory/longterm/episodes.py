@@ -27,7 +27,8 @@ from django.db.models.expressions import RawSQL
 
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
-from ttmemory.longterm import blind, bm25
+from ttmemory.longterm import blind, bm25, dialect
+from ttmemory.longterm.dialect import Dialect
 from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
@@ -212,52 +213,18 @@ class _Index:
 
 def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int) -> _Index:
     """The index's statistics, the query terms' postings and the lengths of the messages in
-    their windows, and the sessions the ``message_index`` job is behind on: one statement.
+    their windows, and the sessions the ``message_index`` job is behind on: one statement,
+    written once for both databases (``dialect``: the lists of terms and sessions, and the
+    cursor, prepared on PostgreSQL).
 
     A term found in more than ``MESSAGE_SEARCH_TERM_LIMIT`` messages contributes its newest
     postings only (highest session, then seq), so a word used in every message cannot make a
     search read them all; its document frequency (its weight) still counts every message.
     """
-    quote = connection.ops.quote_name
-    entry_table = quote(MessageEntry._meta.db_table)
-    term_table = quote(MessageTerm._meta.db_table)
-    session_table = quote(MemorySession._meta.db_table)
-    marks = ", ".join(["%s"] * len(terms))
-    only = "" if ids is None else f" AND session_id IN ({', '.join(['%s'] * len(ids))})"
-    only_session = "" if ids is None else only.replace("session_id", "id")
-    some: list[int] = [] if ids is None else ids
-    # One read of the query terms' postings (``ranked``, through the term index) gives both
-    # their document frequencies (kind 1) and the newest postings of each (kind 3).
-    sql = (
-        "WITH ranked AS (SELECT session_id, seq, term, tf, "
-        "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r, "
-        "COUNT(*) OVER (PARTITION BY term) AS n "
-        f"FROM {term_table} WHERE namespace = %s AND term IN ({marks}){only}), "
-        "p AS (SELECT session_id, seq, term, tf FROM ranked WHERE r <= %s) "
-        f"SELECT 0, COUNT(*), COALESCE(SUM(term_count), 0), 0, 0 FROM {entry_table} "
-        f"WHERE namespace = %s{only} "
-        "UNION ALL SELECT 1, term, n, 0, 0 FROM ranked WHERE r = 1 "
-        f"UNION ALL SELECT 2, id, indexed_upto_seq, last_seq, 0 FROM {session_table} "
-        f"WHERE namespace = %s AND indexed_upto_seq < last_seq{only_session} "
-        "UNION ALL SELECT 3, session_id, seq, term, tf FROM p "
-        "UNION ALL SELECT DISTINCT 4, e.session_id, e.seq, e.term_count, 0 "
-        f"FROM p JOIN {entry_table} e ON e.session_id = p.session_id "
-        "AND e.seq BETWEEN p.seq - %s AND p.seq + %s"
-    )
-    params: list[int | str] = [
-        namespace,
-        *terms,
-        *some,
-        app_settings.MESSAGE_SEARCH_TERM_LIMIT,
-        namespace,
-        *some,
-        namespace,
-        *some,
-        window,
-        window,
-    ]
+    d = dialect.current()
+    sql, params = _gather_statement(d, namespace, terms, ids, window)
     found = _Index()
-    with connection.cursor() as cursor:
+    with d.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
     for kind, a, b, c, d in rows:
@@ -272,6 +239,45 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
         else:
             found.total, found.total_terms = int(a), int(b)
     return found
+
+
+def _gather_statement(
+    d: Dialect, namespace: str, terms: list[int], ids: list[int] | None, window: int
+) -> tuple[str, dict[str, Any]]:
+    """``_gather``'s statement and its parameters. One read of the query terms' postings
+    (``ranked``, through the term index) gives both their document frequencies (kind 1) and
+    the newest postings of each (kind 3)."""
+    quote = connection.ops.quote_name
+    entry_table = quote(MessageEntry._meta.db_table)
+    term_table = quote(MessageTerm._meta.db_table)
+    session_table = quote(MemorySession._meta.db_table)
+    params: dict[str, Any] = {
+        "ns": namespace,
+        "cap": app_settings.MESSAGE_SEARCH_TERM_LIMIT,
+        "window": window,
+    }
+    wanted = d.one_of("term", "term", terms, params, kind="bigint")
+    only = only_session = ""
+    if ids is not None:
+        only = " AND " + d.one_of("session_id", "session", ids, params, kind="bigint")
+        only_session = " AND " + d.one_of("id", "session", ids, params, kind="bigint")
+    sql = (
+        "WITH ranked AS (SELECT session_id, seq, term, tf, "
+        "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r, "
+        "COUNT(*) OVER (PARTITION BY term) AS n "
+        f"FROM {term_table} WHERE namespace = %(ns)s AND {wanted}{only}), "
+        "p AS (SELECT session_id, seq, term, tf FROM ranked WHERE r <= %(cap)s) "
+        f"SELECT 0, COUNT(*), COALESCE(SUM(term_count), 0), 0, 0 FROM {entry_table} "
+        f"WHERE namespace = %(ns)s{only} "
+        "UNION ALL SELECT 1, term, n, 0, 0 FROM ranked WHERE r = 1 "
+        f"UNION ALL SELECT 2, id, indexed_upto_seq, last_seq, 0 FROM {session_table} "
+        f"WHERE namespace = %(ns)s AND indexed_upto_seq < last_seq{only_session} "
+        "UNION ALL SELECT 3, session_id, seq, term, tf FROM p "
+        "UNION ALL SELECT DISTINCT 4, e.session_id, e.seq, e.term_count, 0 "
+        f"FROM p JOIN {entry_table} e ON e.session_id = p.session_id "
+        "AND e.seq BETWEEN p.seq - %(window)s AND p.seq + %(window)s"
+    )
+    return sql, params
 
 
 def pending_entries(

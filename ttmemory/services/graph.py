@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -20,6 +20,8 @@ from ttmemory.models import Fact, GraphCheckpoint, GraphCheckpointWrite, GraphSt
 from ttmemory.services.facts import MAX_FACT_CHARS, fact_forget, fact_remember
 from ttmemory.services.gate import Change, change
 from ttmemory.validation import clean_json_object, clean_kind
+
+_Row = TypeVar("_Row", GraphCheckpoint, GraphCheckpointWrite)
 
 # Facts that index store items carry this kind, so recall can be limited to them.
 STORE_FACT_KIND = "langgraph"
@@ -158,39 +160,23 @@ def graph_thread_copy(*, namespace: str, source_thread_id: str, target_thread_id
             GraphCheckpointWrite.objects.filter(namespace=namespace, thread_id=source_thread_id)
         )
         graph_thread_delete(namespace=namespace, thread_id=target)
-        copies = []
-        for cp in checkpoints:
-            copy = GraphCheckpoint(
-                namespace=namespace,
-                thread_id=target,
-                checkpoint_ns=cp.checkpoint_ns,
-                checkpoint_id=cp.checkpoint_id,
-                parent_checkpoint_id=cp.parent_checkpoint_id,
-                run_id=cp.run_id,
-                checkpoint_type=cp.checkpoint_type,
-                checkpoint=cp.checkpoint,  # opened here, sealed again for the target row
-                metadata_type=cp.metadata_type,
-                metadata=cp.metadata,
-                created_at=cp.created_at,
-            )
-            copies.append(copy)
+        copies = _copies(checkpoints, namespace=namespace, thread_id=target)
         GraphCheckpoint.objects.bulk_create(copies)
         GraphCheckpointWrite.objects.bulk_create(
-            GraphCheckpointWrite(
-                namespace=namespace,
-                thread_id=target,
-                checkpoint_ns=w.checkpoint_ns,
-                checkpoint_id=w.checkpoint_id,
-                task_id=w.task_id,
-                task_path=w.task_path,
-                idx=w.idx,
-                channel=w.channel,
-                value_type=w.value_type,
-                value=w.value,
-            )
-            for w in writes
+            _copies(writes, namespace=namespace, thread_id=target)
         )
     return len(copies)
+
+
+def _copies(rows: Sequence[_Row], **changes: Any) -> list[_Row]:
+    """Unsaved copies of ``rows`` (of one model): every field but the primary key, with
+    ``changes``. An encrypted field is opened here and sealed again for its copy's own row."""
+    if not rows:
+        return []
+    fields = [f.name for f in type(rows[0])._meta.concrete_fields if not f.primary_key]
+    return [
+        type(row)(**{**{name: getattr(row, name) for name in fields}, **changes}) for row in rows
+    ]
 
 
 def graph_threads_prune(

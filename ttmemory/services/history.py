@@ -19,17 +19,15 @@ from ttmemory.exceptions import HistoryPointError, MemoryValidationError
 from ttmemory.models import MemorySession, Message, SnapshotKind
 from ttmemory.results import RollbackResult
 from ttmemory.selectors.history import HistoryCut, history_cut, summary_covers_after
-from ttmemory.services.episodes import index_delete_locked
 from ttmemory.services.facts import facts_supersede_sources
 from ttmemory.services.gate import Change, change
 from ttmemory.services.rows import (
     MESSAGE_STATE_FIELDS,
-    SEQ_CHUNK,
     bump_counters,
     insert_messages,
     touch_session,
 )
-from ttmemory.services.sessions import message_add
+from ttmemory.services.sessions import message_add, messages_cut_locked
 from ttmemory.services.snapshots import apply_retention_locked, take_snapshot_locked
 from ttmemory.validation import clean_count, clean_key
 
@@ -80,15 +78,7 @@ def session_rewind(
         )
         removed = cut.after_seqs
         now = timezone.now()
-        for start in range(0, len(removed), SEQ_CHUNK):
-            chunk = Message.objects.filter(
-                session=session, seq__in=removed[start : start + SEQ_CHUNK]
-            )
-            if mode == "delete":
-                chunk.delete()
-                index_delete_locked(session, removed[start : start + SEQ_CHUNK])
-            else:
-                chunk.update(archived_at=now, rewound_at=now)
+        messages_cut_locked(session, removed, mode=mode, now=now, rewound=True)
         # Always moves history_version on: a summary being computed now is void.
         bump_counters(
             session,

@@ -6,6 +6,7 @@ takes the lock inside its statement, is ``services/appends.py``.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Literal, overload
@@ -143,15 +144,7 @@ def session_trim(
         ]
         removed_seqs = [seq for seq, _ in removed]
         removed_tokens = sum(tokens for _, tokens in removed)
-        for start in range(0, len(removed_seqs), SEQ_CHUNK):
-            chunk = Message.objects.filter(
-                session=session, seq__in=removed_seqs[start : start + SEQ_CHUNK]
-            )
-            if mode == "delete":
-                chunk.delete()
-                index_delete_locked(session, removed_seqs[start : start + SEQ_CHUNK])
-            else:
-                chunk.update(archived_at=now)
+        messages_cut_locked(session, removed_seqs, mode=mode, now=now)
         if removed:
             bump_counters(
                 session,
@@ -175,6 +168,28 @@ def session_trim(
         mode=mode,
         removed_seqs=tuple(removed_seqs),
     )
+
+
+def messages_cut_locked(
+    session: MemorySession,
+    seqs: Sequence[int],
+    *,
+    mode: str,
+    now: dt.datetime,
+    rewound: bool = False,
+) -> None:
+    """Delete messages ``seqs`` of ``session`` with their index rows (``mode`` "delete"), or
+    archive them (``rewound``: by a rewind, ``rewound_at`` set too), ``SEQ_CHUNK`` at a time.
+    Counters are the caller's. Call under the session's lock, inside its transaction."""
+    stamp = {"archived_at": now, **({"rewound_at": now} if rewound else {})}
+    for start in range(0, len(seqs), SEQ_CHUNK):
+        chunk = list(seqs[start : start + SEQ_CHUNK])
+        rows = Message.objects.filter(session=session, seq__in=chunk)
+        if mode == "delete":
+            rows.delete()
+            index_delete_locked(session, chunk)
+        else:
+            rows.update(**stamp)
 
 
 def session_clear(*, session: MemorySession) -> int:
