@@ -88,7 +88,10 @@ def measure(
         raw.add(f"add-{run_id}", [one])
     progress(f"{store.name}: add 1")
     ours, base = paired(
-        lambda: store.add(handle, [one]), lambda: raw.add(f"add-{run_id}", [one]), runs
+        lambda: store.add(handle, [one]),
+        lambda: raw.add(f"add-{run_id}", [one]),
+        runs,
+        settle=getattr(store, "settle", None),
     )
     out["rows"]["add 1"] = (ours.as_dict(), base.as_dict())
     progress(f"{store.name}: add 100 in one call")
@@ -96,6 +99,7 @@ def measure(
         lambda: store.add(handle, hundred),
         lambda: raw.add(f"add-{run_id}", hundred),
         max(5, runs // 8),
+        settle=getattr(store, "settle", None),
     )
     out["rows"]["add 100 in one call"] = (ours.as_dict(), base.as_dict())
 

@@ -137,8 +137,18 @@ class RawSessions:
         self.conn.close()
 
 
-def paired(ours: Callable[[], Any], raw: Callable[[], Any], runs: int) -> tuple[Timing, Timing]:
-    """Time both sides alternately ``runs`` times (which goes first alternates too)."""
+def paired(
+    ours: Callable[[], Any],
+    raw: Callable[[], Any],
+    runs: int,
+    *,
+    settle: Callable[[], Any] | None = None,
+) -> tuple[Timing, Timing]:
+    """Time both sides alternately ``runs`` times (which goes first alternates too).
+
+    ``settle``, when given, runs untimed after each call of either side: ttmemory's background
+    index jobs (``jobs.drain``), which would otherwise run during the next timed call, ours or
+    the baseline's (the same process), and charge one side's work to the other."""
     a, b = Timing(), Timing()
     for i in range(runs):
         order = ((ours, a), (raw, b)) if i % 2 == 0 else ((raw, b), (ours, a))
@@ -146,6 +156,8 @@ def paired(ours: Callable[[], Any], raw: Callable[[], Any], runs: int) -> tuple[
             start = time.perf_counter_ns()
             fn()
             timing.samples.append((time.perf_counter_ns() - start) / 1000)
+            if settle is not None:
+                settle()
     return a, b
 
 

@@ -42,3 +42,17 @@ def _bench_vector_cache() -> None:
 
 
 _bench_vector_cache()
+
+
+# TTMEMORY_BENCH_INDEX_IN_BACKGROUND=0 runs the index jobs in the appending thread after commit,
+# as before INDEX_IN_BACKGROUND (an A/B with the same command); unset: the app's default.
+def _bench_index_in_background() -> None:
+    import os
+
+    from demo_project.settings import TTMEMORY
+
+    if os.environ.get("TTMEMORY_BENCH_INDEX_IN_BACKGROUND"):
+        TTMEMORY["INDEX_IN_BACKGROUND"] = os.environ["TTMEMORY_BENCH_INDEX_IN_BACKGROUND"] == "1"
+
+
+_bench_index_in_background()

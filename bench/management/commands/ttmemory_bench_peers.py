@@ -61,6 +61,13 @@ class TTMemoryStore:
         else:
             services.message_add_many(session=handle, messages=messages)
 
+    def settle(self) -> None:
+        """Wait for the background index jobs of the last append (INDEX_IN_BACKGROUND),
+        untimed: they would run during the next timed call, ours or the baseline's."""
+        from ttmemory import jobs
+
+        jobs.drain(60)
+
     def newest(self, handle: Any, limit: int) -> list[str]:
         from ttmemory import selectors
 
