@@ -98,6 +98,8 @@ def rule_statements(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
                 "",
             )
+            if not said and not fixed_value:
+                fixed_value = _loose_correction(sentence, codes)
             if not said and fixed_value:
                 value = _strip(fixed_value)
                 earlier = next(
@@ -123,6 +125,35 @@ def rule_statements(
             found.extend(said)
             before = said
     return found
+
+
+def _loose_correction(sentence: str, codes: tuple[str, ...]) -> str:
+    """The dates a sentence that only corrects puts in place, said in any words ("actually
+    scratch that, he moved it to Wednesday"): the language's ``[text] corrected`` marker and
+    one or more weekdays, months or days; "" otherwise."""
+    for lang in rulebook.languages(codes):
+        marker = lang.pattern("corrected")
+        if marker is None or not marker.search(sentence):
+            continue
+        tokens = _class_tokens(sentence, lang)
+        if tokens:
+            return " ".join(dict.fromkeys(match.group(0) for _, match in tokens))
+    return ""
+
+
+def dated_only(value: str) -> bool:
+    """Whether ``value`` is only dates (weekdays, months, days, numbers and short words): a
+    correction made of them corrects a dated fact, never another one."""
+    for lang in rulebook.languages():
+        tokens = _class_tokens(value, lang)
+        if not tokens:
+            continue
+        rest = value
+        for _, match in tokens:
+            rest = rest.replace(match.group(0), " ")
+        if _CJK.search(value) or not any(len(word) > _SHORT for word in rest.split()):
+            return True
+    return False
 
 
 def _still_taken_back(
@@ -207,8 +238,60 @@ def clause_statements(
                 continue  # not this language's letters or words: none of its rules can match
             found = _clause_in(lang, clause, subject, cues=cues)
             if found is not None:
-                return found
-    return []
+                return found or _fallback(written_in, clause, subject)
+    return _fallback(written_in, clause, subject)
+
+
+def _fallback(lang: rulebook.Language, clause: str, subject: str) -> list[Statement]:
+    """What a clause no rule or cue stored still says: a dated plan (``[event]``), or a
+    negated first-person statement, which ends the current fact it contradicts ("turns out
+    I'm not allergic to penicillin"; a ``deny`` that must name every term of that fact)."""
+    hypothetical = lang.pattern("hypothetical")
+    if hypothetical is not None and hypothetical.search(clause):
+        return []
+    negation = lang.pattern("negation")
+    negated = negation is not None and negation.search(clause) is not None
+    others = lang.pattern("others")
+    if negated:
+        first = lang.pattern("first_person")
+        if first is None or not first.search(clause) or (others and others.search(clause)):
+            return []
+        denied = _trim(" ".join(negation.sub(" ", clause).split()).strip(" ,."), lang)
+        if len(content_terms(denied, subject=subject)) >= 2:
+            return [Statement(denied, change="deny", value=DENY_ALL, language=lang.code)]
+        return []
+    return _event_statements(lang, clause, subject)
+
+
+# The ``value`` of a ``deny`` read from a plain negation: it ends a fact only when it names all
+# of the fact's terms (a "no longer" clause may miss one).
+DENY_ALL = "*all*"
+
+
+def _event_statements(lang: rulebook.Language, clause: str, subject: str) -> list[Statement]:
+    """A dated plan in a clause ("the meeting with my landlord is on Monday", "周二我要去看牙医"):
+    one statement whose slot is the plan's head word, so a new date supersedes it."""
+    event = lang.event
+    found = event.when.search(clause) if event is not None else None
+    if event is None or found is None:
+        return []
+    dated = lang.pattern("dated")
+    if not _class_tokens(clause, lang) and (dated is None or not dated.search(clause)):
+        return []
+    value = event.drop.sub("", clause) if event.drop is not None else clause
+    value = clean_value(value, lang)
+    fields = {
+        "S": subject if subject != DEFAULT_SUBJECT else lang.subject,
+        **{
+            key: subject if subject != DEFAULT_SUBJECT else form
+            for key, form in lang.subject_forms.items()
+        },
+    }
+    text = _tidy(event.template.format(**fields, v=value))
+    if not value or quality_problem(text, language=lang.code) is not None:
+        return []
+    head = (found.groupdict().get("head") or found.group(0)).lower()
+    return [Statement(text, slot=f"{head} appointment", value=value, language=lang.code)]
 
 
 def clause_statement(
@@ -233,6 +316,8 @@ def _clause_in(
     if hypothetical is not None and hypothetical.search(clause):
         return None
     clause = _trim(clause, lang)
+    for pattern, replacement in lang.reorder:
+        clause = pattern.sub(replacement, clause)
     negation = lang.pattern("negation")
     contrast = lang.pattern("contrast")
     if contrast is not None:

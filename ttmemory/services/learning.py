@@ -385,6 +385,11 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
             # only when the stems meet; "больше не ем мясо" ends "Пользователь ест мясо").
             held = statements.content_terms(fact.text, subject=subject)
             shared = len(held & terms)
+            if candidate.value == statements.DENY_ALL:
+                # A plain negation ("I'm not allergic to penicillin") names all of the fact.
+                if held and held <= terms:
+                    ended.append(fact)
+                continue
             # Chinese and Japanese terms are overlapping characters: half of both sides.
             if held and (
                 shared >= max(1, len(held) - 1)
@@ -476,6 +481,9 @@ def _corrected(
         if swapped != fact.text:
             latest, text = fact, swapped
             break
+    if not text and statements.dated_only(candidate.value):
+        # "wait no, it's Thursday" when nothing learned holds a day: no fact takes the date.
+        return dataclasses.replace(candidate, text="")
     text = text or statements.correct_value(latest.text, candidate.value)
     if text == latest.text or statements.quality_problem(text) is not None:
         return dataclasses.replace(candidate, text="")
