@@ -96,6 +96,10 @@ class Language:
     # Word orders read as the rules' one order ("Seit Januar bin ich bei SAP" -> "ich bin bei
     # SAP"): ``[[reorder]]`` tables, each a pattern and its replacement, applied in order.
     reorder: tuple[tuple[re.Pattern[str], str], ...] = ()
+    # A language that drops the subject of a clause after the first ("我叫王芳，今年28岁，对海鲜
+    # 过敏", "меня зовут Дима, живу в Твери"): ``[text] carry`` is the subject put back on a
+    # clause (cut at ``[text] carry_split``) that holds none and says nothing without it.
+    carry: str = ""
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -164,7 +168,7 @@ def load(code: str) -> Language:
     patterns = {
         name: compiled(value, f"[text] {name}")
         for name, value in text.items()
-        if isinstance(value, str) and name != "possessive"
+        if isinstance(value, str) and name not in {"possessive", "carry"}
     }
     rules = []
     for number, item in enumerate(data.get("rule", []), start=1):
@@ -203,6 +207,7 @@ def load(code: str) -> Language:
         pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
         fragment_starts=frozenset(w.lower() for w in lexicon.get("fragment_starts", [])),
         possessive=text.get("possessive", "{S}'s"),
+        carry=str(text.get("carry", "")),
         subject_forms=dict(data.get("subject_forms", {})),
         slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
         cues=tuple(

@@ -92,7 +92,7 @@ def rule_statements(
                 continue
             said: list[Statement] = []
             for clause in _clauses(sentence, codes):
-                said.extend(clause_statements(clause, subject=subject, languages=codes))
+                said.extend(_carried(clause, subject, codes))
             fixed = correction.match(sentence.strip()) if correction is not None else None
             fixed_value = next(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
@@ -125,6 +125,34 @@ def rule_statements(
             found.extend(said)
             before = said
     return found
+
+
+def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statement]:
+    """The statements of a clause, cut further where its language drops the subject of the
+    clauses after the first; each such piece that says nothing alone is read with the subject
+    put back (the language's ``[text] carry``). The pieces win only when they say more than
+    the whole clause (a cue may span the cut: "携帯の番号が変わりました、090-...です")."""
+    whole = clause_statements(clause, subject=subject, languages=codes)
+    lang = rulebook.detect(clause, codes)
+    splitter = lang.pattern("carry_split")
+    if not lang.carry or splitter is None:
+        return whole
+    found: list[Statement] = []
+    first = lang.pattern("first_person")
+    others = lang.pattern("others")
+    for number, piece in enumerate(p.strip(" ,") for p in splitter.split(clause)):
+        if not piece:
+            continue
+        said = clause_statements(piece, subject=subject, languages=codes)
+        if (
+            not said
+            and number
+            and not (first is not None and first.search(piece))
+            and not (others is not None and others.search(piece))
+        ):
+            said = clause_statements(lang.carry + piece, subject=subject, languages=codes)
+        found.extend(said)
+    return found if len(found) > len(whole) else whole
 
 
 def _loose_correction(sentence: str, codes: tuple[str, ...]) -> str:
