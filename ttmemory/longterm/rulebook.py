@@ -96,8 +96,8 @@ class Language:
     # Word orders read as the rules' one order ("Seit Januar bin ich bei SAP" -> "ich bin bei
     # SAP"): ``[[reorder]]`` tables, each a pattern and its replacement, applied in order.
     reorder: tuple[tuple[re.Pattern[str], str], ...] = ()
-    # A language that drops the subject of a clause after the first ("我叫王芳，今年28岁，对海鲜
-    # 过敏", "меня зовут Дима, живу в Твери"): ``[text] carry`` is the subject put back on a
+    # A language that drops the subject of a clause after the first ("我叫王芳, 今年28岁" without
+    # a second 我, "меня зовут Дима, живу в Твери"): ``[text] carry`` is the subject put back on a
     # clause (cut at ``[text] carry_split``) that holds none and says nothing without it.
     carry: str = ""
 
