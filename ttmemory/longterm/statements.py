@@ -340,6 +340,8 @@ def _clause_in(
     if tail is not None:
         # Cut first: "I'm vegetarian, if that matters" states a fact; "if" is in the tail.
         clause = tail.sub("", clause)
+    for pattern, replacement in lang.reorder:
+        clause = pattern.sub(replacement, clause)
     hypothetical = lang.pattern("hypothetical")
     if hypothetical is not None and hypothetical.search(clause):
         return None
@@ -428,10 +430,12 @@ def _clause_in(
                 Statement(
                     text,
                     emit.kind,
-                    slots.canonical(emit.slot) or infer_slot(text, subject=fields["S"]),
+                    slots.canonical(emit.slot)
+                    or infer_slot(text, subject=fields["S"])
+                    or _shaped_slot(value),
                     change=emit.change,
                     value=value,
-                    match=_render_match(emit.match, value, subject),
+                    match=_render_match(emit.match, value, subject, word=word),
                     language=lang.code,
                 )
             )
@@ -531,11 +535,21 @@ def _is_value_class(value: str, lang: rulebook.Language) -> bool:
     )
 
 
-def _render_match(match: str, value: str, subject: str) -> str:
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def _shaped_slot(value: str) -> str:
+    """The slot a value's shape names whatever the verb ("I mostly use mia@x.com these days"
+    sets the e-mail, so it supersedes the old one), or ""."""
+    return "email" if _EMAIL.fullmatch(value.strip()) else ""
+
+
+def _render_match(match: str, value: str, subject: str, *, word: str = "") -> str:
     if not match:
         return ""
     names = "|".join(re.escape(s) for s in dict.fromkeys([subject, *rulebook.subjects()]))
-    return match.replace("{S}", f"(?:{names})").replace("{v}", re.escape(value))
+    rendered = match.replace("{S}", f"(?:{names})").replace("{v}", re.escape(value))
+    return rendered.replace("{w}", re.escape(word))
 
 
 def swap_value(text: str, old: str, new: str) -> str:
