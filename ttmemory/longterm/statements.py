@@ -24,7 +24,7 @@ from ttmemory.text import normalise_terms, normalise_text
 DEFAULT_SUBJECT = "The user"
 MAX_STATEMENT_CHARS = 300
 # What a statement does to the facts stored before it (see rules/en.toml's header).
-CHANGES = ("add", "replace", "retract", "previous", "correct", "deny")
+CHANGES = ("add", "replace", "retract", "previous", "correct", "deny", "also")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,7 @@ def rule_statements(
     joke = rulebook.joined(codes, "joke")
     correction = rulebook.joined(codes, "correction")
     reversal = rulebook.joined(codes, "reversal")
+    also = rulebook.joined(codes, "also")
     found: list[Statement] = []
     for index, message in enumerate(messages):
         content = message.get("content")
@@ -100,6 +101,27 @@ def rule_statements(
             )
             if not said and not fixed_value:
                 fixed_value = _loose_correction(sentence, codes)
+            added = also.match(sentence.strip()) if also is not None and not said else None
+            added_value = _strip(
+                next((v for k, v in (added.groupdict() if added else {}).items() if v), "")
+            )
+            if added_value and not fixed_value:
+                # "oh and to shellfish as well": the statement before it, with this value too.
+                earlier = next(
+                    (s for s in reversed(found) if s.change in {"add", "replace"} and s.value),
+                    None,
+                )
+                if earlier is not None:
+                    text = correct_value(earlier.text, added_value, old=earlier.value)
+                    if text != earlier.text:
+                        found.append(replace(earlier, text=text, value=added_value, change="add"))
+                else:
+                    found.append(
+                        Statement(
+                            added_value, change="also", value=added_value, message_index=index
+                        )
+                    )
+                continue
             if not said and fixed_value:
                 value = _strip(fixed_value)
                 earlier = next(
