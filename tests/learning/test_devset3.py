@@ -14,7 +14,14 @@ from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = pytest.mark.contract
 
-FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision": 0.0}
+# Before any rule was changed for it (SQLite, 7 Dec 2026): current 0.59, learned 0.62, stale 0.77,
+# never 0.97, precision 0.80: the honest generalisation figure of the rules as they were. After
+# the round that used it (dated plans in any words, loose corrections, German verb-second order,
+# dropped subjects put back, plain negations ending the fact they restate, "too" additions):
+# current 0.82, learned 0.86, stale 0.96, never 1.00, precision 0.96. The floors sit a little
+# below (the test embedder's key is random); later figures say what the rules cover, not how
+# well they generalise.
+FLOORS = {"current": 0.78, "learned": 0.84, "stale": 0.94, "never": 1.0, "precision": 0.93}
 
 
 def test_the_third_development_set_scores_at_least_its_floors(db: Any, settings: Any) -> None:
