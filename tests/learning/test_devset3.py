@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.learning.devset_natural3 import CONVERSATIONS
+from tests.learning.devset_natural import Conversation
+from tests.learning.devset_natural3 import CONVERSATIONS, CONVERSATIONS_B
 from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = pytest.mark.contract
@@ -18,13 +19,21 @@ pytestmark = pytest.mark.contract
 # never 0.97, precision 0.80: the honest generalisation figure of the rules as they were. After
 # the round that used it (dated plans in any words, loose corrections, German verb-second order,
 # dropped subjects put back, plain negations ending the fact they restate, "too" additions):
-# current 0.82, learned 0.86, stale 0.96, never 1.00, precision 0.96. The floors sit a little
-# below (the test embedder's key is random); later figures say what the rules cover, not how
-# well they generalise.
-FLOORS = {"current": 0.78, "learned": 0.84, "stale": 0.94, "never": 1.0, "precision": 0.93}
+# current 0.82, learned 0.86, stale 0.96, never 1.00, precision 0.96. Batch B (23 conversations,
+# corrections, reversals, changes), written after those rules and run once before any rule was
+# changed for it: current 0.64, learned 0.64, stale 0.62 (one miss was a data bug, "Омск" inside
+# "Томске", since fixed), never 1.00, precision 0.58; after:
+# 0.95, 0.95, 1.00, 1.00, 0.88. Both batches: 0.84, 0.88, 0.97, 1.00, 0.94. The floors sit a
+# little below (the test embedder's key is random); later figures say what the rules cover, not
+# how well they generalise.
+FLOORS = {"current": 0.80, "learned": 0.85, "stale": 0.94, "never": 1.0, "precision": 0.91}
 
 
 def test_the_third_development_set_scores_at_least_its_floors(db: Any, settings: Any) -> None:
     settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
-    table = scored(CONVERSATIONS)
+
+    def part(conversation: Conversation) -> str:
+        return "all:B" if conversation in CONVERSATIONS_B else "all:A"
+
+    table = scored(CONVERSATIONS + CONVERSATIONS_B, part)
     assert_floors(table, FLOORS)
