@@ -148,7 +148,8 @@ def _prepare(
             "deny",
             "also",
         }:
-            # Not stored as said: a retraction ends facts, a correction rewrites one.
+            # Not stored as said: a retraction ends facts, a correction rewrites one, an
+            # addition ("too") copies one with its own value.
             prepared.append(candidate)
             continue
         # A conjunction the extractor did not split is two statements, never a mangled one.
