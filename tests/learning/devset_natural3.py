@@ -857,3 +857,87 @@ CONVERSATIONS_B: list[Conversation] = [
         ["名古屋"],
     ),
 ]
+
+# Batch C: written after batch B's rules and run once before any rule was changed for it;
+# reversals, retractions and job changes said with other verbs.
+CONVERSATIONS_C: list[Conversation] = [
+    _c(
+        "en3-c-rev-1",
+        "reversal",
+        ["I hate horror movies", "ok I've come around, horror movies are actually great"],
+        stale=["hate horror"],
+    ),
+    _c(
+        "en3-c-rev-2",
+        "reversal",
+        ["I prefer emails over calls", "tbh these days I prefer calls"],
+        [("how to contact the user", ["calls"])],
+        ["emails over calls"],
+    ),
+    _c(
+        "en3-c-ret-1",
+        "retraction",
+        ["I have a cat named Biscuit", "Biscuit passed away last month, no pets now"],
+        stale=["Biscuit"],
+    ),
+    _c(
+        "en3-c-ret-2",
+        "retraction",
+        ["I'm married", "we got divorced in the spring"],
+        stale=["married"],
+    ),
+    _c(
+        "en3-c-job-1",
+        "job_change",
+        ["I'm a waiter at Nando's", "finally quit Nando's, I'm a chef at a hotel now"],
+        [("user's job", ["chef"])],
+        ["waiter"],
+    ),
+    _c(
+        "en3-c-job-2",
+        "job_change",
+        ["I'm a nurse", "I retired last year after 30 years"],
+        [("does the user work", ["retired"])],
+        ["is a nurse"],
+    ),
+    _c(
+        "ru3-c-ret-1",
+        "retraction",
+        ["я курю", "бросил курить полгода назад"],
+        stale=["курит"],
+    ),
+    _c(
+        "ru3-c-job-1",
+        "job_change",
+        ["я работаю программистом", "перешёл в менеджеры, теперь я менеджер проектов"],
+        [("профессия", ["менеджер"])],
+        ["программист"],
+    ),
+    _c(
+        "de3-c-rev-1",
+        "reversal",
+        ["Ich trinke gern Kaffee", "Mittlerweile trinke ich lieber Tee"],
+        [("Getränk", ["Tee"])],
+        ["Kaffee"],
+    ),
+    _c(
+        "zh3-c-job-1",
+        "job_change",
+        ["我是程序员", "我辞职了，现在自己开咖啡店"],
+        [("工作", ["咖啡店"])],
+        ["程序员"],
+    ),
+    _c(
+        "es3-c-reloc-1",
+        "relocation",
+        ["vivo en Valencia", "ahora vivo en Málaga, me mudé por trabajo"],
+        [("ciudad", ["Málaga"])],
+        ["Valencia"],
+    ),
+    _c(
+        "fr3-c-ret-1",
+        "retraction",
+        ["je fume", "j'ai arrêté de fumer il y a un an"],
+        stale=["fume"],
+    ),
+]

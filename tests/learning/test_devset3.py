@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.learning.devset_natural import Conversation
-from tests.learning.devset_natural3 import CONVERSATIONS, CONVERSATIONS_B
+from tests.learning.devset_natural3 import CONVERSATIONS, CONVERSATIONS_B, CONVERSATIONS_C
 from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = pytest.mark.contract
@@ -33,7 +33,9 @@ def test_the_third_development_set_scores_at_least_its_floors(db: Any, settings:
     settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
 
     def part(conversation: Conversation) -> str:
+        if conversation in CONVERSATIONS_C:
+            return "all:C"
         return "all:B" if conversation in CONVERSATIONS_B else "all:A"
 
-    table = scored(CONVERSATIONS + CONVERSATIONS_B, part)
+    table = scored(CONVERSATIONS + CONVERSATIONS_B + CONVERSATIONS_C, part)
     assert_floors(table, FLOORS)
