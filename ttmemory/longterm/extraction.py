@@ -30,7 +30,9 @@ class Candidate:
     # How it changes what is stored (``statements.CHANGES``): "add", "replace" (supersedes the
     # closest current fact saying the same of another value), "retract", "previous" (an old
     # value, kept in the supersede chain), "correct" (the value of the latest fact was wrong) or
-    # "deny" (a clause saying something stopped: ends the current facts it names).
+    # "deny" (a clause saying something stopped: ends the current facts it names; with the value
+    # ``statements.DENY_ALL``, only those it names in full) or "also" (a value added "too": the
+    # latest fact with this value, stored beside it).
     change: str = "add"
     value: str = ""
     match: str = ""  # for a retraction: the facts it ends (a pattern)

@@ -53,6 +53,17 @@ class Cue:
     previous_template: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A dated plan: a clause holding one of its words (``when``, group ``head`` names the
+    slot) and a date is stored as ``template`` with the clause (first person ``drop``ped) as
+    ``{v}``; a later date for the same head supersedes it."""
+
+    when: re.Pattern[str]
+    template: str
+    drop: re.Pattern[str] | None = None
+
+
 @dataclass(frozen=True)
 class Language:
     """The compiled rules of one language."""
@@ -80,6 +91,15 @@ class Language:
     cues: tuple[Cue, ...] = ()
     # A bare "not anymore" answering "Do you still ...?": (reply, question, clause per group).
     still: tuple[re.Pattern[str], re.Pattern[str], dict[str, str]] | None = None
+    # A dated plan said in any words ("the meeting with my landlord is on Monday"): ``[event]``.
+    event: Event | None = None
+    # Word orders read as the rules' one order ("Seit Januar bin ich bei SAP" -> "ich bin bei
+    # SAP"): ``[[reorder]]`` tables, each a pattern and its replacement, applied in order.
+    reorder: tuple[tuple[re.Pattern[str], str], ...] = ()
+    # A language that drops the subject of a clause after the first ("我叫王芳, 今年28岁" without
+    # a second 我, "меня зовут Дима, живу в Твери"): ``[text] carry`` is the subject put back on a
+    # clause (cut at ``[text] carry_split``) that holds none and says nothing without it.
+    carry: str = ""
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -148,7 +168,7 @@ def load(code: str) -> Language:
     patterns = {
         name: compiled(value, f"[text] {name}")
         for name, value in text.items()
-        if isinstance(value, str) and name != "possessive"
+        if isinstance(value, str) and name not in {"possessive", "carry"}
     }
     rules = []
     for number, item in enumerate(data.get("rule", []), start=1):
@@ -187,6 +207,7 @@ def load(code: str) -> Language:
         pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
         fragment_starts=frozenset(w.lower() for w in lexicon.get("fragment_starts", [])),
         possessive=text.get("possessive", "{S}'s"),
+        carry=str(text.get("carry", "")),
         subject_forms=dict(data.get("subject_forms", {})),
         slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
         cues=tuple(
@@ -214,6 +235,21 @@ def load(code: str) -> Language:
             )
             if "still" in data
             else None
+        ),
+        event=(
+            Event(
+                when=compiled(data["event"]["when"], "[event] when"),
+                template=data["event"]["template"],
+                drop=compiled(data["event"]["drop"], "[event] drop")
+                if data["event"].get("drop")
+                else None,
+            )
+            if "event" in data
+            else None
+        ),
+        reorder=tuple(
+            (compiled(item["pattern"], f"reorder {number}"), item["replace"])
+            for number, item in enumerate(data.get("reorder", []), start=1)
         ),
         value_classes={
             name: "|".join(re.escape(word) for word in words)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from importlib import resources
 
 from ttmemory.longterm import rulebook
+from ttmemory.longterm.normalise import DEFAULT_SUBJECT, possessive
+from ttmemory.text import normalise_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,3 +153,23 @@ def clean(value: object) -> str:
         return ""
     slot = canonical(value)
     return slot if _NAME.fullmatch(slot) else ""
+
+
+def infer_slot(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
+    """The attribute a statement sets (``location`` for "... lives in Porto"), or "".
+
+    The rule files' ``[[slot]]`` tables name them: ``{S}`` is the subject, ``{POS}`` its
+    possessive, ``{1}`` in a slot the pattern's first group ("favourite colour").
+    """
+    names = dict.fromkeys([subject, DEFAULT_SUBJECT])
+    s_part = "(?:" + "|".join(re.escape(s) for s in names) + ")"
+    pos_part = "(?:" + "|".join(re.escape(possessive(s)) for s in names) + ")"
+    for lang in rulebook.languages():
+        for pattern, slot in lang.slots:
+            found = re.match(pattern.replace("{S}", s_part).replace("{POS}", pos_part), text, re.I)
+            if found:
+                if "{1}" in slot:
+                    group = normalise_text(found.group(1)).replace("favorite", "favourite")
+                    return canonical(slot.replace("{1}", group))
+                return canonical(slot)
+    return ""

@@ -146,8 +146,10 @@ def _prepare(
             "retract",
             "correct",
             "deny",
+            "also",
         }:
-            # Not stored as said: a retraction ends facts, a correction rewrites one.
+            # Not stored as said: a retraction ends facts, a correction rewrites one, an
+            # addition ("too") copies one with its own value.
             prepared.append(candidate)
             continue
         # A conjunction the extractor did not split is two statements, never a mangled one.
@@ -271,6 +273,10 @@ def _apply(
             candidate = _corrected(namespace, candidate, subject, source)
             if not candidate.text:
                 continue
+        if candidate.change == "also":
+            candidate = _added(namespace, candidate, source)
+            if not candidate.text:
+                continue
         metadata = {"slot": candidate.slot} if candidate.slot else None
         action = candidate.action
         previous: Fact | None = None
@@ -287,7 +293,8 @@ def _apply(
                 continue
         elif previous is None and candidate.change == "replace":
             previous, action = _replaced(namespace, candidate, subject)
-        if previous is None:
+        if previous is None and candidate.change != "also":
+            # A value added "too" stands beside the fact it was said after, never replaces it.
             previous, action = _existing(namespace, candidate, subject)
         if previous is not None and (action == "NOOP" or previous.text == candidate.text):
             changes.append(FactChange("NOOP", previous))
@@ -385,6 +392,11 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
             # only when the stems meet; "больше не ем мясо" ends "Пользователь ест мясо").
             held = statements.content_terms(fact.text, subject=subject)
             shared = len(held & terms)
+            if candidate.value == statements.DENY_ALL:
+                # A plain negation ("I'm not allergic to penicillin") names all of the fact.
+                if held and held <= terms:
+                    ended.append(fact)
+                continue
             # Chinese and Japanese terms are overlapping characters: half of both sides.
             if held and (
                 shared >= max(1, len(held) - 1)
@@ -476,6 +488,9 @@ def _corrected(
         if swapped != fact.text:
             latest, text = fact, swapped
             break
+    if not text and statements.dated_only(candidate.value):
+        # "wait no, it's Thursday" when nothing learned holds a day: no fact takes the date.
+        return dataclasses.replace(candidate, text="")
     text = text or statements.correct_value(latest.text, candidate.value)
     if text == latest.text or statements.quality_problem(text) is not None:
         return dataclasses.replace(candidate, text="")
@@ -488,6 +503,28 @@ def _corrected(
         target_id=latest.pk,
         change="add",
     )
+
+
+def _added(
+    namespace: str,
+    candidate: extraction.Candidate,
+    source: tuple[MemorySession, list[int]] | None,
+) -> extraction.Candidate:
+    """ "Oh and to shellfish as well" said in a later turn: the newest fact learned in the
+    session, with this value in place of its own, stored beside it; no text when there is none."""
+    facts = Fact.objects.current().filter(namespace=namespace)
+    if source is not None:
+        facts = facts.filter(source_session=source[0])
+    latest = facts.order_by("-pk").first()
+    if latest is None:
+        return dataclasses.replace(candidate, text="")
+    text = statements.correct_value(latest.text, candidate.value)
+    if text == latest.text or statements.quality_problem(text) is not None:
+        return dataclasses.replace(candidate, text="")
+    slot = (latest.metadata or {}).get("slot", "")
+    if slot and slots.is_single_valued(slot):
+        return dataclasses.replace(candidate, text="")  # one value: "too" cannot add a second
+    return dataclasses.replace(candidate, action="ADD", text=text, kind=latest.kind, slot=slot)
 
 
 def _existing(

@@ -1,0 +1,135 @@
+"""Any candidate as one short third-person statement, and the key and terms that identify it.
+
+An LLM's candidates ("User is allergic to peanuts", "I'm allergic to peanuts") become
+"<subject> is allergic to peanuts"; ``canonical`` and ``content_terms`` say when two statements
+are the same fact under either subject, ``similarity`` how alike two are.
+
+One subject convention: the user's name when it is known (``subject``), else the language's
+default subject ("The user"); the name itself is stored as "The user's name is <name>".
+"""
+
+from __future__ import annotations
+
+import re
+
+from ttmemory.longterm import rulebook
+from ttmemory.longterm.values import CJK, tidy, trim
+from ttmemory.text import normalise_terms, normalise_text
+
+DEFAULT_SUBJECT = "The user"
+
+
+_LEADING_SUBJECT = re.compile(
+    r"^(?:the\s+user|user|the\s+customer|customer|the\s+human|i)\b(?!')", re.I
+)
+
+
+_LEADING_POSSESSIVE = re.compile(r"^(?:the\s+user's|user's|my)\s+", re.I)
+
+
+_LEADING_I_AM = re.compile(r"^(?:i'm|i am)\s+", re.I)
+
+
+_LEADING_I_HAVE = re.compile(r"^(?:i've)\s+", re.I)
+
+
+_SUBJECTLESS = re.compile(
+    r"^(?:is|has|prefers|likes|loves|enjoys|lives|works|dislikes|hates|speaks|owns|plays|"
+    r"uses|drives|was|follows|does)\b",
+    re.I,
+)
+
+
+_INNER_FILLER = re.compile(r"\s+(?:currently|now|still|actually)(?=\s)", re.I)
+
+
+def normalise_statement(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
+    """A candidate as one short third-person statement about ``subject``.
+
+    "User is allergic to peanuts", "I'm allergic to peanuts" and "is allergic to peanuts" all
+    become "<subject> is allergic to peanuts"; "I live in Porto now" becomes "<subject> lives in
+    Porto". The user's name is kept as "The user's name is <name>".
+    """
+    text = " ".join(str(text).replace("\u2019", "'").split()).strip(" .!")
+    if not text:
+        return ""
+    if _LEADING_I_AM.match(text):
+        text = _LEADING_I_AM.sub(subject + " is ", text, count=1)
+    elif _LEADING_I_HAVE.match(text):
+        text = _LEADING_I_HAVE.sub(subject + " has ", text, count=1)
+    elif _LEADING_POSSESSIVE.match(text):
+        text = _LEADING_POSSESSIVE.sub(possessive(subject) + " ", text, count=1)
+    elif re.match(r"^i\s+(\w+)", text, re.I):
+        verb = text.split()[1].lower()
+        third = rulebook.load("en").third_person
+        text = f"{subject} {third.get(verb, verb)} {' '.join(text.split()[2:])}"
+    elif _LEADING_SUBJECT.match(text):
+        text = _LEADING_SUBJECT.sub(subject, text, count=1)
+    elif _SUBJECTLESS.match(text):
+        text = f"{subject} {text[:1].lower()}{text[1:]}"
+    elif subject != DEFAULT_SUBJECT and text.lower().startswith(subject.lower() + " "):
+        text = subject + text[len(subject) :]
+    elif subject != DEFAULT_SUBJECT:
+        for other in rulebook.subjects():
+            # Chinese writes no space after the subject ("用户住在北京").
+            if text.startswith(other + " ") or (CJK.match(other) and text.startswith(other)):
+                text = subject + text[len(other) :]
+                break
+    text = _INNER_FILLER.sub("", text)
+    lang = rulebook.detect(text)
+    tail = lang.pattern("tail")
+    if tail is not None:
+        text = tail.sub("", text)
+    text = trim(text, lang)
+    name = re.match(rf"^{re.escape(possessive(subject))} name is (.+)$", text, re.I)
+    if name:
+        text = f"The user's name is {name.group(1)}"
+    return tidy(text)
+
+
+def split_statement(text: str) -> list[str]:
+    """A candidate cut where a first-person clause starts ("... peanuts and I prefer ...")."""
+    splitter = rulebook.joined(rulebook.available(), "clause")
+    text = str(text).replace("\u2019", "'")
+    parts = splitter.split(text) if splitter is not None else [text]
+    return [part.strip(" ,.") for part in parts if part and part.strip(" ,.")]
+
+
+def possessive(subject: str) -> str:
+    """The subject's possessive ("The user's", "Ada's", "James'")."""
+    return subject + ("'" if subject.endswith("s") and subject != DEFAULT_SUBJECT else "'s")
+
+
+def canonical(text: str, *, subject: str = DEFAULT_SUBJECT) -> str:
+    """The statement with its subject replaced by "@": one key for "Ada ..." and "The user ..."."""
+    normal = normalise_text(text).strip(" .")
+    for name in dict.fromkeys([subject, DEFAULT_SUBJECT, *rulebook.subjects()]):
+        low = normalise_text(name)
+        if normal.startswith(low + " ") or normal.startswith(low + "'s "):
+            return "@" + normal[len(low) :]
+    return normal
+
+
+def content_terms(text: str, *, subject: str = DEFAULT_SUBJECT) -> set[str]:
+    """The stemmed terms of a statement without its subject (what it says about the user)."""
+    key = canonical(text, subject=subject)
+    if not key.startswith("@"):
+        # Chinese and Japanese write no space after the subject ("用户养了一只猫"): its
+        # characters would make two different facts look alike.
+        for name in rulebook.subjects():
+            if CJK.match(name) and key.startswith(normalise_text(name)):
+                key = key[len(normalise_text(name)) :].lstrip("はの")
+                break
+    # Hiragana alone are endings and particles ("を", "ている"), not what a fact says.
+    return {t for t in normalise_terms(key.lstrip("@")) if not _HIRAGANA.fullmatch(t)}
+
+
+_HIRAGANA = re.compile("[\u3040-\u309f]+")
+
+
+def similarity(a: str, b: str, *, subject: str = DEFAULT_SUBJECT) -> float:
+    """Jaccard similarity of two statements' content terms (0..1)."""
+    first, second = content_terms(a, subject=subject), content_terms(b, subject=subject)
+    if not first or not second:
+        return 0.0
+    return len(first & second) / len(first | second)
