@@ -273,12 +273,12 @@ def _related(asked: _Asked, stats: tuple[int, float] | None) -> Related:
     - the seeds' terms are read by fact id only: the seeds are recall's candidates of this
       namespace, and both lists below count this namespace's rows alone, so a foreign id could
       add a word, never a row of another namespace. With the namespace there too, the generic
-      plan intersected the (fact, term) index with every posting of the namespace (1,000,000
-      entries, 36 ms in the large benchmark's database);
+      plan intersected the (fact, term) index with every posting of the namespace (all of
+      them, in the large benchmark's database);
     - the postings are looked up per candidate on the (fact, term) index with the namespace
       checked on the fact row: with the namespace on the posting the planner read every
-      posting of the frequent words through the (namespace, term) index (30,000 rows, 34 ms in
-      a 100,000-fact namespace) instead (2 ms)."""
+      posting of the frequent words through the (namespace, term) index (tens of thousands of
+      rows in a large namespace) instead of a few per candidate."""
     namespace, seeds, ids, skip = asked.namespace, asked.seeds, asked.ids, asked.skip
     terms_table, facts_table, fact_id, length, pk = _related_names()
     sql_dialect = dialect.current()

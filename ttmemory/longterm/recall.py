@@ -155,7 +155,7 @@ def namespace_stats(namespace: str) -> tuple[int, float]:
     if cached is not None:
         return cached
     # COUNT(*), not COUNT(id): the (namespace, kind, term_count) index then answers alone (an
-    # index-only scan); counting ids read every fact row, 7.5 ms for 1,000 facts not in memory.
+    # index-only scan); counting ids read every fact row.
     stats = Fact.objects.filter(namespace=namespace).aggregate(n=Count("*"), avg=Avg("term_count"))
     total = int(stats["n"] or 0)
     avg_len = float(stats["avg"] or 1.0) or 1.0
@@ -201,7 +201,7 @@ def vector_literal(vector: Iterable[float]) -> str:
     """pgvector's text form of ``vector``, as the float32 values pgvector stores.
 
     Nine significant digits give every float32 back exactly; one ``%`` formats them all (a
-    ``repr`` per float cost about 0.3 ms of a recall at 384 dimensions).
+    ``repr`` per float was a visible share of a recall's CPU).
     """
     values = np.asarray(list(vector), dtype=np.float32).tolist()
     return "[" + ",".join(["%.9g"] * len(values)) % tuple(values) + "]"

@@ -80,13 +80,12 @@ SEEN_LIMIT = 10_000
 
 #: Recalls of a namespace at one generation before PostgreSQL reads its matrix (and again after
 #: each read, should the matrix be dropped). A read costs about as much as this many recalls
-#: served from memory save: measured at 1,000 facts of 384 dimensions, a 14.7 ms read against
-#: 0.8 ms saved per served recall (at 5,000 facts about 6 ms saved, the read about five times
-#: longer; docs/benchmarks.md, fifth session). Reading once the recalls forgone would have paid
-#: for it (the ski-rental rule) costs at most about twice the best choice made in hindsight;
-#: reading on the second recall, as before, paid reads that never paid back wherever many
-#: namespaces are recalled a few times each (20 namespaces of 1,000 facts recalled in turn:
-#: each second recall 17.7-20.9 ms against 5.6-5.9 ms with the cache off).
+#: served from memory save (measured at 1,000 and 5,000 facts of 384 dimensions:
+#: docs/benchmarks.md, fifth session). Reading once the recalls forgone would have paid for it
+#: (the ski-rental rule) costs at most about twice the best choice made in hindsight; reading
+#: on the second recall, as before, paid reads that never paid back wherever many namespaces
+#: are recalled a few times each (20 namespaces recalled in turn: each second recall about
+#: three times slower than with the cache off).
 READ_AFTER_RECALLS = 16
 
 _NEVER = np.iinfo(np.int64).max  # the expiry of a fact that never expires (PostgreSQL)
@@ -469,7 +468,7 @@ def similarities(vectors: np.ndarray, vector: Sequence[float] | np.ndarray) -> n
     """Each row of ``vectors`` dotted with ``vector`` (float32), the same number for a row
     wherever it sits: einsum's loop, unlike BLAS's matrix-vector product, does not sum a row
     differently by its position, so memory and the database's rows rank alike to the last bit
-    (and it was faster here: 3-7 ms for 50,000 x 384 against 7-15 ms, on 2 busy cores).
+    (and it was faster here, at 50,000 x 384 on 2 busy cores).
     """
     return np.einsum("ij,j->i", vectors, np.asarray(vector, dtype=np.float32))
 

@@ -22,17 +22,17 @@ def binding_cursor(
     On psycopg 3 the parameters are bound by the server (``%b``: binary, no text escaping),
     whatever ``server_side_binding`` says: with Django's default client-side binding, psycopg
     escapes every value into the SQL text in Python, which cost more than the server's work on
-    a batch append (profiled: 4.2 ms of text escaping for the 10 arrays of 100 messages, 0.5 ms
-    binary). Without ``prepare``, an unnamed statement (PgBouncer's transaction pooling is
-    fine), prepared only if ``prepare_threshold`` says so. ``binary_results``: rows come in binary
-    (bytea as bytes, no hex to decode). Elsewhere (psycopg 2, SQLite) the connection's own
-    cursor, ``%s`` and text results.
+    a batch append (profiled: text escaping of the 10 arrays of 100 messages about eight times
+    the binary binding). Without ``prepare``, an unnamed statement (PgBouncer's transaction
+    pooling is fine), prepared only if ``prepare_threshold`` says so. ``binary_results``: rows
+    come in binary (bytea as bytes, no hex to decode). Elsewhere (psycopg 2, SQLite) the
+    connection's own cursor, ``%s`` and text results.
 
     ``prepare``: the statement is prepared on its connection on first use and run by name
     afterwards, whatever ``prepare_threshold`` says, unless a transaction pooler may be in front
     (a named statement lives on one server connection; see ``_may_prepare``). For the append
-    statements: parsing and planning their CTE cost the server about 130 us of its 200 us per
-    append when not prepared (measured: server backend CPU per ``message_add``).
+    statements: parsing and planning their CTE were most of the server's work per append when
+    not prepared (measured: server backend CPU per ``message_add``).
     """
     connection.ensure_connection()
     raw = connection.connection

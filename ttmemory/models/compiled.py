@@ -1,8 +1,8 @@
 """Querysets compiled to SQL once per database connection, then run again with new values.
 
 Building and compiling a queryset costs far more Python than the statement costs the database
-(a session read by id: about 600 us of CPU to compile, 40 us to run, on the 2-core machine of
-``bench/api_profile.py``). A ``CompiledQuery`` builds its queryset once per connection with
+(a session read by id: over ten times more to compile than to run, in ``bench/api_profile.py``).
+A ``CompiledQuery`` builds its queryset once per connection with
 placeholder values, keeps the SQL with the positions of those values, and later runs that SQL
 with the caller's values, converting the rows as the ORM would (``from_db_value`` converters;
 model instances by ``Model.from_db``, so encrypted fields open exactly as they do there). The

@@ -86,7 +86,7 @@ def _session_with_policy(key: object, *, namespace: str, session_id: int) -> Que
 
 
 # Compiled once per connection: building and compiling these five subqueries was half of an
-# API append's CPU (bench/api_profile.py: about 2.2 ms of a 6.5 ms request).
+# API append's CPU (bench/api_profile.py).
 _SESSION_WITH_POLICY = CompiledQuery(MemorySession, _session_with_policy)
 
 
