@@ -25,7 +25,7 @@ from django.test.utils import override_settings
 
 from bench import convset
 from bench.recall import PrimedEmbedder, configured, environment
-from ttmemory import selectors, services
+from ttmemory import jobs, selectors, services
 from ttmemory.backends.embedders import get_embedder
 from ttmemory.conf import app_settings
 from ttmemory.longterm import blind, bm25, episodes, fusion, recall
@@ -449,6 +449,7 @@ def evaluate(
             asked = ask(data, prefix, keys, progress)
             weight_now = recall.vector_weight()
         finally:
+            jobs.drain(60)  # background index jobs still writing these rows
             MemorySession.objects.filter(namespace__startswith=prefix).delete()
             FactTerm.objects.filter(namespace__startswith=prefix).delete()
             Fact.objects.filter(namespace__startswith=prefix).delete()

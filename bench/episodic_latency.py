@@ -179,6 +179,7 @@ def conversations(
             )
     finally:
         raw.close()
+        jobs.drain(60)  # background index jobs still writing these rows
         MemorySession.objects.filter(namespace=namespace).delete()
     return {
         "environment": environment(),
@@ -222,6 +223,7 @@ def growing(*, sizes: Sequence[int], runs: int = 20, progress: Progress = _quiet
             points.append({"messages": size, **timed_pair(ours, baseline, runs)})
     finally:
         raw.close()
+        jobs.drain(60)  # background index jobs still writing these rows
         MemorySession.objects.filter(namespace=namespace).delete()
     return points
 

@@ -35,7 +35,7 @@ from django.test.utils import override_settings  # noqa: E402
 
 from bench import longconv  # noqa: E402
 from bench.recall import PrimedEmbedder, configured, environment  # noqa: E402
-from ttmemory import selectors, services  # noqa: E402
+from ttmemory import jobs, selectors, services  # noqa: E402
 from ttmemory.backends.embedders import get_embedder  # noqa: E402
 from ttmemory.conf import app_settings  # noqa: E402
 from ttmemory.models import Fact, FactTerm, MemorySession  # noqa: E402
@@ -176,6 +176,7 @@ def run(name: str, data: longconv.LongSet) -> dict[str, Any]:
                         data, recall, "facts", keys
                     )
         finally:
+            jobs.drain(60)  # background index jobs still writing these rows
             MemorySession.objects.filter(namespace__startswith=prefix).delete()
             FactTerm.objects.filter(namespace__startswith=prefix).delete()
             Fact.objects.filter(namespace__startswith=prefix).delete()

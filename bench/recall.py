@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from bench import evalset as evalset_module
 from bench import repetitive
-from ttmemory import selectors, services
+from ttmemory import jobs, selectors, services
 from ttmemory.backends import load_backend
 from ttmemory.backends.embedders import Embedder, get_embedder
 from ttmemory.exceptions import EmbeddingError
@@ -222,6 +222,7 @@ def dedicated_database(name: str) -> Iterator[bool]:
 
 def delete_namespaces(prefix: str) -> None:
     """Remove every fact (and its index rows) of namespaces starting with ``prefix``."""
+    jobs.drain(60)  # background index jobs still writing these rows
     FactTerm.objects.filter(namespace__startswith=prefix).delete()
     Fact.objects.filter(namespace__startswith=prefix).delete()
 

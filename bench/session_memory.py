@@ -418,6 +418,7 @@ def _run(*, runs: int, progress: Callable[[str], None] | None) -> list[Row]:
         rows.extend(_lock_rows(raw, read_session, runs))
     finally:
         raw.close()
+        jobs.drain(60)  # the background index jobs still writing this namespace's rows
         MemorySession.objects.filter(namespace=namespace).delete()  # cascades
     return rows
 

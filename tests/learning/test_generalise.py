@@ -125,3 +125,19 @@ def test_a_statement_names_the_email_slot_by_its_value(db: Any) -> None:
         [{"role": "user", "content": "I mostly use mia.chen@gmail.com these days"}]
     )
     assert [(s.text, s.slot) for s in found] == [("The user uses mia.chen@gmail.com", "email")]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Book me a flight there on Friday, window seat.",
+        "Can you reschedule my dentist appointment to next Tuesday?",
+        "please find me a train tomorrow morning",
+        "Buch mir bitte einen Flug am Freitag.",
+        "Забронируй мне приём у врача на вторник.",
+        "帮我预约周二的牙医",
+        "明日の歯医者の予約をしてください。",
+    ],
+)
+def test_a_request_to_the_assistant_with_a_date_is_no_plan(db: Any, said: str) -> None:
+    assert chat(said) == []

@@ -349,6 +349,9 @@ def _event_statements(lang: rulebook.Language, clause: str, subject: str) -> lis
     found = event.when.search(clause) if event is not None else None
     if event is None or found is None:
         return []
+    request = lang.pattern("request")
+    if request is not None and request.search(clause):  # "book me a flight on Friday"
+        return []
     dated = lang.pattern("dated")
     if not class_tokens(clause, lang) and (dated is None or not dated.search(clause)):
         return []

@@ -85,8 +85,10 @@ class TTMemoryStore:
         return lambda message: self.add(handle, [message]), connection.close
 
     def close(self) -> None:
+        from ttmemory import jobs
         from ttmemory.models import MemorySession
 
+        jobs.drain(60)  # the background index jobs still writing this namespace's rows
         MemorySession.objects.filter(namespace=self.namespace).delete()
 
 
