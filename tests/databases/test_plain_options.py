@@ -81,7 +81,9 @@ def test_plain_databases_prepare_the_two_append_statements_and_nothing_else(
         *(f"batch {i}.{j}" for i in range(2) for j in range(3)),
     ]
     prepared = prepared_statements()
-    assert len(prepared) == 2, prepared
+    # Two statement texts (one message, a batch); psycopg may prepare one text twice, under a
+    # second name, when a call's parameter types differ from the first call's.
+    assert len(set(prepared)) == 2, "\n\n".join(prepared)
     assert all("INSERT INTO" in sql and "pg_try_advisory_xact_lock" in sql for sql in prepared)
     assert connection.connection.prepare_threshold is None  # Django's setting, untouched
 
