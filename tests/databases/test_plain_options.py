@@ -80,11 +80,17 @@ def test_plain_databases_prepare_the_two_append_statements_and_nothing_else(
         *(f"one {i}" for i in range(3)),
         *(f"batch {i}.{j}" for i in range(2) for j in range(3)),
     ]
-    prepared = prepared_statements()
-    # Two statement texts (one message, a batch); psycopg may prepare one text twice, under a
-    # second name, when a call's parameter types differ from the first call's.
-    assert len(set(prepared)) == 2, "\n\n".join(prepared)
-    assert all("INSERT INTO" in sql and "pg_try_advisory_xact_lock" in sql for sql in prepared)
+    prepared = set(prepared_statements())
+    # Nothing but append statements: the one-message and the batch statement, each taking the
+    # session lock inside it; and, when the lock was busy (the session's index job holds it for
+    # a moment on the background thread), the same statements without the lock, run after
+    # waiting for it.
+    assert all(
+        sql.startswith("WITH") and 'INSERT INTO "ttmemory_message"' in sql for sql in prepared
+    ), "\n\n".join(prepared)
+    in_statement = {sql for sql in prepared if "pg_try_advisory_xact_lock" in sql}
+    assert len(in_statement) == 2, "\n\n".join(prepared)
+    assert len(prepared - in_statement) <= 2, "\n\n".join(prepared)
     assert connection.connection.prepare_threshold is None  # Django's setting, untouched
 
 
