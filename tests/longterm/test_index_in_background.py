@@ -3,6 +3,7 @@ an append never waits for it, and message_search finds what was appended all the
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -96,3 +97,34 @@ def test_a_failing_job_is_logged_and_the_thread_goes_on(
     memory.message_add_many(session=first, messages=[user(f"more {n}") for n in range(31)])
     assert jobs.drain(30)
     assert entries(first) == list(range(1, 33))
+
+
+def test_a_forked_child_runs_what_its_parent_had_waiting_when_it_drains() -> None:
+    """The parent's thread is busy with one job and two wait; the child, forked meanwhile, has no
+    thread of its own until it drains, and its drain runs the two (not the one running in the
+    parent) instead of returning at once."""
+    from ttmemory.jobs.deferred import Deferred
+
+    running, release = threading.Event(), threading.Event()
+    ran: list[tuple[str, tuple[Any, ...]]] = []
+
+    def run(name: str, *args: Any) -> None:
+        if name == "first":
+            running.set()
+            release.wait(10)
+        ran.append((name, args))
+
+    deferred = Deferred(run)
+    deferred.submit("first", ())
+    assert running.wait(10)
+    deferred.submit("second", (1,))
+    deferred.submit("third", (2,))
+    pid = os.fork()
+    if pid == 0:  # the child: report by exit status only
+        ok = deferred.drain(10) and ran == [("second", (1,)), ("third", (2,))]
+        os._exit(0 if ok else 1)
+    release.set()
+    assert deferred.drain(10)
+    assert ran == [("first", ()), ("second", (1,)), ("third", (2,))]
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

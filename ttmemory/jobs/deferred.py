@@ -55,12 +55,15 @@ class Deferred:
     def submit(self, name: str, args: tuple[Any, ...]) -> None:
         with self._lock:
             self._waiting[name, args] = None
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(
-                    target=self._loop, name="ttmemory-index", daemon=True
-                )
-                self._thread.start()
+            self._start()
             self._lock.notify_all()
+
+    def _start(self) -> None:
+        # Under self._lock. Also drain's: a forked child keeps what its parent had waiting
+        # but not the parent's thread, and starts its own when it first submits or drains.
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="ttmemory-index", daemon=True)
+            self._thread.start()
 
     def drain(self, timeout: float | None = None) -> bool:
         """Wait until nothing is waiting or running; False when ``timeout`` passed first."""
@@ -68,7 +71,9 @@ class Deferred:
         with self._lock:
             while self._waiting or self._busy:
                 if self._thread is None or not self._thread.is_alive():
-                    return not self._waiting and not self._busy
+                    if not self._waiting:  # the thread died inside a job: it will not end
+                        return False
+                    self._start()
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return False
