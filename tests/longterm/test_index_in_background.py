@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -128,3 +129,42 @@ def test_a_forked_child_runs_what_its_parent_had_waiting_when_it_drains() -> Non
     assert ran == [("first", ()), ("second", (1,)), ("third", (2,))]
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_job_waits_for_the_change_in_flight_and_not_longer_than_yield_max(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Index work yields to the process's writes: submitted while a change is in flight, a job
+    starts when the change ends; a change that lasts past YIELD_MAX does not hold it back."""
+    from ttmemory.jobs import deferred as deferred_module
+
+    ran: list[str] = []
+    deferred = deferred_module.Deferred(lambda name, *args: ran.append(name))
+    with deferred.foreground():
+        deferred.submit("during", ())
+        time.sleep(0.3)
+        assert ran == [], "a job started while a change was in flight"
+    assert deferred.drain(10) and ran == ["during"]
+
+    monkeypatch.setattr(deferred_module, "YIELD_MAX", 0.2)
+    with deferred.foreground():
+        deferred.submit("long", ())
+        assert deferred.drain(10), "a job waited past YIELD_MAX for a change still in flight"
+    assert ran == ["during", "long"]
+
+
+def test_every_change_through_the_gate_is_in_flight_for_the_index_thread(
+    transactional_db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts: list[int] = []
+    real = jobs._background.foreground
+
+    def counting() -> Any:
+        counts.append(1)
+        return real()
+
+    monkeypatch.setattr(jobs, "foreground", counting)
+    session = memory.session_open(namespace="user-1", key="k")
+    memory.message_add(session=session, message=user("hello"))
+    memory.session_clear(session=session)
+    assert len(counts) == 3  # open, append, clear: each a change

@@ -170,3 +170,6 @@ def drain(timeout: float | None = None) -> bool:
 
 
 _background = deferred.Deferred(run)
+#: Context manager around a change (``services.gate``): background index jobs wait to start
+#: until this process's changes in flight end (``deferred.YIELD_MAX`` at most).
+foreground = _background.foreground

@@ -8,6 +8,12 @@ lost by running them late: ``message_search`` scores the messages past a session
 from the stored messages themselves, so a message is found as soon as it is committed, and a
 job lost with its process (a crash, an exit) is done by the next one for that session.
 
+Index work yields to the process's own writes: a job waits to start while a change is in
+flight in this process (``foreground``: every change through ``services.gate`` counts), for
+``YIELD_MAX`` seconds at most, so a burst of appends does not share the process's CPU (and its
+sessions' locks) with the indexing it triggered, and steady writes delay the index by at most
+that long. A job already running finishes.
+
 The same job with the same arguments waiting twice runs once (an index job indexes everything
 behind its session's mark). The thread closes its database connections after each job; a
 forked child starts a thread of its own. ``drain`` waits until the thread has nothing left
@@ -21,7 +27,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 logger = logging.getLogger("ttmemory.jobs")
@@ -30,6 +37,8 @@ logger = logging.getLogger("ttmemory.jobs")
 DEFERRED = frozenset({"message_index", "message_embed"})
 #: Seconds an exiting process waits for the thread's queue (what is left is indexed later).
 EXIT_WAIT = 10.0
+#: Seconds a job waits at most for the changes in flight in this process (``foreground``).
+YIELD_MAX = 1.0
 
 Key = tuple[str, tuple[Any, ...]]
 
@@ -50,7 +59,21 @@ class Deferred:
         self._lock = threading.Condition()
         self._waiting: dict[Key, None] = getattr(self, "_waiting", {})  # ordered, each once
         self._busy = False
+        self._foreground = 0  # changes in flight (a forked child has none of its parent's)
         self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def foreground(self) -> Iterator[None]:
+        """A change in flight: no job starts until it ends (``YIELD_MAX`` at most)."""
+        with self._lock:
+            self._foreground += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._foreground -= 1
+                if not self._foreground:
+                    self._lock.notify_all()
 
     def submit(self, name: str, args: tuple[Any, ...]) -> None:
         with self._lock:
@@ -89,6 +112,9 @@ class Deferred:
                 while not self._waiting:
                     self._lock.notify_all()
                     self._lock.wait()
+                until = time.monotonic() + YIELD_MAX
+                while self._foreground and (left := until - time.monotonic()) > 0:
+                    self._lock.wait(left)
                 key = next(iter(self._waiting))
                 del self._waiting[key]
                 self._busy = True

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from django.db import transaction
 
-from ttmemory import events
+from ttmemory import events, jobs
 from ttmemory.backends.locks import session_lock
 from ttmemory.exceptions import LegalHoldError
 from ttmemory.models import AuditEntry, LegalHold, MemorySession
@@ -133,6 +133,7 @@ def change(
         name = clean_namespace(namespace, field="namespace")
     gate = Change(action, name, session)
     with ExitStack() as stack:
+        stack.enter_context(jobs.foreground())  # index jobs wait for the change to end
         if session is not None and lock:
             stack.enter_context(session_lock(session))
         elif atomic:
