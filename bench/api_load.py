@@ -131,19 +131,53 @@ def __getattr__(name: str) -> Any:
 
     from demo_project.urls import urlpatterns
 
+    append, recent = drf_views()
     return [
         path("bench/raw/<int:session_id>/append/", csrf_exempt(raw_append)),
         path("bench/raw/<int:session_id>/recent/", raw_recent),
+        path("bench/drf/<int:session_id>/append/", append),
+        path("bench/drf/<int:session_id>/recent/", recent),
         *urlpatterns,
     ]
 
 
+def drf_views() -> tuple[Any, Any]:
+    """The same raw SQL behind plain DRF views: DRF's own ``TokenAuthentication`` and
+    ``IsAuthenticated``, ``request.data`` parsing and ``Response`` rendering, nothing of
+    ttmemory (no validation, encryption or token counting)."""
+    from rest_framework.authentication import TokenAuthentication
+    from rest_framework.permissions import IsAuthenticated
+    from rest_framework.response import Response
+    from rest_framework.views import APIView
+
+    class Plain(APIView):
+        authentication_classes = [TokenAuthentication]
+        permission_classes = [IsAuthenticated]
+
+    class Append(Plain):
+        def post(self, request: Any, session_id: int) -> Any:
+            return Response({"seq": _raw_insert(request.data["message"], session_id)}, status=201)
+
+    class Recent(Plain):
+        def get(self, request: Any, session_id: int) -> Any:
+            limit = int(request.query_params.get("limit", PAGE))
+            return Response({"results": _raw_newest(session_id, limit)})
+
+    return Append.as_view(), Recent.as_view()
+
+
 def raw_append(request: Any, session_id: int) -> Any:
     """The append in plain SQL: bump the counter, insert the row, in one transaction."""
-    from django.db import connection, transaction
     from django.http import JsonResponse
 
-    message = json.loads(request.body)["message"]
+    seq = _raw_insert(json.loads(request.body)["message"], session_id)
+    return JsonResponse({"seq": seq}, status=201)
+
+
+def _raw_insert(message: dict[str, Any], session_id: int) -> int:
+    """Bump the session's counters and insert the row, in one transaction; the new seq."""
+    from django.db import connection, transaction
+
     payload = json.dumps(message, ensure_ascii=False)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
@@ -157,23 +191,27 @@ def raw_append(request: Any, session_id: int) -> Any:
             "VALUES (%s, %s, %s, %s, %s)",
             [session_id, seq, message["role"], payload, len(payload) // 4],
         )
-    return JsonResponse({"seq": seq}, status=201)
+    return int(seq)
 
 
 def raw_recent(request: Any, session_id: int) -> Any:
     """The newest ``limit`` messages in plain SQL, oldest first."""
-    from django.db import connection
     from django.http import JsonResponse
 
     limit = int(request.GET.get("limit", PAGE))
+    return JsonResponse({"results": _raw_newest(session_id, limit)})
+
+
+def _raw_newest(session_id: int, limit: int) -> list[dict[str, Any]]:
+    from django.db import connection
+
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT seq, data FROM {RAW_MESSAGE} WHERE session_id = %s ORDER BY seq DESC LIMIT %s",
             [session_id, limit],
         )
         rows = cursor.fetchall()
-    results = [{"seq": seq, "message": json.loads(data)} for seq, data in reversed(rows)]
-    return JsonResponse({"results": results})
+    return [{"seq": seq, "message": json.loads(data)} for seq, data in reversed(rows)]
 
 
 # --- the driver --------------------------------------------------------------------------------
@@ -387,6 +425,12 @@ def make_phases(fixture: dict[str, Any]) -> list[Phase]:
             fixture["message"],
         ),
         Phase(
+            "raw SQL append (plain DRF view, token auth)",
+            "POST",
+            [f"/bench/drf/{n}/append/" for n in range(APPEND_SESSIONS)],
+            fixture["message"],
+        ),
+        Phase(
             f"GET messages/?limit={PAGE} (of {HISTORY:,})",
             "GET",
             [f"{api}/sessions/{fixture['read']}/messages/?limit={PAGE}"],
@@ -396,6 +440,11 @@ def make_phases(fixture: dict[str, Any]) -> list[Phase]:
             "raw SQL newest 50 (plain Django view)",
             "GET",
             [f"/bench/raw/{APPEND_SESSIONS}/recent/?limit={PAGE}"],
+        ),
+        Phase(
+            "raw SQL newest 50 (plain DRF view, token auth)",
+            "GET",
+            [f"/bench/drf/{APPEND_SESSIONS}/recent/?limit={PAGE}"],
         ),
     ]
 
@@ -572,11 +621,13 @@ def render(results: list[Result], phases: list[Phase], args: Any, versions: dict
         "",
         "Baselines, served by the same gunicorn in the same run: `GET namespace/` is DRF with "
         "token authentication and namespace resolution and no memory work; the raw SQL rows "
-        "are plain Django views (no DRF, no authentication, no validation, no encryption, no "
-        "token counting) doing the same statements on tables of the same shape: bump the "
-        "session's counters and insert the row in one transaction; select the newest 50 rows "
-        "and decode their JSON. The last column is the API's throughput as a share of its "
-        "baseline's at the same concurrency.",
+        "do the same statements on tables of the same shape (bump the session's counters and "
+        "insert the row in one transaction; select the newest 50 rows and decode their JSON), "
+        "once behind plain Django views (no DRF, no authentication, no validation, no "
+        "encryption, no token counting) and once behind plain DRF views (DRF's "
+        "`TokenAuthentication` and `IsAuthenticated`, `request.data`, `Response`; nothing of "
+        "ttmemory). The last column is the API's throughput as a share of each baseline's at "
+        "the same concurrency (issue 36's target: >= 60% of the plain Django view).",
         "",
         "| connections | operation | req/s | p50 (ms) | p99 (ms) | errors | vs baseline |",
         "|---:|---|---:|---:|---:|---:|---|",
@@ -589,10 +640,17 @@ def render(results: list[Result], phases: list[Phase], args: Any, versions: dict
             versus = ""
             if baseline_of[phase.name]:
                 raw = by_key[(baseline_of[phase.name], connections)]
-                auth = by_key[(namespace_phase, connections)]
-                versus = (
-                    f"{row.rps / raw.rps:.0%} of raw SQL; {row.rps / auth.rps:.0%} of namespace/"
+                drf = by_key.get(
+                    (
+                        baseline_of[phase.name].replace("Django view", "DRF view, token auth"),
+                        connections,
+                    )
                 )
+                auth = by_key[(namespace_phase, connections)]
+                versus = f"{row.rps / raw.rps:.0%} of the plain Django view"
+                if drf is not None:
+                    versus += f"; {row.rps / drf.rps:.0%} of the plain DRF view"
+                versus += f"; {row.rps / auth.rps:.0%} of namespace/"
             lines.append(
                 f"| {connections} | {phase.name} | {row.rps:,.0f} | {row.p50_ms:.1f} | "
                 f"{row.p99_ms:.1f} | {row.errors} | {versus} |"
