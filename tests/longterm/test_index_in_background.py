@@ -168,3 +168,44 @@ def test_every_change_through_the_gate_is_in_flight_for_the_index_thread(
     memory.message_add(session=session, message=user("hello"))
     memory.session_clear(session=session)
     assert len(counts) == 3  # open, append, clear: each a change
+
+
+def test_a_running_job_pauses_for_a_change_where_it_holds_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job on the thread calls pause() between its steps: while a change is in flight it
+    makes no progress, after it ends the job goes on; pause() elsewhere returns at once."""
+    from ttmemory.jobs import deferred as deferred_module
+
+    steps: list[int] = []
+    started = threading.Event()
+    holder: dict[str, deferred_module.Deferred] = {}
+
+    def run(name: str, *args: Any) -> None:
+        for step in range(40):
+            if step == 1:
+                started.set()
+            holder["d"].pause()
+            steps.append(step)
+            time.sleep(0.005)
+
+    deferred = holder["d"] = deferred_module.Deferred(run)
+    deferred.pause()  # not the thread: returns at once
+    with deferred.foreground():
+        deferred.submit("job", ())
+        time.sleep(0.2)
+        assert steps == [], "the job started while a change was in flight"
+    assert started.wait(10)
+    with deferred.foreground():
+        time.sleep(0.05)  # the job reaches its next pause() and waits there
+        paused_at = len(steps)
+        time.sleep(0.3)
+        # At most the step it was in when the change began (a loaded machine may be slow).
+        assert len(steps) <= paused_at + 1 < 40, "the job went on while a change was in flight"
+    assert deferred.drain(10) and steps == list(range(40))
+
+    monkeypatch.setattr(deferred_module, "YIELD_MAX", 0.1)  # the budget, spent: no more waits
+    steps.clear()
+    with deferred.foreground():
+        deferred.submit("job", ())
+        assert deferred.drain(10) and steps == list(range(40))

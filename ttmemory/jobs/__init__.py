@@ -173,3 +173,6 @@ _background = deferred.Deferred(run)
 #: Context manager around a change (``services.gate``): background index jobs wait to start
 #: until this process's changes in flight end (``deferred.YIELD_MAX`` at most).
 foreground = _background.foreground
+#: Called by a background index job where it holds no lock and no transaction: waits while a
+#: change is in flight in this process (``Deferred.pause``); nothing on any other thread.
+pause = _background.pause

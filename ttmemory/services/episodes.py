@@ -67,15 +67,21 @@ class _IndexRows:
 
 
 def _index_rows(
-    session: MemorySession, messages: Sequence[tuple[int, Mapping[str, Any]]]
+    session: MemorySession,
+    messages: Sequence[tuple[int, Mapping[str, Any]]],
+    *,
+    pause: Callable[[], None] | None = None,
 ) -> _IndexRows:
-    """The entry and postings of each message with text: term hashing, no database access."""
+    """The entry and postings of each message with text: term hashing, no database access.
+    ``pause`` is called before each message (``jobs.pause``, where nothing is held)."""
     namespace = session.namespace
     version = blind.index_version(namespace)
     rows = _IndexRows({}, {})
     memo: dict[str, int] = {}
     session_id = session.pk
     for seq, message in messages:
+        if pause is not None:
+            pause()
         text = message_text(message)
         if not text.strip():
             continue
@@ -219,7 +225,7 @@ def _index_session(session_id: int, batch: int) -> int:
         )
         mark = messages[-1][0] if len(messages) == batch else last
         session = MemorySession(pk=session_id, namespace=namespace)
-        rows = _index_rows(session, messages)
+        rows = _index_rows(session, messages, pause=jobs.pause)  # nothing held: may pause
         # Derived rows: a crash can lose only such a transaction, its postings and its move of
         # the mark together, and the next run indexes those messages again (searched from the
         # stored ones meanwhile).
