@@ -109,8 +109,8 @@ def while_the_job_hashes(monkeypatch: Any, action: Any) -> None:
     real = episodes_service._index_rows
     pending = [action]
 
-    def hashed(session: MemorySession, messages: Any) -> Any:
-        rows = real(session, messages)
+    def hashed(session: MemorySession, messages: Any, **options: Any) -> Any:
+        rows = real(session, messages, **options)
         while pending:
             pending.pop()()
         return rows
