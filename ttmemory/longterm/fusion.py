@@ -436,21 +436,29 @@ def unpadded(
     one match gets one hit, not that hit padded with whatever was stored next to it.
     """
 
-    def evidenced(key: K) -> bool:
-        return keyword.get(key, 0.0) > 0.0 or vector.get(key, -1.0) >= similarity
+    own: dict[K, bool] = {}
 
+    def evidenced(key: K) -> bool:
+        found = own.get(key)
+        if found is None:
+            found = own[key] = keyword.get(key, 0.0) > 0.0 or vector.get(key, -1.0) >= similarity
+        return found
+
+    # Only the ranked hits without evidence of their own need their passage counted (in the
+    # first run that holds them).
+    alone = {key for key, _ in ranked if not evidenced(key)}
     around: dict[K, int] = {}
-    for run in (runs or {}).values():
+    for run in (runs or {}).values() if alone else ():
         ordered: list[K] = list(run)
         for i, key in enumerate(ordered):
-            if key in around or evidenced(key):
+            if key not in alone or key in around:
                 continue
             near = ordered[max(0, i - window) : i] + ordered[i + 1 : i + window + 1]
             around[key] = sum(1 for other in near if evidenced(other))
     return [
         (key, score)
         for key, score in ranked
-        if evidenced(key) or around.get(key, 0) >= PASSAGE_MATCHES
+        if key not in alone or around.get(key, 0) >= PASSAGE_MATCHES
     ]
 
 
