@@ -424,18 +424,20 @@ def unpadded(
     *,
     window: int,
     similarity: float,
+    limit: int | None = None,
 ) -> list[tuple[K, float]]:
-    """``ranked`` without the hits that only neighbour context put there next to a lone match.
+    """``ranked`` without the hits that only neighbour context put there next to a lone match
+    (the first ``limit`` of them when given: the rest is not looked at).
 
     A hit has evidence of its own when it shares a keyword with the query (keyword score above
     0) or its cosine similarity reaches ``similarity`` (the evidence floor). A hit without it
     stays only inside a passage about the query: at least ``PASSAGE_MATCHES`` facts within
-    ``window`` of it (in ``runs``, the neighbour runs) have evidence of their own. "I made a
-    blue bowl" stays after "I went to a pottery class" and "Did you make anything?"; the
-    facts remembered before and after the one fact about an allergy do not, so a query with
-    one match gets one hit, not that hit padded with whatever was stored next to it.
+    ``window`` of it (in ``runs``, the neighbour runs; the first run that holds it) have
+    evidence of their own. "I made a blue bowl" stays after "I went to a pottery class" and
+    "Did you make anything?"; the facts remembered before and after the one fact about an
+    allergy do not, so a query with one match gets one hit, not that hit padded with whatever
+    was stored next to it.
     """
-
     own: dict[K, bool] = {}
 
     def evidenced(key: K) -> bool:
@@ -444,22 +446,26 @@ def unpadded(
             found = own[key] = keyword.get(key, 0.0) > 0.0 or vector.get(key, -1.0) >= similarity
         return found
 
-    # Only the ranked hits without evidence of their own need their passage counted (in the
-    # first run that holds them).
-    alone = {key for key, _ in ranked if not evidenced(key)}
-    around: dict[K, int] = {}
-    for run in (runs or {}).values() if alone else ():
-        ordered: list[K] = list(run)
+    where: dict[K, tuple[list[K], int]] = {}
+    for run in (runs or {}).values():
+        ordered = list(run)
         for i, key in enumerate(ordered):
-            if key not in alone or key in around:
-                continue
-            near = ordered[max(0, i - window) : i] + ordered[i + 1 : i + window + 1]
-            around[key] = sum(1 for other in near if evidenced(other))
-    return [
-        (key, score)
-        for key, score in ranked
-        if key not in alone or around.get(key, 0) >= PASSAGE_MATCHES
-    ]
+            where.setdefault(key, (ordered, i))
+
+    def in_passage(key: K) -> bool:
+        if key not in where:
+            return False
+        ordered, i = where[key]
+        near = ordered[max(0, i - window) : i] + ordered[i + 1 : i + window + 1]
+        return sum(1 for other in near if evidenced(other)) >= PASSAGE_MATCHES
+
+    kept: list[tuple[K, float]] = []
+    for key, score in ranked:
+        if evidenced(key) or in_passage(key):
+            kept.append((key, score))
+            if limit is not None and len(kept) >= limit:
+                break
+    return kept
 
 
 def context_settings() -> tuple[int, float]:

@@ -151,8 +151,8 @@ def fact_recall(
     similarity = fusion.evidence_similarity()
     best = fusion.unpadded(
         ranked, keyword, vector, runs if with_context else None, window=window,
-        similarity=similarity,
-    )[:k]  # fmt: skip
+        similarity=similarity, limit=k,
+    )  # fmt: skip
     padding = len({key for key, _ in ranked[:k]} - {key for key, _ in best})
     by_id = _hits_by_id([fact_id for fact_id, _ in best])
     hits = [(by_id[fact_id], score) for fact_id, score in best if fact_id in by_id]
