@@ -13,7 +13,11 @@ pins differ from the project's: ``bench/requirements-peers.txt``):
 (``bench/raw.py``) alternately in the same process, so ratios hold on a noisy machine: add 1, add
 100 in one call, newest 1,000 of 2,000, 16 writers x 10 adds (wall); then one checked round of the
 writers with a reader reading the whole history meanwhile (lost and duplicated writes, reads that
-are not a prefix of the final history); then the cost curve as one session grows.
+are not a prefix of the final history); then the cost curve as one session grows. Stores that
+also keep facts searchable by meaning (ttmemory's ``fact_recall``, langchain-postgres'
+``PGVector``, LangGraph's ``PostgresStore`` with its vector index; ``FactStore``) are measured as
+a namespace grows too, against a plain pgvector table searched exactly (``RawFacts``):
+``namespace_curve``.
 
 Run by the command; alone: ``python bench/peers.py measure PARAMS_JSON OUT_JSON [options]`` and
 ``python bench/peers.py plot RESULTS_JSON OUT_PNG``. Nothing here imports Django.
@@ -35,7 +39,19 @@ from typing import Any, Protocol
 if __package__ in (None, ""):  # run as a script from the peers' venv
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.raw import RawSessions, Timing, _concurrent, paired, sample_message
+from bench.raw import (
+    DIMENSIONS,
+    RawFacts,
+    RawSessions,
+    Timing,
+    _concurrent,
+    fact_question,
+    fact_text,
+    fake_vector,
+    paired,
+    sample_message,
+    vector_literal,
+)
 
 WRITERS = 16
 ADDS_PER_WRITER = 10
@@ -64,6 +80,66 @@ class Store(Protocol):
     def close(self) -> None: ...
 
 
+class FactStore(Protocol):
+    """A store that also keeps a namespace's facts and searches them by a question (k hits)."""
+
+    def facts_load(self, namespace: str, texts: list[str]) -> None: ...
+
+    def facts_search(self, namespace: str, question: str, k: int) -> list[str]: ...
+
+
+QUESTIONS = 64  # distinct questions a namespace point cycles through
+
+
+def namespace_curve(
+    store: Any,
+    raw: RawFacts,
+    sizes: list[int],
+    runs: int,
+    progress: Callable[[str], None],
+    *,
+    k: int = 10,
+) -> list[dict[str, Any]]:
+    """Search k=10 in a namespace of each of ``sizes`` facts (``fact_text``; loaded the
+    store's cheapest way), beside the baseline's exact pgvector search of the same facts, the
+    two alternating. The baseline is given the question's vector; each store embeds the
+    question as it does (the peers with ``fake_vector``, ttmemory with its embedder)."""
+    points = []
+    for size in sizes:
+        namespace = f"facts-{size}-{uuid.uuid4().hex[:6]}"
+        progress(f"{store.name}: a namespace of {size:,} facts, loading")
+        texts = [fact_text(i) for i in range(size)]
+        store.facts_load(namespace, texts)
+        raw.load(namespace, texts)
+        questions = [fact_question(i) for i in range(QUESTIONS)]
+        vectors = [vector_literal(fake_vector(q)) for q in questions]
+        for question in questions[:4]:  # warm up both (caches, prepared statements)
+            store.facts_search(namespace, question, k)
+            raw.search(namespace, vectors[0], k)
+        ours, base = _cycling(store, raw, namespace, questions, vectors, k)
+        progress(f"{store.name}: a namespace of {size:,} facts, searching")
+        mine, theirs = paired(ours, base, max(10, runs // 2))
+        points.append({"facts": size, "search k=10": (mine.as_dict(), theirs.as_dict())})
+    return points
+
+
+def _cycling(
+    store: Any, raw: RawFacts, namespace: str, questions: list[str], vectors: list[str], k: int
+) -> tuple[Callable[[], None], Callable[[], None]]:
+    """The two sides of a namespace point, each asking the next of the questions in turn."""
+    turn = {"ours": 0, "raw": 0}
+
+    def ours() -> None:
+        store.facts_search(namespace, questions[turn["ours"] % len(questions)], k)
+        turn["ours"] += 1
+
+    def base() -> None:
+        raw.search(namespace, vectors[turn["raw"] % len(vectors)], k)
+        turn["raw"] += 1
+
+    return ours, base
+
+
 def texts(store: Store, handle: Any) -> list[str]:
     """The whole history's texts, oldest first."""
     return store.newest(handle, 10**9)
@@ -77,8 +153,12 @@ def measure(
     rounds: int,
     sizes: list[int],
     progress: Callable[[str], None],
+    namespace_sizes: list[int] | None = None,
+    raw_facts: RawFacts | None = None,
 ) -> dict[str, Any]:
-    """Every operation on ``store`` and on ``raw`` alternately; samples in microseconds."""
+    """Every operation on ``store`` and on ``raw`` alternately; samples in microseconds. With
+    ``namespace_sizes`` and a store that keeps facts, the namespace curve against
+    ``raw_facts`` too."""
     run_id = uuid.uuid4().hex[:8]
     out: dict[str, Any] = {"store": store.name, "rows": {}, "concurrency": {}, "curve": []}
     one, hundred = sample_message(1), [sample_message(i) for i in range(100)]
@@ -135,6 +215,9 @@ def measure(
     for size in sizes:
         progress(f"{store.name}: cost curve, a session of {size:,} messages")
         out["curve"].append(_curve_point(store, raw, f"curve-{run_id}-{size}", size, runs))
+    out["namespace_curve"] = []
+    if namespace_sizes and hasattr(store, "facts_search") and raw_facts is not None:
+        out["namespace_curve"] = namespace_curve(store, raw_facts, namespace_sizes, runs, progress)
     return out
 
 
@@ -236,6 +319,35 @@ def _conninfo(params: dict[str, Any]) -> str:
     return make_conninfo(**params)
 
 
+class _FakeEmbeddings:
+    """LangChain's ``Embeddings`` interface over ``fake_vector`` (no model in the figures)."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [fake_vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return fake_vector(text)
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return self.embed_query(text)
+
+
+def _sqlalchemy_url(params: dict[str, Any], driver: str) -> Any:
+    from sqlalchemy.engine import URL
+
+    return URL.create(
+        driver,
+        username=params.get("user"),
+        password=params.get("password") or None,
+        host=params.get("host"),
+        port=int(params["port"]) if params.get("port") else None,
+        database=params.get("dbname"),
+    )
+
+
 class LangchainStore:
     """langchain-postgres ``PostgresChatMessageHistory`` (sync, one psycopg connection)."""
 
@@ -248,6 +360,8 @@ class LangchainStore:
 
         self.params = params
         self.conn = psycopg.connect(_conninfo(params))
+        self._engine: Any = None
+        self._collections: dict[str, Any] = {}
         PostgresChatMessageHistory.drop_table(self.conn, self.table)
         PostgresChatMessageHistory.create_tables(self.conn, self.table)
 
@@ -284,10 +398,43 @@ class LangchainStore:
         history = self._history(key, conn)
         return lambda message: self.add(history, [message]), conn.close
 
+    def _vectors(self, namespace: str) -> Any:
+        """A ``PGVector`` collection per namespace (its default: exact search, no index)."""
+        from langchain_postgres import PGVector
+        from sqlalchemy import create_engine
+
+        if self._engine is None:
+            self._engine = create_engine(_sqlalchemy_url(self.params, "postgresql+psycopg"))
+        if namespace not in self._collections:
+            self._collections[namespace] = PGVector(
+                embeddings=_FakeEmbeddings(),
+                connection=self._engine,
+                collection_name=namespace,
+                embedding_length=DIMENSIONS,
+                use_jsonb=True,
+            )
+        return self._collections[namespace]
+
+    def facts_load(self, namespace: str, texts: list[str]) -> None:
+        vectors = self._vectors(namespace)
+        for start in range(0, len(texts), 1000):
+            chunk = texts[start : start + 1000]
+            vectors.add_embeddings(chunk, [fake_vector(t) for t in chunk])
+
+    def facts_search(self, namespace: str, question: str, k: int) -> list[str]:
+        found = self._vectors(namespace).similarity_search_by_vector(fake_vector(question), k=k)
+        return [document.page_content for document in found]
+
     def close(self) -> None:
         from langchain_postgres import PostgresChatMessageHistory
 
         PostgresChatMessageHistory.drop_table(self.conn, self.table)
+        with self.conn.cursor() as cursor:
+            for table in ("langchain_pg_embedding", "langchain_pg_collection"):
+                cursor.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+        self.conn.commit()
+        if self._engine is not None:
+            self._engine.dispose()
         self.conn.close()
 
 
@@ -378,6 +525,7 @@ class LangGraphStore:
 
     def __init__(self, params: dict[str, Any]) -> None:
         self.params = params
+        self._vector_store: Any = None
         self.conn, self.saver = self._saver()
         with self.conn.cursor() as cursor:
             for table in ("checkpoint_writes", "checkpoint_blobs", "checkpoints"):
@@ -429,7 +577,53 @@ class LangGraphStore:
         handle = self.open(key)
         return lambda message: self.add(handle, [message], saver), conn.close
 
+    def _store(self) -> Any:
+        """LangGraph's ``PostgresStore`` with its vector index (its defaults: HNSW, cosine)."""
+        if self._vector_store is None:
+            import psycopg
+            from langgraph.store.postgres import PostgresStore
+            from psycopg.rows import dict_row
+
+            self._store_conn = psycopg.connect(
+                _conninfo(self.params), autocommit=True, prepare_threshold=0, row_factory=dict_row
+            )
+            self._drop_store()
+            self._vector_store = PostgresStore(
+                self._store_conn,
+                index={
+                    "dims": DIMENSIONS,
+                    "embed": lambda texts: [fake_vector(t) for t in texts],
+                    "fields": ["text"],
+                },
+            )
+            self._vector_store.setup()
+        return self._vector_store
+
+    def facts_load(self, namespace: str, texts: list[str]) -> None:
+        from langgraph.store.base import PutOp
+
+        store = self._store()
+        for start in range(0, len(texts), 1000):
+            store.batch(
+                [
+                    PutOp(namespace=("facts", namespace), key=str(start + i), value={"text": t})
+                    for i, t in enumerate(texts[start : start + 1000])
+                ]
+            )
+
+    def facts_search(self, namespace: str, question: str, k: int) -> list[str]:
+        found = self._store().search(("facts", namespace), query=question, limit=k)
+        return [item.value["text"] for item in found]
+
+    def _drop_store(self) -> None:
+        with self._store_conn.cursor() as cursor:
+            for table in ("store_vectors", "store", "store_migrations", "vector_migrations"):
+                cursor.execute(f"DROP TABLE IF EXISTS {table} CASCADE")
+
     def close(self) -> None:
+        if self._vector_store is not None:
+            self._drop_store()
+            self._store_conn.close()
         self.conn.close()
 
 
@@ -444,15 +638,16 @@ PEERS: dict[str, Callable[[dict[str, Any]], Store]] = {
 
 
 def plot(results: list[dict[str, Any]], path: Path) -> None:
-    """Add 1 and newest 50 (median microseconds, log scales) as one session grows, each store
-    beside the baseline measured in its own process (dashed)."""
+    """Add 1 and newest 50 (median microseconds, log scales) as one session grows, and search
+    k=10 as a namespace grows, each store beside the baseline measured in its own process
+    (dashed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for axis, operation in zip(axes, ("add 1", "newest 50"), strict=True):
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
+    for axis, operation in zip(axes[:2], ("add 1", "newest 50"), strict=True):
         for result in results:
             if not result["curve"]:
                 continue
@@ -467,6 +662,22 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
         axis.set_ylabel("median microseconds")
         axis.set_title(f"{operation} (dashed: raw SQL in the same process)")
         axis.grid(True, which="both", alpha=0.3)
+    axis = axes[2]
+    for result in results:
+        points = result.get("namespace_curve") or []
+        if not points:
+            continue
+        sizes = [p["facts"] for p in points]
+        ours = [p["search k=10"][0]["median"] for p in points]
+        (line,) = axis.plot(sizes, ours, marker="o", label=result["store"])
+        base = [p["search k=10"][1]["median"] for p in points]
+        axis.plot(sizes, base, linestyle="--", color=line.get_color(), alpha=0.45)
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("facts in the namespace")
+    axis.set_ylabel("median microseconds")
+    axis.set_title("search k=10 (dashed: exact pgvector)")
+    axis.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -483,6 +694,7 @@ def main(argv: list[str]) -> int:
     run.add_argument("--runs", type=int, default=100)
     run.add_argument("--rounds", type=int, default=3)
     run.add_argument("--curve", default="1000,10000,100000")
+    run.add_argument("--namespace-curve", default="1000,10000")
     draw = sub.add_parser("plot", help="draw the cost curve of a results file")
     draw.add_argument("results")
     draw.add_argument("png")
@@ -492,10 +704,12 @@ def main(argv: list[str]) -> int:
         return 0
     params = json.loads(args.params)
     sizes = [int(x) for x in args.curve.split(",") if x.strip()]
+    namespace_sizes = [int(x) for x in args.namespace_curve.split(",") if x.strip()]
     results = []
     for name in args.peers.split(","):
         store = PEERS[name](params)
         raw = RawSessions(params, table=f"bench_peers_raw_{name}")
+        raw_facts = RawFacts(params, table=f"bench_peers_rawfacts_{name}")
         started = time.monotonic()
         try:
             results.append(
@@ -506,10 +720,13 @@ def main(argv: list[str]) -> int:
                     rounds=args.rounds,
                     sizes=sizes,
                     progress=lambda m: print(f"  {m}", file=sys.stderr, flush=True),
+                    namespace_sizes=namespace_sizes,
+                    raw_facts=raw_facts,
                 )
             )
         finally:
             raw.close()
+            raw_facts.close()
             store.close()
         print(f"  {name}: {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     Path(args.out).write_text(json.dumps(results))

@@ -137,6 +137,106 @@ class RawSessions:
         self.conn.close()
 
 
+# The namespace curve: facts, questions and the raw pgvector baseline ----------------------------
+
+#: Dimensions of the vectors the peers and the baseline store (MiniLM's and HashEmbedder's).
+DIMENSIONS = 384
+_WHO = ("my sister", "my brother", "my mother", "my father", "my friend", "my colleague", "my aunt")
+_WHAT = (
+    "lives in {place}", "works as a {job} in {place}", "is allergic to {food}",
+    "moved to {place} last year", "loves cooking {food}", "plays {sport} every weekend",
+    "is learning {language}", "flies to {place} in {month}",
+)  # fmt: skip
+_PLACES = ("Lisbon", "Berlin", "Osaka", "Lima", "Oslo", "Porto", "Quito", "Riga", "Tunis", "Kyiv")
+_FILL = {
+    "job": ("nurse", "teacher", "pilot", "baker", "lawyer", "designer", "chef", "plumber"),
+    "food": ("peanuts", "shrimp", "mushrooms", "lentils", "kimchi", "risotto", "dumplings"),
+    "sport": ("tennis", "chess", "football", "squash", "volleyball", "badminton"),
+    "language": ("Spanish", "Japanese", "Polish", "Greek", "Swahili", "Korean"),
+    "month": ("May", "June", "July", "October", "December"),
+}
+
+
+def fact_text(i: int) -> str:
+    """The ``i``-th of a namespace's facts: profile facts whose names, relations and verbs recur
+    across thousands (as a long-lived user's do), each one distinct by its number."""
+    template = _WHAT[i % len(_WHAT)]
+    values = {key: options[(i // 7 + len(key)) % len(options)] for key, options in _FILL.items()}
+    values["place"] = _PLACES[(i // 3) % len(_PLACES)]
+    text = f"{_WHO[i % len(_WHO)]} {template.format(**values)} (note {i})"
+    return text[0].upper() + text[1:]
+
+
+def fact_question(i: int) -> str:
+    """A question of 8-15 words asked of a namespace, worded unlike its facts."""
+    place, food = _PLACES[i % len(_PLACES)], _FILL["food"][i % len(_FILL["food"])]
+    return (
+        f"Which of the people close to me have something to do with {place} these days?"
+        if i % 2 == 0
+        else f"Is anyone in my family or among my friends unable to eat {food} at all?"
+    )
+
+
+def fake_vector(text: str) -> list[float]:
+    """A deterministic unit vector for ``text`` (the same in every venv): the peers and the
+    baseline store and search these, so no model's cost is in their figures."""
+    import hashlib
+
+    import numpy as np
+
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big")
+    vector = np.random.default_rng(seed).standard_normal(DIMENSIONS)
+    return [float(x) for x in vector / np.linalg.norm(vector)]
+
+
+def vector_literal(vector: list[float]) -> str:
+    return "[" + ",".join(f"{x:.6f}" for x in vector) + "]"
+
+
+class RawFacts:
+    """The namespace curve's baseline: a namespace's facts in one plain table with pgvector,
+    searched exactly (``ORDER BY embedding <=> query LIMIT k``, the query vector given)."""
+
+    def __init__(self, params: dict[str, Any], table: str) -> None:
+        import psycopg
+
+        self.table = table
+        self.conn = psycopg.connect(**params)
+        with self.conn.transaction():
+            self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+            self.conn.execute(
+                f"CREATE TABLE {table} (id BIGSERIAL PRIMARY KEY, namespace TEXT NOT NULL, "
+                f"text TEXT NOT NULL, embedding vector({DIMENSIONS}) NOT NULL)"
+            )
+            self.conn.execute(f"CREATE INDEX {table}_ns ON {table} (namespace)")
+
+    def load(self, namespace: str, texts: list[str]) -> None:
+        with (
+            self.conn.transaction(),
+            self.conn.cursor() as cursor,
+            cursor.copy(f"COPY {self.table} (namespace, text, embedding) FROM STDIN") as copy,
+        ):
+            for text in texts:
+                copy.write_row((namespace, text, vector_literal(fake_vector(text))))
+        self.conn.execute(f"ANALYZE {self.table}")
+        self.conn.commit()
+
+    def search(self, namespace: str, vector: str, k: int) -> list[str]:
+        rows = self.conn.execute(
+            f"SELECT text FROM {self.table} WHERE namespace = %s "
+            "ORDER BY embedding <=> %s::vector LIMIT %s",
+            (namespace, vector, k),
+        ).fetchall()
+        self.conn.commit()
+        return [r[0] for r in rows]
+
+    def close(self) -> None:
+        with self.conn.transaction():
+            self.conn.execute(f"DROP TABLE IF EXISTS {self.table}")
+        self.conn.close()
+
+
 def paired(
     ours: Callable[[], Any],
     raw: Callable[[], Any],
