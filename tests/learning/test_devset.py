@@ -48,9 +48,12 @@ def score(conversation: Conversation, failed: list[str] | None = None) -> dict[s
     wanted = conversation.get("current", [])
     for query, terms in wanted:
         recalled = [f.text for f in memory.fact_recall(namespace=namespace, query=query, k=5).facts]
-        result["current"][0] += any(_has(text, terms) for text in recalled)
+        found = any(_has(text, terms) for text in recalled)
+        result["current"][0] += found
         result["current"][1] += 1
         learned = any(_has(text, terms) for text in active)
+        if learned and not found:
+            failed.append(f"learned, not recalled: {query!r} -> {recalled}")
         result["learned"][0] += learned
         result["learned"][1] += 1
         if not learned:
