@@ -201,17 +201,27 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
     found: list[Statement] = []
     first = lang.pattern("first_person")
     others = lang.pattern("others")
+    # A clause about someone else ("my sister is vegan and allergic to nuts") drops *their*
+    # subject: nothing after it is read as the user's.
+    theirs = False
     for number, piece in enumerate(p.strip(" ,") for p in splitter.split(clause)):
         if not piece:
             continue
         said = clause_statements(piece, subject=subject, languages=codes)
+        if others is not None and others.search(piece):
+            theirs = True
+        elif first is not None and first.search(piece):
+            theirs = False
         if (
             not said
             and number
+            and not theirs
             and not (first is not None and first.search(piece))
-            and not (others is not None and others.search(piece))
         ):
-            said = clause_statements(lang.carry + piece, subject=subject, languages=codes)
+            for carried in lang.carry:
+                said = clause_statements(carried + piece, subject=subject, languages=codes)
+                if said:
+                    break
         found.extend(said)
     return found if len(found) > len(whole) else whole
 
