@@ -184,7 +184,7 @@ CONVERSATIONS: list[Conversation] = [
     _c(
         "en4-never-2",
         "never",
-        ["I live in Bath", "my boss keeps saying \"I live in the office\" lol"],
+        ["I live in Bath", 'my boss keeps saying "I live in the office" lol'],
         [("which city does the user live in", ["Bath"])],
         never=["office"],
     ),
@@ -333,7 +333,10 @@ CONVERSATIONS: list[Conversation] = [
     _c(
         "de4-never-1",
         "never",
-        ["Wenn ich in Wien wohnen würde, ginge ich jeden Tag ins Café", "Wie spät ist es in Tokio?"],
+        [
+            "Wenn ich in Wien wohnen würde, ginge ich jeden Tag ins Café",
+            "Wie spät ist es in Tokio?",
+        ],
         never=["Wien", "Tokio", "Café"],
     ),
     # -- Chinese ---------------------------------------------------------------------------
@@ -511,5 +514,136 @@ CONVERSATIONS: list[Conversation] = [
         "never",
         ["もし東京に住んでいたら毎日ラーメンを食べます"],
         never=["東京", "ラーメン"],
+    ),
+]
+
+# Batch B: written after the first round-6 changes, run once before any change for it.
+CONVERSATIONS_B: list[Conversation] = [
+    _c(
+        "en4-b-plain-1",
+        "plain",
+        ["long story short, I'm Tom, 41, and I drive a forklift at a warehouse in Hull"],
+        [("what should I call him", ["Tom"]), ("his age", ["41"])],
+    ),
+    _c(
+        "en4-b-corr-1",
+        "correction",
+        ["I live in Lisbon", "oops, not Lisbon, Porto. brain fog"],
+        [("home city of the user", ["Porto"])],
+        ["Lisbon"],
+    ),
+    _c(
+        "en4-b-add-1",
+        "addition",
+        ["my wife is a vet", "I speak German", "same for Dutch, I grew up near the border"],
+        [("spoken languages", ["German"]), ("does the user know Dutch", ["Dutch"])],
+        never=["border"],
+    ),
+    _c(
+        "en4-b-others-1",
+        "others",
+        ["my dad lives in Perth", "I moved to Adelaide"],
+        [("where is the user's father", ["Perth"]), ("where does the user live", ["Adelaide"])],
+    ),
+    _c(
+        "en4-b-never-1",
+        "never",
+        ["would you say I should move to Berlin?", "imagine being a pilot, haha"],
+        never=["Berlin", "pilot"],
+    ),
+    _c(
+        "ru4-b-corr-1",
+        "correction",
+        ["Я живу в Туле", "не в Туле, а в Твери, опечатка"],
+        [("город пользователя", ["Твер"])],
+        ["Тул"],
+    ),
+    _c(
+        "ru4-b-plain-1",
+        "plain",
+        ["Немного о себе: мне 27, я дизайнер"],
+        [("сколько лет пользователю", ["27"]), ("чем он занимается", ["дизайнер"])],
+    ),
+    _c(
+        "ru4-b-others-1",
+        "others",
+        ["Мой папа живёт в Омске", "А я в Москве живу"],
+        [("где живёт отец", ["Омск"])],
+    ),
+    _c(
+        "de4-b-plain-1",
+        "plain",
+        ["Zu mir: Ich bin 33 und wohne in Bremen"],
+        [("Alter des Nutzers", ["33"]), ("Wohnort", ["Bremen"])],
+    ),
+    _c(
+        "de4-b-add-1",
+        "addition",
+        ["Ich spreche Deutsch und Türkisch", "Französisch kann ich auch ein bisschen"],
+        [("welche Sprachen", ["Türkisch"])],
+    ),
+    _c(
+        "de4-b-corr-1",
+        "correction",
+        ["Ich heiße Jonas", "Sorry, Jonah, nicht Jonas"],
+        [("Vorname des Nutzers", ["Jonah"])],
+        ["Jonas"],
+    ),
+    _c(
+        "zh4-b-plain-1",
+        "plain",
+        ["先说一下：我今年35岁，在上海工作"],
+        [("用户多大了", ["35"])],
+    ),
+    _c(
+        "zh4-b-corr-1",
+        "correction",
+        ["我叫王伟", "说错了，我叫王玮"],
+        [("怎么称呼用户", ["王玮"])],
+        ["王伟"],
+    ),
+    _c(
+        "zh4-b-others-1",
+        "others",
+        ["我爸爸住在西安", "我住在北京"],
+        [("父亲住在哪", ["西安"]), ("用户住在哪个城市", ["北京"])],
+    ),
+    _c(
+        "fr4-b-corr-1",
+        "correction",
+        ["Je m'appelle Léa", "pardon, c'est Léna, pas Léa"],
+        [("comment s'appelle l'utilisateur", ["Léna"])],
+        ["Léa"],
+    ),
+    _c(
+        "fr4-b-others-1",
+        "others",
+        ["Ma mère habite à Lyon", "J'habite à Paris"],
+        [("où vit sa maman", ["Lyon"]), ("la ville de l'utilisateur", ["Paris"])],
+    ),
+    _c(
+        "es4-b-plain-1",
+        "plain",
+        ["Para que lo sepas: tengo 38 años y soy enfermera"],
+        [("qué edad tiene", ["38"]), ("a qué se dedica", ["enfermera"])],
+    ),
+    _c(
+        "es4-b-others-1",
+        "others",
+        ["Mi mamá vive en Quito", "Yo vivo en Lima"],
+        [("dónde vive su madre", ["Quito"]), ("dónde vive el usuario", ["Lima"])],
+    ),
+    _c(
+        "ja4-b-corr-1",
+        "correction",
+        ["名古屋に住んでいます", "すみません、間違えました。京都です"],
+        [("どこに住んでいますか", ["京都"])],
+        ["名古屋"],
+    ),
+    _c(
+        "es4-b-never-1",
+        "never",
+        ["Si fuera rica viviría en Ibiza", "¿Cuál es la capital de Chile?"],
+        never=["Ibiza", "Chile"],
     ),
 ]

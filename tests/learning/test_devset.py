@@ -17,7 +17,7 @@ from tests.learning.devset_natural import CONVERSATIONS, Conversation
 from ttmemory import memory
 from ttmemory.models import Fact
 
-pytestmark = pytest.mark.contract
+pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 
 # What this set reached (overall); a change that scores lower fails. "current" (recalled in the
 # top 5) was 0.60 before a fact's postings held the words naming its slot (issue 35, slots) and
@@ -114,8 +114,7 @@ def assert_floors(table: Table, floors: dict[str, float]) -> None:
         assert overall[metric] >= floor, f"{metric} {overall[metric]:.2f} < floor {floor}"
 
 
-def test_the_development_set_scores_at_least_its_floors(db: Any, settings: Any) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
+def test_the_development_set_scores_at_least_its_floors(db: Any) -> None:
     table = scored(CONVERSATIONS)
     assert_floors(table, FLOORS)
     for group, scores in table.items():
