@@ -1,4 +1,3 @@
-# ruff: noqa: RUF001  (Cyrillic and full-width punctuation are the point of these tests)
 """A question worded unlike the stored fact finds it: routed to the slot it names in other
 words (the rule files' ``[[ask]]``) and asked with the synonyms of its words (``[synonyms]``),
 in several languages; and a routed question never pads its hits with unrelated facts."""
@@ -41,9 +40,7 @@ def recalled(question: str) -> list[str]:
         ("勤め先はどこですか", "employer"),
     ],
 )
-def test_a_question_is_routed_to_the_slot_it_names_in_other_words(
-    question: str, slot: str
-) -> None:
+def test_a_question_is_routed_to_the_slot_it_names_in_other_words(question: str, slot: str) -> None:
     assert slot in asking.routed_slots(question)
 
 

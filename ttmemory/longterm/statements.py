@@ -212,12 +212,7 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
             theirs = True
         elif first is not None and first.search(piece):
             theirs = False
-        if (
-            not said
-            and number
-            and not theirs
-            and not (first is not None and first.search(piece))
-        ):
+        if not said and number and not theirs and not (first is not None and first.search(piece)):
             for carried in lang.carry:
                 said = clause_statements(carried + piece, subject=subject, languages=codes)
                 if said:
