@@ -4,8 +4,9 @@ groups), added to the words its keyword terms are made of.
 
 "How should I address her?" names the ``name`` slot without saying "name"; every fact of that
 slot carries the slot's words in its postings (``blind.fact_postings``), so the question asked
-with two of them finds "The user's name is Marta". Only facts of the slot gain: a question that
-names no slot, or a namespace without a fact of it, gets nothing more (recall never pads).
+with two of them finds "The user's name is Marta". Only facts of the slot (or a fact whose own
+text holds one of those words) gain: a question that names no slot, or a namespace without a
+fact of it, gets nothing more, and recall's evidence rule still never pads the hits.
 """
 
 from __future__ import annotations
