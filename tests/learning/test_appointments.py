@@ -10,25 +10,16 @@ from typing import Any
 
 import pytest
 
-from tests.learning import chat as learning_chat
+from tests.learning.chat import Talk
 from ttmemory.longterm import statements
 from ttmemory.models import Fact
 
-pytestmark = pytest.mark.contract
+pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 NS = "user-appointments"
 
 
-@pytest.fixture(autouse=True)
-def inline_learning(settings: Any) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
-
-
-def chat(*said: str) -> None:
-    learning_chat.chat(NS, *said)
-
-
-def current() -> list[str]:
-    return learning_chat.current(NS)
+talk = Talk(NS)
+chat, current = talk.chat, talk.current
 
 
 def ended() -> list[str]:

@@ -9,27 +9,16 @@ from typing import Any
 import pytest
 
 from tests.conftest import assistant, user
+from tests.learning.chat import Talk
 from ttmemory import memory
 from ttmemory.models import Fact
 
-pytestmark = pytest.mark.contract
+pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 NS = "user-change"
 
 
-@pytest.fixture(autouse=True)
-def inline_learning(settings: Any) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
-
-
-def chat(*said: str, key: str = "chat-1") -> None:
-    """One turn per user message, each answered, learned as it arrives."""
-    session = memory.session_open(namespace=NS, key=key)
-    for text in said:
-        memory.turn_add(session=session, messages=[user(text), assistant("Noted.")])
-
-
-def current() -> list[str]:
-    return sorted(f.text for f in memory.fact_list(namespace=NS))
+talk = Talk(NS)
+chat, current = talk.chat, talk.current
 
 
 def served(query: str) -> str:

@@ -13,7 +13,7 @@ from tests.learning.devset_natural import Conversation
 from tests.learning.devset_natural2 import CONVERSATIONS, CONVERSATIONS_B
 from tests.learning.test_devset import assert_floors, scored
 
-pytestmark = pytest.mark.contract
+pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 
 # What this set reached at the end of the round that wrote it (SQLite, 6 Dec 2026): current 0.92,
 # learned 0.98, stale 1.00, never 1.00, precision 1.00 over both batches; before the round's
@@ -24,8 +24,7 @@ pytestmark = pytest.mark.contract
 FLOORS = {"current": 0.88, "learned": 0.95, "stale": 0.97, "never": 1.0, "precision": 0.97}
 
 
-def test_the_second_development_set_scores_at_least_its_floors(db: Any, settings: Any) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
+def test_the_second_development_set_scores_at_least_its_floors(db: Any) -> None:
 
     def part(conversation: Conversation) -> str:
         return "all:B" if conversation in CONVERSATIONS_B else "all:A"

@@ -9,21 +9,19 @@ from typing import Any
 
 import pytest
 
-from tests.learning import chat as learning_chat
+from tests.learning.chat import Talk
 from ttmemory.longterm import statements
 
-pytestmark = pytest.mark.contract
+pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 NS = "user-generalise"
 
 
-@pytest.fixture(autouse=True)
-def inline_learning(settings: Any) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
+talk = Talk(NS)
 
 
 def chat(*said: str) -> list[str]:
-    learning_chat.chat(NS, *said)
-    return learning_chat.current(NS)
+    talk.chat(*said)
+    return talk.current()
 
 
 @pytest.mark.parametrize(

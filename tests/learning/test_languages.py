@@ -11,28 +11,18 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import assistant, user
+from tests.conftest import user
+from tests.learning.chat import Talk
 from ttmemory import memory
 from ttmemory.longterm import rulebook, statements
 from ttmemory.models import Fact
 
-pytestmark = pytest.mark.contract
+pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 NS = "user-lang"
 
 
-@pytest.fixture(autouse=True)
-def inline_learning(settings: Any) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
-
-
-def chat(*said: str) -> None:
-    session = memory.session_open(namespace=NS, key="chat-1")
-    for text in said:
-        memory.turn_add(session=session, messages=[user(text), assistant("ok")])
-
-
-def current() -> list[str]:
-    return sorted(f.text for f in memory.fact_list(namespace=NS))
+talk = Talk(NS, reply="ok")
+chat, current = talk.chat, talk.current
 
 
 def history() -> list[str]:

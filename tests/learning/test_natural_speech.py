@@ -8,29 +8,18 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import assistant, user
+from tests.learning.chat import Talk
 from ttmemory import memory
 from ttmemory.longterm import rulebook
 from ttmemory.longterm.statements import clean_value
 from ttmemory.models import Fact
 
-pytestmark = pytest.mark.contract
+pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 NS = "user-natural"
 
 
-@pytest.fixture(autouse=True)
-def inline_learning(settings: Any) -> None:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
-
-
-def chat(*said: str) -> None:
-    session = memory.session_open(namespace=NS, key="chat")
-    for text in said:
-        memory.turn_add(session=session, messages=[user(text), assistant("Noted.")])
-
-
-def current() -> list[str]:
-    return sorted(f.text for f in memory.fact_list(namespace=NS))
+talk = Talk(NS, key="chat")
+chat, current = talk.chat, talk.current
 
 
 def everything() -> list[str]:

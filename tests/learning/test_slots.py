@@ -52,8 +52,7 @@ def test_the_words_naming_a_slot_come_from_every_language() -> None:
 
 
 @pytest.fixture
-def learn(db: Any, settings: Any) -> Any:
-    settings.TTMEMORY = {**settings.TTMEMORY, "JOBS": "inline"}
+def learn(db: Any, inline_learning: None) -> Any:
 
     def chat(*said: str) -> list[str]:
         session = memory.session_open(namespace=NS, key="chat")

@@ -98,8 +98,15 @@ class Language:
     reorder: tuple[tuple[re.Pattern[str], str], ...] = ()
     # A language that drops the subject of a clause after the first ("我叫王芳, 今年28岁" without
     # a second 我, "меня зовут Дима, живу в Твери"): ``[text] carry`` is the subject put back on a
-    # clause (cut at ``[text] carry_split``) that holds none and says nothing without it.
-    carry: str = ""
+    # clause (cut at ``[text] carry_split``) that holds none and says nothing without it; a list
+    # is tried in order ("I ", "I'm ": "... and work as a nurse", "... and allergic to sesame").
+    carry: tuple[str, ...] = ()
+    # A question naming a slot in other words ("how should I address her" asks the ``name``):
+    # ``[[ask]]`` tables, each a pattern searched in the question and the slot it asks about.
+    asks: tuple[tuple[re.Pattern[str], str], ...] = ()
+    # Words that name the same thing in questions and statements ("mum", "mother"): ``[synonyms]
+    # groups``, each a list; a question holding one is also asked with the others.
+    synonyms: tuple[tuple[str, ...], ...] = ()
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -207,7 +214,9 @@ def load(code: str) -> Language:
         pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
         fragment_starts=frozenset(w.lower() for w in lexicon.get("fragment_starts", [])),
         possessive=text.get("possessive", "{S}'s"),
-        carry=str(text.get("carry", "")),
+        carry=tuple(
+            [str(text["carry"])] if isinstance(text.get("carry"), str) else text.get("carry", [])
+        ),
         subject_forms=dict(data.get("subject_forms", {})),
         slots=tuple((expand(item["pattern"]), item["slot"]) for item in data.get("slot", [])),
         cues=tuple(
@@ -250,6 +259,14 @@ def load(code: str) -> Language:
         reorder=tuple(
             (compiled(item["pattern"], f"reorder {number}"), item["replace"])
             for number, item in enumerate(data.get("reorder", []), start=1)
+        ),
+        asks=tuple(
+            (compiled(item["when"], f"ask {number} when"), str(item["slot"]))
+            for number, item in enumerate(data.get("ask", []), start=1)
+        ),
+        synonyms=tuple(
+            tuple(str(word) for word in group)
+            for group in data.get("synonyms", {}).get("groups", [])
         ),
         value_classes={
             name: "|".join(re.escape(word) for word in words)

@@ -119,7 +119,7 @@ def rule_statements(
             )
             continue
         before: list[Statement] = []
-        for sentence in _sentences(content, codes):
+        for sentence in _marker_joined(_sentences(content, codes), codes):
             if joke is not None and joke.search(sentence):
                 # "I'm a billionaire, lol jk" says nothing; "Just kidding!" on its own takes
                 # back the sentence before it.
@@ -201,19 +201,57 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
     found: list[Statement] = []
     first = lang.pattern("first_person")
     others = lang.pattern("others")
+    # A clause about someone else ("my sister is vegan and allergic to nuts") drops *their*
+    # subject: nothing after it is read as the user's.
+    theirs = False
     for number, piece in enumerate(p.strip(" ,") for p in splitter.split(clause)):
         if not piece:
             continue
         said = clause_statements(piece, subject=subject, languages=codes)
-        if (
-            not said
-            and number
-            and not (first is not None and first.search(piece))
-            and not (others is not None and others.search(piece))
-        ):
-            said = clause_statements(lang.carry + piece, subject=subject, languages=codes)
+        if others is not None and others.search(piece):
+            theirs = True
+        elif first is not None and first.search(piece):
+            theirs = False
+        if not said and number and not theirs and not (first is not None and first.search(piece)):
+            for carried in lang.carry:
+                said = clause_statements(carried + piece, subject=subject, languages=codes)
+                if said:
+                    break
         found.extend(said)
     return found if len(found) > len(whole) else whole
+
+
+#: A sentence this short that only says a correction is coming ("Sorry, my mistake.").
+_MARKER_ONLY = 30
+
+
+def _marker_joined(sentences: list[str], codes: tuple[str, ...]) -> list[str]:
+    """``sentences`` with a sentence that only announces a correction ("すみません、間違えました。",
+    "Sorry, my mistake.": the language's ``[text] corrected`` word and nothing the rules read)
+    joined to the sentence after it, which says the value ("京都です")."""
+    joined: list[str] = []
+    pending = ""
+    for sentence in sentences:
+        if pending:
+            sentence = f"{pending} {sentence}"
+            pending = ""
+        if len(sentence) <= _MARKER_ONLY and _only_marker(sentence, codes):
+            pending = sentence
+            continue
+        joined.append(sentence)
+    if pending:
+        joined.append(pending)
+    return joined
+
+
+def _only_marker(sentence: str, codes: tuple[str, ...]) -> bool:
+    lang = rulebook.detect(sentence, codes)
+    marker = lang.pattern("corrected")
+    if marker is None or not marker.search(sentence):
+        return False
+    if class_tokens(sentence, lang):
+        return False  # "sorry, Friday": a value of its own
+    return not any(clause_statements(c, languages=codes) for c in _clauses(sentence, codes))
 
 
 def _loose_correction(sentence: str, codes: tuple[str, ...]) -> str:

@@ -97,6 +97,13 @@ def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = F
         return swapped if swapped is not None else text
     if old and old.lower() in text.lower():
         return swap_value(text, old, new)
+    for lang in rulebook.languages():
+        # A language written without spaces names where a statement's value sits
+        # ("用户住在苏州": after 住在): ``[text] value_tail``, group ``old``.
+        tail = lang.pattern("value_tail")
+        found = tail.search(text) if tail is not None else None
+        if found is not None and found.group("old") and CJK.search(new):
+            return text[: found.start("old")] + new + text[found.end("old") :]
     words = text.split()
     if new[:1].isupper():
         keep = len(words)

@@ -13,11 +13,12 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs import recall_counts
 from ttmemory.jobs.ledger_calls import record_later
-from ttmemory.longterm import blind, candidates, dialect, fusion, recall
+from ttmemory.longterm import asking, blind, candidates, dialect, fusion, recall
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, MemorySession, Profile
 from ttmemory.models.fact import fetch_usage_together
 from ttmemory.results import RecallResult
+from ttmemory.text import namespace_language
 from ttmemory.validation import clean_count, clean_identifier, clean_kind, clean_metadata
 
 
@@ -79,7 +80,10 @@ def fact_recall(
     kinds = [clean_kind(kind, field="kinds") for kind in kinds] if kinds else None
     metadata = clean_metadata(metadata) if metadata else None
     pool = max(50, k * 10)
-    terms = blind.query_hashes(query, namespace=namespace)
+    # The keyword terms also hold the words of the slots the question names in other words and
+    # the synonyms of its words (longterm/asking.py): only facts of those slots gain.
+    asked = asking.expanded(query, language=namespace_language(namespace))
+    terms = blind.query_hashes(asked, namespace=namespace)
     embedded = embed_for([query], namespace=namespace, purpose="embed_query")
     record_later(embedded.call)  # written by a background job: a read writes nothing
     vectors, reason = embedded.vectors, embedded.reason

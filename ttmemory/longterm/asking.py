@@ -1,0 +1,55 @@
+"""What a question asks about when its words are not the facts' words: the slots it names in
+other words and the synonyms of its words (the rule files' ``[[ask]]`` tables and ``[synonyms]``
+groups), added to the words its keyword terms are made of.
+
+"How should I address her?" names the ``name`` slot without saying "name"; every fact of that
+slot carries the slot's words in its postings (``blind.fact_postings``), so the question asked
+with two of them finds "The user's name is Marta". Only facts of the slot (or a fact whose own
+text holds one of those words) gain: a question that names no slot, or a namespace without a
+fact of it, gets nothing more, and recall's evidence rule still never pads the hits.
+"""
+
+from __future__ import annotations
+
+from ttmemory.longterm import rulebook, slots
+from ttmemory.text import normalise_terms
+
+#: How many of a slot's words a question routed to it is asked with (the first ones of the
+#: slot's list, English first: every fact of the slot carries them all).
+SLOT_WORDS = 2
+
+
+def routed_slots(question: str) -> list[str]:
+    """The slots ``question`` asks about in any shipped language's ``[[ask]]`` words."""
+    found: list[str] = []
+    for lang in rulebook.languages():
+        for pattern, slot in lang.asks:
+            if slot not in found and pattern.search(question):
+                found.append(slot)
+    return found
+
+
+def synonyms_of(question: str, *, language: str | None = None) -> list[str]:
+    """The words of ``[synonyms]`` groups one of whose words ``question`` holds (by its terms in
+    ``language``, the stemmer's), not already in it."""
+    asked = set(normalise_terms(question, language=language))
+    extra: list[str] = []
+    for lang in rulebook.languages():
+        for group in lang.synonyms:
+            held = [word for word in group if _holds(asked, word, language)]
+            if held:
+                extra.extend(word for word in group if word not in held)
+    return list(dict.fromkeys(extra))
+
+
+def _holds(asked: set[str], word: str, language: str | None) -> bool:
+    terms = normalise_terms(word, language=language)
+    return bool(terms) and set(terms) <= asked
+
+
+def expanded(question: str, *, language: str | None = None) -> str:
+    """``question`` with the words of the slots it asks about and its synonyms appended: the
+    text recall makes its keyword terms of."""
+    extra = [word for slot in routed_slots(question) for word in slots.words(slot)[:SLOT_WORDS]]
+    extra += synonyms_of(question, language=language)
+    return " ".join([question, *dict.fromkeys(extra)]) if extra else question
