@@ -11,6 +11,12 @@ fact of it, gets nothing more, and recall's evidence rule still never pads the h
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
 from ttmemory.longterm import rulebook, slots
 from ttmemory.text import normalise_terms
 
@@ -33,18 +39,35 @@ def synonyms_of(question: str, *, language: str | None = None) -> list[str]:
     """The words of ``[synonyms]`` groups one of whose words ``question`` holds (by its terms in
     ``language``, the stemmer's), not already in it."""
     asked = set(normalise_terms(question, language=language))
+    groups, by_term = _synonym_index(language)
     extra: list[str] = []
-    for lang in rulebook.languages():
-        for group in lang.synonyms:
-            held = [word for word in group if _holds(asked, word, language)]
-            if held:
-                extra.extend(word for word in group if word not in held)
+    # Only the groups with a word one of whose terms the question holds can match.
+    for index in sorted({i for term in asked for i in by_term.get(term, ())}):
+        group = groups[index]
+        held = [word for word, terms in group if terms and terms <= asked]
+        if held:
+            extra.extend(word for word, _ in group if word not in held)
     return list(dict.fromkeys(extra))
 
 
-def _holds(asked: set[str], word: str, language: str | None) -> bool:
-    terms = normalise_terms(word, language=language)
-    return bool(terms) and set(terms) <= asked
+_Groups = list[list[tuple[str, frozenset[str]]]]
+
+
+@functools.lru_cache(maxsize=32)
+def _synonym_index(language: str | None) -> tuple[_Groups, dict[str, tuple[int, ...]]]:
+    """Every language's ``[synonyms]`` groups (in order) with each word's terms in ``language``,
+    and for each term the groups that hold a word with it: made once per language."""
+    groups: _Groups = [
+        [(word, frozenset(normalise_terms(word, language=language))) for word in group]
+        for lang in rulebook.languages()
+        for group in lang.synonyms
+    ]
+    by_term: dict[str, set[int]] = {}
+    for index, group in enumerate(groups):
+        for _, terms in group:
+            for term in terms:
+                by_term.setdefault(term, set()).add(index)
+    return groups, {term: tuple(sorted(ids)) for term, ids in by_term.items()}
 
 
 def expanded(question: str, *, language: str | None = None) -> str:
@@ -53,3 +76,9 @@ def expanded(question: str, *, language: str | None = None) -> str:
     extra = [word for slot in routed_slots(question) for word in slots.words(slot)[:SLOT_WORDS]]
     extra += synonyms_of(question, language=language)
     return " ".join([question, *dict.fromkeys(extra)]) if extra else question
+
+
+@receiver(setting_changed)
+def _reset_on_settings_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "TTMEMORY":  # the stemmer and stop words the terms were made with
+        _synonym_index.cache_clear()
