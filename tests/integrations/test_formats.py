@@ -253,3 +253,26 @@ def test_to_anthropic_joins_system_messages_and_keeps_unknown_keys():
     ]
     bad = {"role": "assistant", "content": None, "tool_calls": [call("c", "f", "not json")]}
     assert to_anthropic([bad])[1][0]["content"][0]["input"] == {"arguments": "not json"}
+
+
+def test_both_formats_forgive_a_malformed_tool_call_alike():
+    calls = [
+        "not a call",
+        {"id": "call_1", "type": "function", "function": "not a mapping", "x-trace": "t"},
+    ]
+    messages = [{"role": "assistant", "content": "On it.", "tool_calls": calls}]
+
+    assert to_responses_items(messages)[1:] == [
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": None,
+            "arguments": "{}",
+            "x-trace": "t",
+        }
+    ]
+    _system, converted = to_anthropic(messages)
+    blocks = converted[0]["content"]
+    assert blocks[1:] == [
+        {"type": "tool_use", "id": "call_1", "name": None, "input": {}, "x-trace": "t"}
+    ]

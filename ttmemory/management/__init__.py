@@ -1,0 +1,1 @@
+"""Operator commands (``manage.py ttmemory_<verb>``) and what they share: batch sizes, progress."""

@@ -102,15 +102,9 @@ def _write_index(
     when given, are in ``stored``; queue ``message_embed``. Inside the storing transaction, or
     under the session lock."""
     seqs = [seq for seq in rows.entries if stored is None or seq in stored]
-    existing: set[int] = set()
     if not fresh:
-        for start in range(0, len(seqs), CHUNK):
-            existing.update(
-                MessageEntry.objects.filter(
-                    session_id=session.pk, seq__in=seqs[start : start + CHUNK]
-                ).values_list("seq", flat=True)
-            )
-    seqs = [seq for seq in seqs if seq not in existing]
+        existing = _indexed_seqs(session, seqs)
+        seqs = [seq for seq in seqs if seq not in existing]
     if not seqs:
         return 0
     _insert(MessageEntry, _ENTRY_COLUMNS, [rows.entries[seq] for seq in seqs])
@@ -130,6 +124,18 @@ _ENTRY_COLUMNS = (
 )
 _TERM_COLUMNS = ("session_id", "namespace", "seq", "term", "tf")
 CHUNK = 900  # SQLite's bound-parameter limit over the widest row
+
+
+def _indexed_seqs(session: MemorySession, seqs: Sequence[int]) -> set[int]:
+    """Which of ``seqs`` have an index entry already (one query per ``CHUNK`` seqs)."""
+    have: set[int] = set()
+    for start in range(0, len(seqs), CHUNK):
+        have.update(
+            MessageEntry.objects.filter(
+                session_id=session.pk, seq__in=seqs[start : start + CHUNK]
+            ).values_list("seq", flat=True)
+        )
+    return have
 
 
 def _insert(model: type[models.Model], columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
@@ -267,14 +273,8 @@ def index_behind_locked(session: MemorySession, seqs: Sequence[int]) -> None:
     """
     if not seqs or not app_settings.MESSAGE_SEARCH_INDEX:
         return
-    have: set[int] = set()
     ordered = sorted(seqs)
-    for start in range(0, len(ordered), CHUNK):
-        have.update(
-            MessageEntry.objects.filter(
-                session_id=session.pk, seq__in=ordered[start : start + CHUNK]
-            ).values_list("seq", flat=True)
-        )
+    have = _indexed_seqs(session, ordered)
     missing = [seq for seq in ordered if seq not in have]
     if not missing:
         return

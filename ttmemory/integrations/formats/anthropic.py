@@ -10,7 +10,12 @@ from typing import Any
 
 from ttmemory.conversation import SYSTEM_ROLES
 from ttmemory.exceptions import MemoryValidationError
-from ttmemory.integrations.formats._common import arguments_text, extras, require_mapping
+from ttmemory.integrations.formats._common import (
+    arguments_text,
+    extras,
+    function_calls,
+    require_mapping,
+)
 
 __all__ = ["from_anthropic", "to_anthropic"]
 
@@ -230,18 +235,14 @@ def to_anthropic(messages: Sequence[Mapping[str, Any]]) -> tuple[str | None, lis
         calls = message.get("tool_calls")
         if role == "assistant" and isinstance(calls, list) and calls:
             blocks = _as_blocks(content)
-            for call in calls:
-                if not isinstance(call, Mapping):
-                    continue
-                function = call.get("function")
-                function = function if isinstance(function, Mapping) else {}
+            for call_id, function, rest in function_calls(calls):
                 blocks.append(
                     {
                         "type": "tool_use",
-                        "id": call.get("id"),
+                        "id": call_id,
                         "name": function.get("name"),
                         "input": _tool_input(function.get("arguments")),
-                        **extras(call, frozenset({"id", "type", "function"})),
+                        **rest,
                     }
                 )
             out.append({"role": "assistant", "content": blocks, **extra})

@@ -7,7 +7,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ttmemory.exceptions import MemoryValidationError
-from ttmemory.integrations.formats._common import arguments_text, extras, require_mapping
+from ttmemory.integrations.formats._common import (
+    arguments_text,
+    extras,
+    function_calls,
+    require_mapping,
+)
 
 __all__ = ["from_responses_items", "to_responses_items"]
 
@@ -168,18 +173,14 @@ def to_responses_items(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, 
                     **extras(message, message_known),
                 }
             )
-        for call in calls:
-            if not isinstance(call, Mapping):
-                continue
-            function = call.get("function")
-            function = function if isinstance(function, Mapping) else {}
+        for call_id, function, rest in function_calls(calls):
             out.append(
                 {
                     "type": "function_call",
-                    "call_id": call.get("id"),
+                    "call_id": call_id,
                     "name": function.get("name"),
                     "arguments": arguments_text(function.get("arguments")),
-                    **extras(call, frozenset({"id", "type", "function"})),
+                    **rest,
                 }
             )
     return out

@@ -1,0 +1,1 @@
+"""The ``ttmemory_<verb>`` management commands: parse, call one service, print."""

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
+from ttmemory.management import batches
 from ttmemory.services.prune import prune_expired
 
 # Report lines, in the order they are printed: (count key, label).
@@ -37,12 +38,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--batch-size",
-            type=int,
-            default=None,
-            help="Rows per batch (one transaction each); default TTMEMORY['BATCH_SIZE'].",
-        )
+        batches.add_batch_size(parser, unit="rows")
 
     def handle(self, *args: Any, **options: Any) -> None:
         verbosity = options["verbosity"]
@@ -53,7 +49,7 @@ class Command(BaseCommand):
                 last[kind] = done
                 self.stderr.write(f"  ... {kind}: {done}")
 
-        report = prune_expired(batch_size=options["batch_size"], progress=progress)
+        report = prune_expired(batch_size=batches.batch_size(options), progress=progress)
         for key, label in LINES:
             self.stdout.write(f"{label}: {report.counts.get(key, 0)}")
         self.stdout.write(

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ttmemory.conf import app_settings
+from ttmemory.management import batches
 from ttmemory.management.progress import ProgressBar
 from ttmemory.services import rotation
 
@@ -21,7 +21,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch-size", type=int, default=None, help="rows per transaction")
+        batches.add_batch_size(parser, unit="rows")
         parser.add_argument(
             "--from-start",
             action="store_true",
@@ -29,10 +29,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
-        if batch_size < 1:
-            self.stderr.write("--batch-size must be positive")
-            raise SystemExit(2)
+        batch_size = batches.batch_size(options)
         upgrade = rotation.rebind_upgrade()
         progress = {} if upgrade is None or options["from_start"] else dict(upgrade.progress)
         if upgrade is None:

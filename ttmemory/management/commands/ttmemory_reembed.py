@@ -8,9 +8,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
 
 from ttmemory.backends.embedders import get_embedder
-from ttmemory.conf import app_settings
 from ttmemory.exceptions import EmbeddingError
 from ttmemory.longterm.vector_index import index_name
+from ttmemory.management import batches
 from ttmemory.management.progress import ProgressBar
 from ttmemory.models.vectors import BYTES, pgvector_installed, vector_storage
 from ttmemory.services import episodes, reembed
@@ -28,9 +28,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument(
-            "--batch-size", type=int, default=None, help="facts per embedder call and transaction"
-        )
+        batches.add_batch_size(parser, unit="facts (one embedder call each)")
         parser.add_argument(
             "--dry-run", action="store_true", help="only print fact counts per vector model"
         )
@@ -49,9 +47,7 @@ class Command(BaseCommand):
             self.stdout.write(f"moved {moved} stored vectors to a pgvector column")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
-        if batch_size < 1:
-            raise CommandError("--batch-size must be positive", returncode=2)
+        batch_size = batches.batch_size(options)
         embedder = get_embedder()
         if not options["dry_run"]:
             self._upgrade_vector_column()

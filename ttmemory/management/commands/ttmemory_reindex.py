@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
 from ttmemory.conf import app_settings
 from ttmemory.longterm import blind
+from ttmemory.management import batches
 from ttmemory.management.progress import ProgressBar
 from ttmemory.services import episodes, reindex
 
@@ -24,15 +25,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch-size", type=int, default=None, help="facts per transaction")
+        batches.add_batch_size(parser, unit="facts")
         parser.add_argument(
             "--dry-run", action="store_true", help="only print fact counts per index"
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
-        if batch_size < 1:
-            raise CommandError("--batch-size must be positive", returncode=2)
+        batch_size = batches.batch_size(options)
         self.stdout.write(f"blind index: {blind.index_version()!r}")
         for pattern, language in app_settings.NAMESPACE_LANGUAGES.items():
             marker = blind.index_version(pattern)

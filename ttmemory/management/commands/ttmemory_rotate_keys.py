@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from ttmemory.conf import app_settings
 from ttmemory.crypto import get_keyring
+from ttmemory.management import batches
 from ttmemory.management.progress import ProgressBar
 from ttmemory.services import rotation
 
@@ -21,13 +21,10 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch-size", type=int, default=None, help="rows per transaction")
+        batches.add_batch_size(parser, unit="rows")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        batch_size = options["batch_size"] or app_settings.BATCH_SIZE
-        if batch_size < 1:
-            self.stderr.write("--batch-size must be positive")
-            raise SystemExit(2)
+        batch_size = batches.batch_size(options)
         primary = get_keyring().primary_key_id
         self.stdout.write(f"re-encrypting with key {primary!r}, {batch_size} rows per batch")
         upgrade = rotation.rebind_upgrade()
