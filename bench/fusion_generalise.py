@@ -68,6 +68,9 @@ BEFORE_MESSAGES = {"hash": 0.0, "wordllama": 0.0, "minilm": 0.1}
 MESSAGE_POOL, MESSAGE_WINDOW = 50, 2
 RRF_K = 60
 Candidate = tuple[str, float]  # ("blend", weight) or ("rrf-gated", 0.0)
+#: The families with a vector weight, from which the rule chooses: the blend and, for
+#: ``message_search``, the blend with questions damped in the vector list too ("asks").
+WEIGHTED = ("blend", "asks")
 
 
 def load_turns(
@@ -201,6 +204,9 @@ def load_messages(
                     "split": split,
                     "kw": kw,
                     "vec": {keys[int(i)]: float(sims[i]) for i in top},
+                    "asks": {
+                        keys[int(i)] for i in top if episodes.is_question(text_of[keys[int(i)]])
+                    },
                     "ev": {key_of[t] for t in q.evidence},
                 }
             )
@@ -211,7 +217,11 @@ def rank_messages(item: dict[str, Any], candidate: Candidate, model: Any) -> lis
     """What ``message_search(k=10)`` would return with ``candidate`` as its fusion. At blend
     weight 0 the query is not embedded (no vector list: a question sharing no word finds
     nothing, where ``fusion.fuse`` would rank a lone vector list by itself)."""
-    vec = {} if candidate == ("blend", 0.0) else item["vec"]
+    family, w = candidate
+    vec = {} if w == 0.0 and family in WEIGHTED else item["vec"]
+    if family == "asks":  # a question's cosine keeps QUESTION_WEIGHT, as its BM25 does
+        vec = episodes.damped(vec, item["asks"])
+        candidate = ("blend", w)
     fused = fuse(item["kw"], vec, candidate, model.recall_evidence_similarity)
     ranked = sorted(((k, s) for k, s in fused.items() if s > 0.0), key=lambda i: (-i[1], i[0]))
     return [key for key, _ in ranked[:10]]
@@ -270,6 +280,8 @@ def run(name: str, target: str = "facts") -> str:
         ("rrf-gated", 0.0),
         ("calibrated", 0.0),
     ]
+    if messages:
+        candidates += [("asks", w) for w in WEIGHTS if w > 0]
 
     def order(c: Candidate) -> Callable[[dict[str, Any]], list[Any]]:
         if messages:
@@ -290,8 +302,8 @@ def run(name: str, target: str = "facts") -> str:
     # generalises best (module docstring).
     margin = max(se(per[best][s], per[("blend", 0.0)][s]) for s in tuning)
     chosen = min(
-        (c for c in candidates if c[0] == "blend" and worst_gain(c) >= worst_gain(best) - margin),
-        key=lambda c: c[1],
+        (c for c in candidates if c[0] in WEIGHTED and worst_gain(c) >= worst_gain(best) - margin),
+        key=lambda c: (c[1], c[0] != "blend"),
     )
     single = max(
         (c for c in candidates if c[0] == "blend"),
@@ -357,6 +369,8 @@ def run(name: str, target: str = "facts") -> str:
 def label(c: Candidate) -> str:
     if c[0] == "blend":
         return f"blend, vector weight {c[1]}"
+    if c[0] == "asks":
+        return f"blend, questions damped in both lists, vector weight {c[1]}"
     if c[0] == "calibrated":
         return "calibrated sum: BM25 / best + (cosine - floor) / (1 - floor)"
     return "RRF, vectors above the floor"

@@ -206,16 +206,38 @@ def _questions(
     """``question_keys`` reading the texts it needs from the stored messages (the index keeps
     no plaintext, and no "asks" flag: a rule that changes needs no re-index)."""
 
-    def read(asked: Sequence[SessionSeq]) -> dict[SessionSeq, str]:
-        keys = set(asked)
-        rows_read = Message.objects.filter(
-            namespace=namespace,
-            session_id__in={s for s, _ in asked},
-            seq__in={q for _, q in asked},
-        ).values_list("session_id", "seq", "data")
-        return {(s, q): message_text(data) for s, q, data in rows_read if (s, q) in keys}
+    return question_keys(rows, wanted, lambda asked: _texts(namespace, asked))
 
-    return question_keys(rows, wanted, read)
+
+def _texts(namespace: str, keys: Iterable[SessionSeq]) -> dict[SessionSeq, str]:
+    """The text of the stored messages ``keys`` (one statement)."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    rows = Message.objects.filter(
+        namespace=namespace,
+        session_id__in={s for s, _ in wanted},
+        seq__in={q for _, q in wanted},
+    ).values_list("session_id", "seq", "data")
+    return {(s, q): message_text(data) for s, q, data in rows if (s, q) in wanted}
+
+
+def vector_questions_damped(
+    namespace: str, scores: Mapping[SessionSeq, float]
+) -> dict[SessionSeq, float]:
+    """``damped`` with the questions among the vector candidates ``scores``, read from the
+    stored messages (one statement, at most the vector pool's rows)."""
+    texts = _texts(namespace, scores)
+    return damped(scores, {key for key, text in texts.items() if is_question(text)})
+
+
+def damped(scores: Mapping[SessionSeq, float], asks: Set[SessionSeq]) -> dict[SessionSeq, float]:
+    """A message that asks keeps ``QUESTION_WEIGHT`` of its vector score, as of its keyword
+    score: a question is most similar to other questions ("Hi Ada! How have you been?" to
+    "Does Ada like live music?"), not to the turn holding the answer. Without it every vector
+    weight lowered the conversational set's tune half (``bench/fusion_generalise.py
+    --target messages``: the messages vectors brought into the top 10 were questions)."""
+    return {key: s * QUESTION_WEIGHT if key in asks else s for key, s in scores.items()}
 
 
 def question_keys(
