@@ -193,7 +193,13 @@ def test_prompt_build_adds_past_conversations_when_asked(db: Any) -> None:
     assert "past_conversations" not in tight.system
 
 
-def test_the_answer_outranks_the_question_asking_for_it_and_its_reply(db: Any) -> None:
+@pytest.mark.parametrize("vector_weight", [None, 0.7])
+def test_the_answer_outranks_the_question_asking_for_it_and_its_reply(
+    db: Any, settings: Any, vector_weight: float | None
+) -> None:
+    # 0.7: all-MiniLM-L6-v2's weight. The question asked again is the query's closest vector
+    # (similarity 1); it keeps a quarter of its vector score as of its keyword score.
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_VECTOR_WEIGHT": vector_weight}
     earlier = memory.session_open(namespace="user-9", key="march")
     later = memory.session_open(namespace="user-9", key="june")
     with TestCase.captureOnCommitCallbacks(execute=True):
