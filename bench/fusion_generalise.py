@@ -186,9 +186,7 @@ def load_messages(
             rows = [p for t in terms for p in postings.get(t, [])]
             kw: dict[tuple[int, int], float] = {}
             if rows:
-                asked, echoes = episodes.question_keys(
-                    rows, set(terms), lambda wanted, t=text_of: {k: t[k] for k in wanted}
-                )
+                asked, echoes = episodes.question_keys(rows, set(terms), reader(text_of))
                 kw = episodes.window_scores(
                     rows,
                     df={t: len(postings[t]) for t in terms if t in postings},
@@ -215,6 +213,13 @@ def load_messages(
                 }
             )
     return items
+
+
+def reader(
+    texts: dict[tuple[int, int], str],
+) -> Callable[[Sequence[tuple[int, int]]], dict[tuple[int, int], str]]:
+    """``question_keys``' reader of message texts, from memory."""
+    return lambda wanted: {key: texts[key] for key in wanted}
 
 
 def rank_messages(item: dict[str, Any], candidate: Candidate, model: Any) -> list[Any]:
