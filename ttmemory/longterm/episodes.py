@@ -10,7 +10,7 @@ word of the query (the query asked again, or the live question itself) lends its
 neighbour: "My dentist is Dr. Alvarez" ranks above "What was the name of my dentist?" and the
 "Let me check." after it.
 Vectors are one per message (its own text), cosine-ranked like facts' (pgvector in SQL, numpy
-elsewhere).
+elsewhere); a message that asks keeps ``QUESTION_WEIGHT`` of its cosine too (``damped``).
 """
 
 from __future__ import annotations
@@ -205,7 +205,6 @@ def _questions(
 ) -> tuple[set[SessionSeq], set[SessionSeq]]:
     """``question_keys`` reading the texts it needs from the stored messages (the index keeps
     no plaintext, and no "asks" flag: a rule that changes needs no re-index)."""
-
     return question_keys(rows, wanted, lambda asked: _texts(namespace, asked))
 
 
