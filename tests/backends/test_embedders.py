@@ -562,3 +562,36 @@ def test_all_minilm_l6_v2_recalls_the_second_turn_of_a_two_turn_answer(
     assert lena not in before
     # The best five keep their places: five hits are the same with feedback or without.
     assert found.hits[:5] == without.hits[:5] == five.hits
+
+
+def test_all_minilm_l6_v2_finds_a_past_message_asked_in_other_words(db: Any, settings: Any) -> None:
+    """``message_search`` with the real model at its shipped settings (vector weight 0.7,
+    questions damped in both lists): a question sharing no word with the message holding the
+    answer finds it, above the small talk that asks."""
+    need_minilm()
+    from django.test import TestCase
+
+    settings.TTMEMORY = {
+        **settings.TTMEMORY,
+        "EMBEDDER": {"BACKEND": "ttmemory.backends.embedders.SentenceTransformerEmbedder"},
+    }
+    session = memory.session_open(namespace="user-minilm", key="spring")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(
+            session=session,
+            messages=[
+                {"role": "user", "content": "Hi! How have you been?"},
+                {"role": "assistant", "content": "Good, thanks. What's new with you?"},
+                {"role": "user", "content": "We adopted a beagle puppy last week, Biscuit."},
+                {"role": "assistant", "content": "How lovely, congratulations!"},
+                {"role": "user", "content": "The weather has been grey and rainy all week."},
+                {"role": "assistant", "content": "Stay dry out there!"},
+                {"role": "user", "content": "I watched a detective series on Sunday."},
+                {"role": "assistant", "content": "Was it any good?"},
+            ],
+        )
+    question = "Which animal joined the household recently?"
+
+    hits = memory.message_search(namespace="user-minilm", query=question, k=3, window=0)
+
+    assert [hit.seq for hit in hits][:1] == [3], [(h.seq, h.message["content"]) for h in hits]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -9,6 +12,7 @@ from django.test import TestCase
 
 from tests.conftest import assistant, raw_rows, user
 from ttmemory import memory
+from ttmemory.backends.embedders import Embedder
 from ttmemory.models import MemorySession, MessageEntry, MessageTerm
 from ttmemory.services.episodes import messages_index_pending
 
@@ -193,7 +197,37 @@ def test_prompt_build_adds_past_conversations_when_asked(db: Any) -> None:
     assert "past_conversations" not in tight.system
 
 
-def test_the_answer_outranks_the_question_asking_for_it_and_its_reply(db: Any) -> None:
+class NamesEmbedder(Embedder):
+    """Meaning in miniature: a word counts towards the concept it means, so a question about a
+    dentist's name is near "Dr. Alvarez" (deterministic, unlike HashEmbedder's keyed vectors)."""
+
+    model = "names-3"
+    dimensions = 3
+    CONCEPTS = ({"dentist", "teeth", "clinic"}, {"name", "called", "dr", "alvarez"})
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        vectors = []
+        for text in texts:
+            words = re.findall(r"[a-z]+", text.lower())
+            vector = [float(sum(w in concept for w in words)) for concept in self.CONCEPTS]
+            vector.append(0.05 * sum(not any(w in c for c in self.CONCEPTS) for w in words))
+            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+            vectors.append([v / norm for v in vector])
+        return vectors
+
+
+@pytest.mark.parametrize("vector_weight", [None, 1.0])
+def test_the_answer_outranks_the_question_asking_for_it_and_its_reply(
+    db: Any, settings: Any, vector_weight: float | None
+) -> None:
+    # With vectors (1.0: vectors alone), the question asked again is the query's closest vector
+    # (similarity 1): it keeps a quarter of its vector score, as of its keyword score.
+    if vector_weight is not None:
+        settings.TTMEMORY = {
+            **settings.TTMEMORY,
+            "EMBEDDER": {"BACKEND": "tests.longterm.test_message_search.NamesEmbedder"},
+            "MESSAGE_SEARCH_VECTOR_WEIGHT": vector_weight,
+        }
     earlier = memory.session_open(namespace="user-9", key="march")
     later = memory.session_open(namespace="user-9", key="june")
     with TestCase.captureOnCommitCallbacks(execute=True):

@@ -10,13 +10,13 @@ word of the query (the query asked again, or the live question itself) lends its
 neighbour: "My dentist is Dr. Alvarez" ranks above "What was the name of my dentist?" and the
 "Let me check." after it.
 Vectors are one per message (its own text), cosine-ranked like facts' (pgvector in SQL, numpy
-elsewhere).
+elsewhere); a message that asks keeps ``QUESTION_WEIGHT`` of its cosine too (``damped``).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -127,10 +127,44 @@ def keyword_scores(
         pending_terms = sum(length for length, _ in pending.values())
         avg_len = (avg_len * total + pending_terms) / (total + len(pending)) or 1.0
         total += len(pending)
+    lengths = found.lengths
+    lengths.update((key, length) for key, (length, _) in pending.items())
+    return window_scores(
+        rows,
+        df=df,
+        total=total,
+        avg_len=avg_len,
+        lengths=lengths,
+        questions=questions,
+        echoes=echoes,
+        window=window,
+        limit=limit,
+        neighbour_weight=neighbour_weight,
+    )
+
+
+def window_scores(
+    rows: Sequence[tuple[int, int, Any, int]],
+    *,
+    df: Mapping[Any, int],
+    total: int,
+    avg_len: float,
+    lengths: Mapping[SessionSeq, int],
+    questions: Set[SessionSeq],
+    echoes: Set[SessionSeq],
+    window: int,
+    limit: int,
+    neighbour_weight: float = NEIGHBOUR_WEIGHT,
+) -> dict[SessionSeq, float]:
+    """``keyword_scores``' arithmetic, storage-free: BM25 of each message's window from the
+    query terms' postings ``rows`` (session, seq, term, tf), their document frequencies
+    ``df`` among ``total`` messages of mean length ``avg_len``, the messages' own lengths
+    ``lengths``, and which of them ask (``questions``) or ask the query again (``echoes``).
+    ``bench/fusion_generalise.py --target messages`` scores in memory through it."""
     idf = {t: bm25.idf(total, n) for t, n in df.items()}
     # Weighted term frequency of each (message, term) in its window; terms in one order for
     # every message, so equal windows sum to equal scores (ties then go by session and seq).
-    tf: dict[SessionSeq, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    tf: dict[SessionSeq, dict[Any, float]] = defaultdict(lambda: defaultdict(float))
     for session_id, seq, term, count in sorted(rows, key=lambda row: row[2]):
         tf[(session_id, seq)][term] += count
         if (session_id, seq) in echoes:  # the query asked again: its reply is no answer
@@ -142,7 +176,7 @@ def keyword_scores(
     neighbour_len = neighbour_weight * 2 * window * avg_len
     window_avg = avg_len + neighbour_len
 
-    def score(counts: Mapping[int, float], length: float) -> float:
+    def score(counts: Mapping[Any, float], length: float) -> float:
         return sum(
             bm25.term_score(f, length, weight=idf[t], avgdl=window_avg) for t, f in counts.items()
         )
@@ -151,8 +185,6 @@ def keyword_scores(
     # (which also drops neighbour seqs that are no indexed message: gaps, tool calls).
     rough = sorted(((score(c, window_avg), key) for key, c in tf.items()), reverse=True)
     candidates = [key for _, key in rough[: limit * 3]]
-    lengths = found.lengths
-    lengths.update((key, length) for key, (length, _) in pending.items() if key in tf)
     scores = {
         key: score(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
     }
@@ -171,12 +203,53 @@ def is_question(text: str) -> bool:
 def _questions(
     namespace: str, rows: list[tuple[int, int, int, int]], wanted: set[int]
 ) -> tuple[set[SessionSeq], set[SessionSeq]]:
-    """Which messages holding at least half of the query's words are questions, and of those
-    the echoes (holding every query word).
+    """``question_keys`` reading the texts it needs from the stored messages (the index keeps
+    no plaintext, and no "asks" flag: a rule that changes needs no re-index)."""
+    return question_keys(rows, wanted, lambda asked: _texts(namespace, asked))
 
-    Reads the text of at most ``QUESTION_CHECK_LIMIT`` messages (the index keeps no plaintext,
-    and no "asks" flag: a rule that changes needs no re-index)."""
-    own: dict[SessionSeq, dict[int, float]] = defaultdict(dict)
+
+def _texts(namespace: str, keys: Iterable[SessionSeq]) -> dict[SessionSeq, str]:
+    """The text of the stored messages ``keys`` (one statement)."""
+    wanted = set(keys)
+    if not wanted:
+        return {}
+    rows = Message.objects.filter(
+        namespace=namespace,
+        session_id__in={s for s, _ in wanted},
+        seq__in={q for _, q in wanted},
+    ).values_list("session_id", "seq", "data")
+    return {(s, q): message_text(data) for s, q, data in rows if (s, q) in wanted}
+
+
+def vector_questions_damped(
+    namespace: str, scores: Mapping[SessionSeq, float]
+) -> dict[SessionSeq, float]:
+    """``damped`` with the questions among the vector candidates ``scores``, read from the
+    stored messages (one statement, at most the vector pool's rows)."""
+    texts = _texts(namespace, scores)
+    return damped(scores, {key for key, text in texts.items() if is_question(text)})
+
+
+def damped(scores: Mapping[SessionSeq, float], asks: Set[SessionSeq]) -> dict[SessionSeq, float]:
+    """A message that asks keeps ``QUESTION_WEIGHT`` of its vector score, as of its keyword
+    score: a question is most similar to other questions ("Hi Ada! How have you been?" to
+    "Does Ada like live music?"), not to the turn holding the answer. Without it every vector
+    weight lowered the conversational set's tune half (``bench/fusion_generalise.py
+    --target messages``: the messages vectors brought into the top 10 were questions)."""
+    return {key: s * QUESTION_WEIGHT if key in asks else s for key, s in scores.items()}
+
+
+def question_keys(
+    rows: Sequence[tuple[int, int, Any, int]],
+    wanted: Set[Any],
+    read: Callable[[Sequence[SessionSeq]], Mapping[SessionSeq, str]],
+) -> tuple[set[SessionSeq], set[SessionSeq]]:
+    """Which messages holding at least half of the query's words (``wanted``) are questions,
+    and of those the echoes (holding every query word).
+
+    ``read`` gives the text of at most ``QUESTION_CHECK_LIMIT`` messages, the best by the
+    share of the query's words they hold."""
+    own: dict[SessionSeq, dict[Any, float]] = defaultdict(dict)
     for session_id, seq, term, count in rows:
         own[(session_id, seq)][term] = own[(session_id, seq)].get(term, 0.0) + count
     need = max(1, (len(wanted) + 1) // 2)
@@ -186,15 +259,8 @@ def _questions(
     )[:QUESTION_CHECK_LIMIT]
     if not asked:
         return set(), set()
-    rows_read = Message.objects.filter(
-        namespace=namespace,
-        session_id__in={s for s, _ in asked},
-        seq__in={q for _, q in asked},
-    ).values_list("session_id", "seq", "data")
-    keys = set(asked)
-    questions = {
-        (s, q) for s, q, data in rows_read if (s, q) in keys and is_question(message_text(data))
-    }
+    texts = read(asked)
+    questions = {key for key, text in texts.items() if is_question(text)}
     echoes = {key for key in questions if set(own[key]) >= wanted}
     return questions, echoes
 

@@ -44,11 +44,11 @@ def message_search(
     ``MESSAGE_SEARCH_VECTOR_WEIGHT`` (keyword only at weight 0, the HashEmbedder's default,
     while the embedder fails, or for a message awaiting its vector). Each hit carries
     up to ``window`` messages of its session on each side as context. A message that asks (it
-    ends with a question mark) keeps a quarter of its score, and one holding every word of the
-    query (the question asked again, or the live one) lends its words to no neighbour, so the
-    message holding the answer ranks above the question and the reply to it
-    (``episodes.QUESTION_WEIGHT``). Hits scoring at or below
-    ``min_score`` are left out. Reads only; raises MemoryValidationError for bad arguments.
+    ends with a question mark) keeps a quarter of its keyword and of its vector score, and one
+    holding every word of the query (the question asked again, or the live one) lends its
+    words to no neighbour, so the message holding the answer ranks above the question and the
+    reply to it (``episodes.QUESTION_WEIGHT``). Hits scoring at or below ``min_score`` are
+    left out. Reads only; raises MemoryValidationError for bad arguments.
 
     Messages the ``message_index`` job has not indexed yet are scored from the stored messages,
     up to ``MESSAGE_SEARCH_PENDING_LIMIT`` of them (the newest); when more wait, the older ones
@@ -85,6 +85,7 @@ def message_search(
         if session_ids is not None:
             entries = entries.filter(session_id__in=session_ids)
         vector = episodes.vector_scores(entries, vectors[0], get_embedder().model, pool)
+        vector = episodes.vector_questions_damped(namespace, vector)
     scores = fusion.fuse(keyword, vector, vector_weight=weight)
     ranked = sorted(
         ((key, s) for key, s in scores.items() if s > min_score), key=lambda i: (-i[1], i[0])

@@ -43,6 +43,9 @@ class Embedder(ABC):
     recall_evidence_similarity: float = 0.3
     #: The same for ``message_search`` when MESSAGE_SEARCH_VECTOR_WEIGHT is unset; None: the
     #: recall weight. 0 means past messages are searched by keyword only and not embedded.
+    #: ``bench/fusion_generalise.py --target messages`` chose it for HashEmbedder (0),
+    #: WordLlama (0) and all-MiniLM-L6-v2 (0.7); an OpenAI-compatible embedder was not
+    #: measured and keeps its recall weight.
     message_search_vector_weight: float | None = None
     #: True when a call costs money (a vendor bills tokens): such calls are recorded in the
     #: cost ledger and count against ``DAILY_TOKEN_BUDGET``; local embedders cost nothing.

@@ -42,7 +42,8 @@ class HashEmbedder(Embedder):
     #: similarity is bucket collisions (about 0.1 for 5% of such pairs, by the key), so 1.0.
     recall_evidence_similarity = 1.0
     #: Past messages: keywords with neighbour terms alone scored best, every fusion chose
-    #: weight 0 by cross-validation on the conversational set (docs/benchmarks.md).
+    #: weight 0 by cross-validation on the conversational set, and the two-set rule of
+    #: ``bench/fusion_generalise.py --target messages`` chose it too (docs/benchmarks.md).
     message_search_vector_weight = 0.0
 
     def __init__(self, *, dimensions: int = 384, model: str = "", key: str | None = None) -> None:
