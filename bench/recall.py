@@ -224,7 +224,11 @@ def delete_namespaces(prefix: str) -> None:
     """Remove every fact (and its index rows) of namespaces starting with ``prefix``."""
     jobs.drain(60)  # background index jobs still writing these rows
     FactTerm.objects.filter(namespace__startswith=prefix).delete()
-    Fact.objects.filter(namespace__startswith=prefix).delete()
+    facts = Fact.objects.filter(namespace__startswith=prefix)
+    # In batches: the delete of 50,000 facts at once (and of what refers to them) passed more
+    # parameters than a PostgreSQL statement takes (65,535).
+    while ids := list(facts.values_list("pk", flat=True)[:10_000]):
+        Fact.objects.filter(pk__in=ids).delete()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -285,14 +286,25 @@ _SNOWBALL = frozenset(snowballstemmer.algorithms())
 
 
 def _stemmer(language: str) -> Callable[[str], str] | None:
+    """``language``'s Snowball stem of a word. A Snowball stemmer keeps the word it works on in
+    the object, so two threads stemming with one object read each other's words (wrong stems,
+    or an IndexError from inside it): each thread has its own (the index thread stems while
+    requests do)."""
     if language not in _SNOWBALL:
         return None
-    algorithm = snowballstemmer.stemmer(language)
+    own = threading.local()
+
+    def algorithm() -> Any:
+        found = getattr(own, "algorithm", None)
+        if found is None:
+            found = own.algorithm = snowballstemmer.stemmer(language)
+        return found
+
     if language != "english":
-        return algorithm.stemWord
+        return lambda word: algorithm().stemWord(word)
 
     def stem(word: str) -> str:
-        stemmed = algorithm.stemWord(word)
+        stemmed = algorithm().stemWord(word)
         if len(stemmed) > 4 and stemmed.endswith("i"):
             stemmed = stemmed[:-1]
         return stemmed
