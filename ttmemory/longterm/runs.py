@@ -41,28 +41,15 @@ def eligible(d: Dialect, alias: str, kinds: Iterable[str] | None, params: dict[s
     return current(alias) + " AND " + d.one_of(f"{alias}.kind", "kinds", kinds, params, kind="text")
 
 
-_MAX_ID = 2**63 - 1
-
-
 def runs_cte(d: Dialect, *, reach: int, eligible: str) -> str:
     """``runs (seed, id)``: for each row of the CTE ``seeds (id)``, the ``reach`` facts before
     and after it that meet ``eligible`` (over alias ``f``; the namespace is ``%(ns)s``)."""
     fact, reach = fact_table(), int(reach)
-    # Each side as one range of ttm_fact_ns_id_idx in row values, read in the index's order: no
-    # plan but that walk fits it, however few facts the statistics think the namespace holds.
-    # Spelled "namespace = ... AND id < ...", a generic plan, or any plan made before
-    # autovacuum analysed a namespace that just grew, sorted every fact on the seed's side: 10 ms
-    # a seed in a namespace of 10,000 facts. Ids are above 0 and below the largest BIGINT.
-    row = "(f.namespace, f.id)"
-    sides = (
-        (f"{row} < (%(ns)s, s.id) AND {row} > (%(ns)s, 0)", "DESC"),
-        (f"{row} > (%(ns)s, s.id) AND {row} < (%(ns)s, {_MAX_ID})", "ASC"),
-    )
     scans = []
-    for side, order in sides:
+    for op, order in (("<", "DESC"), (">", "ASC")):
         scan = (
-            f"SELECT f.id FROM {fact} f WHERE {side} AND {eligible} "
-            f"ORDER BY f.namespace {order}, f.id {order} LIMIT {reach}"
+            f"SELECT f.id FROM {fact} f WHERE f.namespace = %(ns)s AND f.id {op} s.id "
+            f"AND {eligible} ORDER BY f.id {order} LIMIT {reach}"
         )
         scans.append(f"SELECT s.id AS seed, n.id FROM seeds s {d.join_first('n', fact, scan)}")
     return f"runs AS ({' UNION ALL '.join(scans)})"
