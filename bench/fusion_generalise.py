@@ -77,11 +77,10 @@ Candidate = tuple[str, float]  # ("blend", weight) or ("rrf-gated", 0.0)
 WEIGHTED = ("blend", "asks")
 
 
-def load_turns(
+def _embedded(
     model: Any, users: Sequence[tuple[str, str, Sequence[Any], Sequence[Any]]]
-) -> list[dict[str, Any]]:
-    """Items like ``fusion_study.load``'s for any set: ``(user, split, turns, questions)`` with
-    turns carrying ``id``/``text`` and questions ``text``/``evidence``."""
+) -> tuple[dict[str, int], np.ndarray]:
+    """Every distinct turn and question text of ``users`` embedded once: its row, and the rows."""
     texts = list(
         dict.fromkeys(
             [t.text for _, _, turns, _ in users for t in turns]
@@ -89,7 +88,15 @@ def load_turns(
         )
     )
     row = {t: i for i, t in enumerate(texts)}
-    vectors = np.asarray(model.embed(texts), dtype=np.float32)
+    return row, np.asarray(model.embed(texts), dtype=np.float32)
+
+
+def load_turns(
+    model: Any, users: Sequence[tuple[str, str, Sequence[Any], Sequence[Any]]]
+) -> list[dict[str, Any]]:
+    """Items like ``fusion_study.load``'s for any set: ``(user, split, turns, questions)`` with
+    turns carrying ``id``/``text`` and questions ``text``/``evidence``."""
+    row, vectors = _embedded(model, users)
     items = []
     for user, split, turns, questions in users:
         facts: list[str] = []
@@ -146,14 +153,7 @@ def load_messages(
 ) -> list[dict[str, Any]]:
     """Items for ``rank_messages``: each user's turns as the messages of their sessions, keyed
     ``(session, seq)``, scored as ``message_search`` scores them (module docstring)."""
-    texts = list(
-        dict.fromkeys(
-            [t.text for _, _, turns, _ in users for t in turns]
-            + [q.text for _, _, _, questions in users for q in questions]
-        )
-    )
-    row = {t: i for i, t in enumerate(texts)}
-    vectors = np.asarray(model.embed(texts), dtype=np.float32)
+    row, vectors = _embedded(model, users)
     items = []
     for user, split, turns, questions in users:
         keys: list[tuple[int, int]] = []
