@@ -449,17 +449,8 @@ class AgentsStore:
     tables = ("bench_peers_agent_sessions", "bench_peers_agent_messages")
 
     def __init__(self, params: dict[str, Any]) -> None:
-        from sqlalchemy.engine import URL
-
         self.params = params
-        self.url = URL.create(
-            "postgresql+asyncpg",
-            username=params.get("user"),
-            password=params.get("password") or None,
-            host=params.get("host"),
-            port=int(params["port"]) if params.get("port") else None,
-            database=params.get("dbname"),
-        )
+        self.url = _sqlalchemy_url(params, "postgresql+asyncpg")
         self._drop()
         self.loop = asyncio.new_event_loop()
         self.engine = self._engine()

@@ -88,13 +88,10 @@ class TTMemoryStore:
         """The rows ``fact_remember`` writes (encrypted, embedded, indexed), in batches, then
         the tables analysed, as autovacuum would after such a load (the baseline's too): the
         statistics of a namespace loaded a moment ago do not know it yet."""
-        from bench.recall import bulk_load
-        from ttmemory.models import Fact, FactTerm
+        from bench.recall import _analyze, bulk_load
 
         bulk_load(f"{self.namespace}-{namespace}", texts)
-        with connection.cursor() as cursor:
-            for model in (Fact, FactTerm):
-                cursor.execute(f"ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+        _analyze()
 
     def facts_search(self, namespace: str, question: str, k: int) -> list[str]:
         """``fact_recall`` as shipped: hybrid, the default embedder, neighbour context."""
