@@ -166,12 +166,15 @@ class ConceptEmbedder(Embedder):
         {"soup", "lunch", "dinner", "train", "platform"},
     )
 
+    #: What each word of no concept adds to the last dimension.
+    OTHER = 0.2
+
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors = []
         for text in texts:
             words = re.findall(r"[a-z]+", text.lower())
             vector = [float(sum(w in concept for w in words)) for concept in self.CONCEPTS]
-            vector.append(0.2 * sum(not any(w in c for c in self.CONCEPTS) for w in words))
+            vector.append(self.OTHER * sum(not any(w in c for c in self.CONCEPTS) for w in words))
             norm = math.sqrt(sum(v * v for v in vector)) or 1.0
             vectors.append([v / norm for v in vector])
         return vectors

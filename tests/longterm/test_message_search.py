@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from django.test import TestCase
 
 from tests.conftest import assistant, raw_rows, user
+from tests.longterm.test_fusion import ConceptEmbedder
 from ttmemory import memory
-from ttmemory.backends.embedders import Embedder
 from ttmemory.models import MemorySession, MessageEntry, MessageTerm
 from ttmemory.services.episodes import messages_index_pending
 
@@ -197,23 +194,14 @@ def test_prompt_build_adds_past_conversations_when_asked(db: Any) -> None:
     assert "past_conversations" not in tight.system
 
 
-class NamesEmbedder(Embedder):
+class NamesEmbedder(ConceptEmbedder):
     """Meaning in miniature: a word counts towards the concept it means, so a question about a
     dentist's name is near "Dr. Alvarez" (deterministic, unlike HashEmbedder's keyed vectors)."""
 
     model = "names-3"
     dimensions = 3
     CONCEPTS = ({"dentist", "teeth", "clinic"}, {"name", "called", "dr", "alvarez"})
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors = []
-        for text in texts:
-            words = re.findall(r"[a-z]+", text.lower())
-            vector = [float(sum(w in concept for w in words)) for concept in self.CONCEPTS]
-            vector.append(0.05 * sum(not any(w in c for c in self.CONCEPTS) for w in words))
-            norm = math.sqrt(sum(v * v for v in vector)) or 1.0
-            vectors.append([v / norm for v in vector])
-        return vectors
+    OTHER = 0.05
 
 
 @pytest.mark.parametrize("vector_weight", [None, 1.0])
