@@ -192,6 +192,30 @@ def _large(settings: Any, large: bool) -> None:
         settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_EXACT_LIMIT": 0}  # "large": HNSW
 
 
+def _budget(monkeypatch: pytest.MonkeyPatch, postings: int) -> None:
+    """A postings budget of ``postings``, kept in a namespace of any size (these few facts)."""
+    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", postings)
+    monkeypatch.setattr(bm25, "BUDGET_ABOVE_FACTS", 0)
+
+
+@pytest.mark.parametrize("with_vector", [False, True])
+def test_a_namespace_of_few_facts_reads_every_words_postings(
+    facts: None, monkeypatch: pytest.MonkeyPatch, with_vector: bool
+) -> None:
+    """At or below BUDGET_ABOVE_FACTS facts no budget applies: a frequent word's facts are
+    keyword candidates by themselves, ranked as uncapped BM25 ranks them."""
+    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", 1)  # would leave "ada" out in a large one
+    assert Fact.objects.filter(namespace=NS).count() <= bm25.BUDGET_ABOVE_FACTS
+    question = "does ada still play the cello"
+    terms, _, found = ask(question, with_vector=with_vector)
+
+    exact = recall.keyword_scores(NS, question, 5, terms=terms)
+    assert len(exact) > 1
+    assert list(found.keyword)[: len(exact)] == list(exact)
+    for pk in exact:
+        assert found.keyword[pk] == pytest.approx(exact[pk], rel=1e-9)
+
+
 @pytest.mark.parametrize("large", [False, True])
 def test_a_frequent_words_postings_only_score_the_candidates(
     facts: None, settings: Any, monkeypatch: pytest.MonkeyPatch, large: bool
@@ -199,7 +223,7 @@ def test_a_frequent_words_postings_only_score_the_candidates(
     """In any namespace (issue 36: the cost of a repetitive vocabulary), exact vector search
     or HNSW: a word beyond the postings budget finds no candidates by itself."""
     _large(settings, large)
-    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", 1)  # "cello" (1 fact) fits, "ada" not
+    _budget(monkeypatch, 1)  # "cello" (1 fact) fits, "ada" not
     cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
     # The other facts are no vector candidates (as if embedded by another model).
     Fact.objects.filter(namespace=NS).exclude(pk=cello.pk).update(embedding_model="another")
@@ -219,7 +243,7 @@ def test_a_frequent_words_postings_only_score_the_candidates(
 def test_a_vector_candidate_is_scored_by_the_frequent_words_too(
     facts: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", 1)  # "cello" (1 fact) fits, "ada" not
+    _budget(monkeypatch, 1)  # "cello" (1 fact) fits, "ada" not
     cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
     lisbon = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[3], namespace=NS))
     # Only "Ada lives in Lisbon" can be a vector candidate: it holds "ada", not "cello".
@@ -240,7 +264,7 @@ def test_keyword_only_recall_reads_the_rarest_words_postings_only(
 ) -> None:
     _large(settings, large)
     # 1: "cello" (1 fact) fits, "ada" not; 0: nothing fits, the rarest word is read anyway.
-    monkeypatch.setattr(bm25, "POSTINGS_BUDGET", budget)
+    _budget(monkeypatch, budget)
     cello = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[4], namespace=NS))
     question = "does ada still play the cello"
     terms, _, found = ask(question, with_vector=False)
@@ -276,7 +300,7 @@ def test_in_a_large_namespace_the_hnsw_settings_hold_for_the_statement_only(
     assert sum("<=>" in s for s in sql) == 1 and any("hnsw.ef_search = 100" in s for s in sql)
     if not in_transaction:  # settings and statement in one round trip, then the hits
         assert "hnsw.ef_search = 100" in sql[0] and "<=>" in sql[0], [s[:60] for s in sql]
-        assert sql[1].startswith('SELECT "id"'), [s[:60] for s in sql]
+        assert sql[1].startswith('SELECT "ttmemory_fact"."id"'), [s[:60] for s in sql]
 
 
 def _ef_search() -> str:

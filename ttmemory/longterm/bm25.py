@@ -34,6 +34,13 @@ B = 0.75
 #: words, and the repetitive profile's top 10 (docs/benchmarks.md).
 POSTINGS_BUDGET = 500
 
+#: Namespaces of at most this many facts read every query word's postings whole: there no
+#: word's postings are many, and the budget's own steps (ranking the words by document
+#: frequency, the frequent words' lookups) cost more than they spared: 0.13-0.19 ms of a 1.4-2.8
+#: ms statement at 1,000-3,500 facts, where at 5,000 repetitive facts the budget saved 1.8 ms
+#: (docs/benchmarks.md, "Repetitive vocabulary").
+BUDGET_ABOVE_FACTS = 2_000
+
 _capped = True
 
 
@@ -94,6 +101,12 @@ class Sql(str):
     @staticmethod
     def ln(value: Any) -> Sql:
         return Sql(f"ln({Sql.of(value)})")
+
+
+def budgeted(facts: int | None) -> bool:
+    """Whether keyword search in a namespace of ``facts`` facts (None: not known yet) keeps
+    ``POSTINGS_BUDGET``: above ``BUDGET_ABOVE_FACTS``, and not inside ``uncapped``."""
+    return _capped and (facts is None or facts > BUDGET_ABOVE_FACTS)
 
 
 def postings_budget() -> int:

@@ -9,9 +9,11 @@ come in (``vector_ids``) as candidates for the frequent words. What PostgreSQL a
 differently (list parameters, float casts, materialised CTEs, per-row joins) comes from
 ``dialect``; the statement's shape does not depend on the database.
 
-Keyword search is bounded: the rarest query words are read while their postings stay within
-``bm25.POSTINGS_BUDGET`` (keyword-only: the rarest word at least, else a query of frequent
-words alone would find nothing): ``hit``, each posting joined to its fact once in ``kw``. The
+Keyword search is bounded in a namespace above ``bm25.BUDGET_ABOVE_FACTS`` facts (``budgeted``;
+below it every query word's postings are read whole: ``hit``, joined to their facts in ``kw``):
+the rarest query words are read while their postings stay within ``bm25.POSTINGS_BUDGET``
+(keyword-only: the rarest word at least, else a query of frequent words alone would find
+nothing): ``hit``, each posting joined to its fact once in ``kw``. The
 facts they name and the vector candidates are the candidates; the postings of the frequent
 words are looked up for those alone (``often``), on the (fact, term) index, one lookup per
 candidate (``Dialect.join_each``). Every candidate is scored by BM25 over ALL query words.
@@ -102,6 +104,7 @@ def statement(
     context: Context | None = None,
     generation: bool = False,
     known: tuple[int, int, float] | None = None,
+    budgeted: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """The candidate statement and its parameters (see the module's docstring).
 
@@ -110,7 +113,8 @@ def statement(
     ``vector_ids``: the vector candidates ranked elsewhere (numpy). ``cached``: N and avgdl
     to use (else row 2 with the ones counted); ``generation``: row 5; ``known``:
     ``(generation, N, avgdl)`` counted before, used when the generation read is still that
-    one (with ``generation`` only)."""
+    one (with ``generation`` only); ``budgeted``: keyword search within the postings budget
+    (``bm25.budgeted``), else every query word's postings read whole."""
     fact, term = runs.fact_table(), connection.ops.quote_name(FactTerm._meta.db_table)
     params: dict[str, Any] = {"ns": namespace, "now": now}
     # A query word's postings, looked up per word in the (namespace, term) index: as a join of
@@ -166,35 +170,42 @@ def statement(
         candidates = " UNION SELECT vid FROM vec"
     if generation:
         select.append(f"SELECT 5, generation, {d.float('0.0')}, 0 FROM g")
-    params["budget"] = bm25.postings_budget()
-    rarest = " OR rank = 1" if vector is None and vector_ids is None else ""
     score = _bm25(d, "r.tf", "f.term_count", "st.n", "df.n", "st.avgdl")
-    frequent = d.in_rows("p.term", "SELECT term FROM freq")
-    lookup = d.join_each(
-        "p", term, where=f"p.fact_id = c.id AND {frequent}", columns="p.term, p.tf"
+    each = d.join_each("p", term, where=postings, columns="p.fact_id, p.tf")
+    if budgeted:
+        params["budget"] = bm25.postings_budget()
+        rarest = " OR rank = 1" if vector is None and vector_ids is None else ""
+        frequent = d.in_rows("p.term", "SELECT term FROM freq")
+        lookup = d.join_each(
+            "p", term, where=f"p.fact_id = c.id AND {frequent}", columns="p.term, p.tf"
+        )
+        parts += [
+            d.materialized(
+                "rare",
+                "SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto, "
+                "row_number() OVER (ORDER BY n, word) AS rank "
+                f"FROM df) r WHERE upto <= %(budget)s{rarest}",
+            ),
+            d.materialized(
+                "freq",
+                "SELECT q.term FROM q JOIN df ON df.word = q.word "
+                "WHERE q.word NOT IN (SELECT word FROM rare)",
+            ),
+            "hit AS (SELECT p.fact_id AS id, q.word, p.tf FROM q JOIN rare ON rare.word = q.word "
+            f"{each})",
+            f"often AS (SELECT c.id, q.word, p.tf FROM (SELECT id FROM hit{candidates}) c "
+            f"{lookup}"
+            " JOIN q ON p.term = q.term WHERE EXISTS (SELECT 1 FROM freq))",
+        ]
+        scored = "(SELECT * FROM hit UNION ALL SELECT * FROM often)"
+    else:
+        parts.append(f"hit AS (SELECT p.fact_id AS id, q.word, p.tf FROM q {each})")
+        scored = "hit"
+    parts.append(
+        f"kw AS (SELECT r.id, sum({score}) AS score FROM {scored} r {d.then} df "
+        f"ON df.word = r.word {d.then} {fact} f ON f.id = r.id CROSS JOIN st WHERE {current} "
+        f"GROUP BY r.id ORDER BY score DESC, r.id LIMIT {int(limit)})"
     )
-    parts += [
-        d.materialized(
-            "rare",
-            "SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto, "
-            "row_number() OVER (ORDER BY n, word) AS rank "
-            f"FROM df) r WHERE upto <= %(budget)s{rarest}",
-        ),
-        d.materialized(
-            "freq",
-            "SELECT q.term FROM q JOIN df ON df.word = q.word "
-            "WHERE q.word NOT IN (SELECT word FROM rare)",
-        ),
-        "hit AS (SELECT p.fact_id AS id, q.word, p.tf FROM q JOIN rare ON rare.word = q.word "
-        f"{d.join_each('p', term, where=postings, columns='p.fact_id, p.tf')})",
-        f"often AS (SELECT c.id, q.word, p.tf FROM (SELECT id FROM hit{candidates}) c "
-        f"{lookup}"
-        " JOIN q ON p.term = q.term WHERE EXISTS (SELECT 1 FROM freq))",
-        f"kw AS (SELECT r.id, sum({score}) AS score FROM (SELECT * FROM hit UNION ALL "
-        f"SELECT * FROM often) r {d.then} df ON df.word = r.word {d.then} {fact} f "
-        f"ON f.id = r.id CROSS JOIN st WHERE {current} GROUP BY r.id ORDER BY score DESC, r.id "
-        f"LIMIT {int(limit)})",
-    ]
     if context is not None and context.seeds > 0 and context.reach > 0:
         _context(d, parts, select, params, context, current, hybrid=vector is not None)
     union = " UNION ALL ".join(s for s in select if s)

@@ -15,10 +15,10 @@ keyword list, in the same statement). Both return what ``recall.keyword_scores``
 queries: the ORM version of the same queries spent more time compiling SQL than the database
 took to answer them (docs/benchmarks.md, "Recall latency").
 
-Keyword search is bounded in every namespace, on every database, with or without a vector
-(``bm25.POSTINGS_BUDGET``; see ``candidate_sql``). A metadata filter goes through the ORM
-functions instead (its JSON lookups are Django's to translate per database); so does nothing
-else.
+Keyword search is bounded in every namespace above ``bm25.BUDGET_ABOVE_FACTS`` facts, on every
+database, with or without a vector (``bm25.POSTINGS_BUDGET``; see ``candidate_sql``). A metadata
+filter goes through the ORM functions instead (its JSON lookups are Django's to translate per
+database); so does nothing else.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from django.db import connection
 from django.utils import timezone
 
 from ttmemory.conf import app_settings
-from ttmemory.longterm import candidate_sql, dialect, recall, runs, vector_cache
+from ttmemory.longterm import bm25, candidate_sql, dialect, recall, runs, vector_cache
 from ttmemory.longterm.candidate_sql import Context
 from ttmemory.longterm.dialect import Dialect
 from ttmemory.longterm.runs import neighbour_runs
@@ -69,7 +69,8 @@ def candidates(
     Vector search is exact up to ``RECALL_EXACT_LIMIT`` facts, through the HNSW index of the
     vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere). Keyword
     search reads only ``bm25.POSTINGS_BUDGET`` postings of the rarest query words whole
-    (without a vector, the rarest word's at least; see the module's docstring).
+    (without a vector, the rarest word's at least; see the module's docstring) in a namespace
+    above ``bm25.BUDGET_ABOVE_FACTS`` facts.
     ``context``: the neighbour runs of the best candidates too, in the same statement (with
     pgvector, or keyword-only; elsewhere ``runs`` is None and the caller fetches them).
     """
@@ -120,7 +121,7 @@ def _postgresql(
             sql, params = candidate_sql.statement(
                 dialect.POSTGRESQL, namespace, terms, limit=limit, kinds=kinds, now=now,
                 cached=cached, vector=vector, model=model, given=given, context=context,
-                generation=True, known=known,
+                generation=True, known=known, budgeted=bm25.budgeted(size),
             )  # fmt: skip
             found, generation = _read(dialect.POSTGRESQL, namespace, sql, params, size, context)
             if generation == matrix.generation:
@@ -133,7 +134,7 @@ def _postgresql(
         dialect.POSTGRESQL, namespace, terms, limit=limit, kinds=kinds, now=now, cached=cached,
         vector=vector, model=model, approximate=approximate, context=context,
         generation=cache_key is not None or (tracked and not large),
-        known=known if tracked and not large else None,
+        known=known if tracked and not large else None, budgeted=bm25.budgeted(size),
     )  # fmt: skip
     found, generation = _read(
         dialect.POSTGRESQL, namespace, sql, params, size, context, approximate=approximate
@@ -220,6 +221,10 @@ def _portable(
         known = vector_cache.known_stats(namespace)
         if known is not None and generation and known[0] == generation:
             stats = (known[1], known[2])
+    size = stats[0] if stats is not None else recall.size_hint(namespace)
+    if size is None:  # not seen for a while: count first (whether the budget applies, below)
+        stats = recall.namespace_stats(namespace)
+        size = stats[0]
     vectors: dict[int, float] | None = None
     if vector is not None and vector_cache.usable():
         vectors = _portable_cached(
@@ -241,6 +246,7 @@ def _portable(
         d, namespace, terms, limit=limit, kinds=kinds, now=now, cached=stats,
         vector_ids=None if vectors is None else list(vectors),
         context=context if vector is None else None,
+        budgeted=bm25.budgeted(size),
     )  # fmt: skip
     found, _ = _read(
         d, namespace, sql, params, 0 if stats is None else stats[0],

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
-from django.db import connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from ttmemory.backends.embedders import get_embedder
@@ -13,9 +13,10 @@ from ttmemory.conf import app_settings
 from ttmemory.exceptions import MemoryValidationError
 from ttmemory.jobs import recall_counts
 from ttmemory.jobs.ledger_calls import record_later
-from ttmemory.longterm import asking, blind, candidates, dialect, fusion, recall
+from ttmemory.longterm import asking, blind, candidates, fusion, recall
 from ttmemory.longterm.embedding import embed_for
 from ttmemory.models import Fact, MemorySession, Profile
+from ttmemory.models.compiled import CompiledQuery
 from ttmemory.models.fact import fetch_usage_together
 from ttmemory.results import RecallResult
 from ttmemory.text import namespace_language
@@ -174,19 +175,22 @@ def fact_recall(
 def _hits_by_id(ids: list[int]) -> dict[int, Fact]:
     """The hits by id, without their vectors (their text decrypted on first use).
 
-    A raw read, not ``in_bulk``: the same rows and fields (the vector deferred), without
-    compiling a query per recall; on PostgreSQL one statement text for any number of hits.
+    Compiled once per number of hits and connection (``CompiledQuery``): the same rows and
+    fields as ``defer("embedding")``, without compiling a query or resolving a raw query's
+    columns and converters per recall (a ``RawQuerySet`` spent more Python on that than the
+    database took to answer).
     """
     if not ids:
         return {}
-    meta = Fact._meta
-    quote = connection.ops.quote_name
-    columns = ", ".join(quote(str(f.column)) for f in meta.concrete_fields if f.name != "embedding")
-    pk = quote(str(meta.pk.column))
-    params: list[Any] = []
-    where = dialect.current().any_of(pk, ids, params, kind="bigint")
-    sql = f"SELECT {columns} FROM {quote(meta.db_table)} WHERE {where}"
-    return {fact.pk: fact for fact in Fact.objects.raw(sql, params)}
+    values = {f"id{i}": pk for i, pk in enumerate(ids)}
+    return {fact.pk: fact for fact in _HITS.objects(len(ids), **values)}
+
+
+def _hits(_: Hashable, **ids: int) -> QuerySet[Fact]:
+    return Fact.objects.defer("embedding").filter(pk__in=list(ids.values()))
+
+
+_HITS = CompiledQuery(Fact, _hits)
 
 
 def _scores_with_metadata(
