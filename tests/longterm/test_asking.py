@@ -4,12 +4,13 @@ in several languages; and a routed question never pads its hits with unrelated f
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from ttmemory import memory
-from ttmemory.longterm import asking
+from ttmemory.longterm import asking, rulebook
 
 pytestmark = pytest.mark.contract
 NS = "user-asking"
@@ -42,6 +43,32 @@ def recalled(question: str) -> list[str]:
 )
 def test_a_question_is_routed_to_the_slot_it_names_in_other_words(question: str, slot: str) -> None:
     assert slot in asking.routed_slots(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "HOW SHOULD I ADDRESS HER?",
+        "Where Is She Based These Days?",
+        "ГДЕ ОН СЕЙЧАС ОБИТАЕТ?",
+        "Was Macht Sie Beruflich?",
+        "OÙ VIT-ELLE EN CE MOMENT ?",
+        "她现在住在哪个城市, what's her line of work?",
+        "where does she live, кем он работает?",
+        "勤め先はどこですか",
+        "Is there anything I should avoid on the trip?",
+    ],
+)
+def test_routing_finds_what_every_pattern_finds_case_insensitively(question: str) -> None:
+    """``routed_slots`` skips a script's patterns on a question without that script and
+    matches lower-cased text case-sensitively: the slots are those of trying every language's
+    every pattern, ignoring case, on the question as asked."""
+    expected: list[str] = []
+    for lang in rulebook.languages():
+        for pattern, slot in lang.asks:
+            if slot not in expected and re.search(pattern.pattern, question, re.IGNORECASE):
+                expected.append(slot)
+    assert asking.routed_slots(question) == expected
 
 
 def test_a_question_naming_no_slot_is_asked_as_it_is() -> None:
