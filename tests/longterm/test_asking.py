@@ -50,7 +50,7 @@ def test_a_question_is_routed_to_the_slot_it_names_in_other_words(question: str,
     [
         "HOW SHOULD I ADDRESS HER?",
         "Where Is She Based These Days?",
-        "ГДЕ ОН СЕЙЧАС ОБИТАЕТ?",
+        "где он сейчас обитает?".upper(),
         "Was Macht Sie Beruflich?",
         "OÙ VIT-ELLE EN CE MOMENT ?",
         "她现在住在哪个城市, what's her line of work?",
