@@ -1,6 +1,6 @@
 """Where an API request's time goes: SQL round trips and a pyinstrument profile, in process.
 
-    .venv/bin/python bench/api_profile.py [--requests 300] [--profile]
+    .venv/bin/python bench/api_profile.py [--requests 300] [--rounds 5] [--profile]
 
 Serves the append (POST one message; also with a new ``Idempotency-Key`` each time) and the
 newest-50 page (GET ?limit=50) requests of ``bench/api_load.py`` through Django's WSGI handler
@@ -22,6 +22,7 @@ import argparse
 import itertools
 import json
 import os
+import statistics
 import sys
 import time
 import uuid
@@ -37,6 +38,7 @@ os.environ.setdefault("TTMEMORY_EMBEDDED_DB", "bench_api")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=300, help="requests per kind")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--profile", action="store_true", help="print CPU profiles (cProfile)")
     parser.add_argument("--top", type=int, default=40, help="functions per profile")
     args = parser.parse_args()
@@ -82,26 +84,48 @@ def main() -> None:
         "GET namespace/": lambda n: client.get(f"{api}/namespace/"),
     }
     try:
+        statements: dict[str, list[str]] = {}
         for name, call in kinds.items():
             for n in range(20):  # warm caches
                 assert call(n).status_code in (200, 201), call(n).content
             with CaptureQueriesContext(connection) as queries:
                 call(0)
-            sql = [q["sql"][:110] for q in queries.captured_queries]
-            started, cpu = time.perf_counter(), time.process_time()
-            own = time.thread_time()
-            for n in range(args.requests):
-                call(n)
-            mean = (time.perf_counter() - started) / args.requests * 1e6
-            own_mean = (time.thread_time() - own) / args.requests * 1e6
-            cpu_mean = (time.process_time() - cpu) / args.requests * 1e6
+            statements[name] = [q["sql"][:110] for q in queries.captured_queries]
+        # Interleaved rounds, every kind once per round (as bench/api_load.py's rows): whatever
+        # else the machine does meanwhile falls on the API and the plain views alike.
+        per_round = max(1, args.requests // args.rounds)
+        times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in kinds}
+        for _ in range(args.rounds):
+            for name, call in kinds.items():
+                started, cpu, own = time.perf_counter(), time.process_time(), time.thread_time()
+                for n in range(per_round):
+                    call(n)
+                times[name].append(
+                    (
+                        (time.perf_counter() - started) / per_round * 1e6,
+                        (time.thread_time() - own) / per_round * 1e6,
+                        (time.process_time() - cpu) / per_round * 1e6,
+                    )
+                )
+        for name in kinds:
+            wall, own_cpu, cpu = (statistics.median(t[i] for t in times[name]) for i in range(3))
             print(
-                f"{name}: {mean:,.0f} us/request wall, {own_mean:,.0f} us of the request's "
-                f"CPU ({cpu_mean:,.0f} us of this process's, with its index thread; the "
-                f"database's CPU not included), {len(sql)} SQL statements"
+                f"{name}: {wall:,.0f} us/request wall, {own_cpu:,.0f} us of the request's CPU "
+                f"({cpu:,.0f} us of this process's, with its index thread; the database's CPU "
+                f"not included), {len(statements[name])} SQL statements (medians of "
+                f"{args.rounds} rounds of {per_round})"
             )
-            for statement in sql:
+            for statement in statements[name]:
                 print(f"    {statement}")
+        for api, plain in (
+            ("POST messages/ (append one)", "raw SQL append (plain Django view)"),
+            ("GET messages/?limit=50", "raw SQL newest 50 (plain Django view)"),
+        ):
+            shares = [p[1] / a[1] * 100 for a, p in zip(times[api], times[plain], strict=True)]
+            print(
+                f"{api}: the plain view's request CPU is {statistics.median(shares):.0f}% of "
+                f"the API's (median of rounds: {', '.join(f'{x:.0f}' for x in shares)})"
+            )
         if args.profile:
             import cProfile
             import io
