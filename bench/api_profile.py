@@ -1,19 +1,22 @@
-"""Where an API request's time goes: SQL round trips and a pyinstrument profile, in process.
+"""Where an API request's time goes: SQL round trips and a CPU profile, in process.
 
     .venv/bin/python bench/api_profile.py [--requests 300] [--rounds 5] [--profile]
 
 Serves the append (POST one message; also with a new ``Idempotency-Key`` each time) and the
 newest-50 page (GET ?limit=50) requests of ``bench/api_load.py`` through Django's WSGI handler
 in this process (no socket, no gunicorn), with the same settings (DEBUG off, no throttle, no
-background learning), beside the plain Django views doing the same SQL. Prints per request:
-mean wall and CPU microseconds (CPU is the figure to trust on a shared machine, where wall
-time is mostly waiting for a core), SQL statements, and with ``--profile`` a cProfile of the
-API requests timed by CPU (where this process's microseconds go; pyinstrument samples wall
-time, which a busy machine swamps). CPU is given twice: the request's own thread, and the
-whole process, which adds the index jobs an append queues (the ``ttmemory-index`` thread
-without a broker) and varies with when they ran; the profile times the request's thread
-only (with the process's clock it charged the index thread's CPU to whatever the request
-was doing at the time, mostly waiting for the database).
+background learning), beside the plain Django and plain DRF views doing the same SQL, in
+interleaved rounds (a busy moment falls on every kind alike). Prints per request: mean wall
+and CPU microseconds (CPU is the figure to trust on a shared machine, where wall time is
+mostly waiting for a core), SQL statements, each plain view's request CPU as a share of the
+API's, and with ``--profile`` a cProfile of the API requests timed by CPU (where this
+process's microseconds go; pyinstrument samples wall time, which a busy machine swamps).
+
+CPU is given twice: the request's own thread, and the whole process, which adds the index
+jobs an append queues (the ``ttmemory-index`` thread without a broker) and varies with when
+they ran. The profile times the request's thread only: with the process's clock it charged
+the index thread's CPU to whatever the request was doing at the time, mostly waiting for the
+database.
 """
 
 from __future__ import annotations
@@ -75,11 +78,19 @@ def main() -> None:
             body,
             content_type="application/json",
         ),
+        "raw SQL append (plain DRF view, token auth)": lambda n: client.post(
+            f"/bench/drf/{n % api_load.APPEND_SESSIONS}/append/",
+            body,
+            content_type="application/json",
+        ),
         "GET messages/?limit=50": lambda n: client.get(
             f"{api}/sessions/{fixture['read']}/messages/?limit={api_load.PAGE}"
         ),
         "raw SQL newest 50 (plain Django view)": lambda n: client.get(
             f"/bench/raw/{api_load.APPEND_SESSIONS}/recent/?limit={api_load.PAGE}"
+        ),
+        "raw SQL newest 50 (plain DRF view, token auth)": lambda n: client.get(
+            f"/bench/drf/{api_load.APPEND_SESSIONS}/recent/?limit={api_load.PAGE}"
         ),
         "GET namespace/": lambda n: client.get(f"{api}/namespace/"),
     }
@@ -119,12 +130,15 @@ def main() -> None:
                 print(f"    {statement}")
         for api, plain in (
             ("POST messages/ (append one)", "raw SQL append (plain Django view)"),
+            ("POST messages/ (append one)", "raw SQL append (plain DRF view, token auth)"),
             ("GET messages/?limit=50", "raw SQL newest 50 (plain Django view)"),
+            ("GET messages/?limit=50", "raw SQL newest 50 (plain DRF view, token auth)"),
         ):
             shares = [p[1] / a[1] * 100 for a, p in zip(times[api], times[plain], strict=True)]
             print(
-                f"{api}: the plain view's request CPU is {statistics.median(shares):.0f}% of "
-                f"the API's (median of rounds: {', '.join(f'{x:.0f}' for x in shares)})"
+                f"{api}: the request CPU of the {plain.partition('(')[2][:-1]} is "
+                f"{statistics.median(shares):.0f}% of the API's (per round: "
+                f"{', '.join(f'{x:.0f}' for x in shares)})"
             )
         if args.profile:
             import cProfile
