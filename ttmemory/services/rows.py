@@ -6,6 +6,7 @@ Called only inside a service's transaction and session lock.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 from typing import Any
 
@@ -134,16 +135,25 @@ def unnest_source(rows: list[Message], fields: list[Any], mark: str) -> tuple[st
             arrays.append([json.dumps(row.tool_call_ids) for row in rows])
         else:
             arrays.append([getattr(row, f.attname) for row in rows])
-    names = [f.name for f in fields]
+    select, source = _unnest_shape(tuple(f.name for f in fields), len(rows) == 1, mark)
+    if len(rows) == 1:
+        return select, source, [a[0] for a in arrays]
+    return select, source, arrays
+
+
+@functools.cache
+def _unnest_shape(names: tuple[str, ...], single: bool, mark: str) -> tuple[str, str]:
+    """``unnest_source``'s select list and FROM item: text that depends on the columns alone
+    (built once, not on every append)."""
     select = ", ".join(
         f"u.c{i}::jsonb" if n == "tool_call_ids" else f"u.c{i}" for i, n in enumerate(names)
     )
     aliases = ", ".join(f"c{i}" for i in range(len(names)))
-    if len(rows) == 1:
+    if single:
         values = ", ".join(f"{mark}::{_ARRAY_TYPES[n][:-2]}" for n in names)
-        return select, f"(VALUES ({values})) AS u({aliases})", [a[0] for a in arrays]
+        return select, f"(VALUES ({values})) AS u({aliases})"
     unnest = ", ".join(f"{mark}::{_ARRAY_TYPES[n]}" for n in names)
-    return select, f"unnest({unnest}) AS u({aliases})", arrays
+    return select, f"unnest({unnest}) AS u({aliases})"
 
 
 def append_rows(
@@ -187,22 +197,10 @@ def append_rows(
         insert_messages(rows, fresh=True)
         return int(counters[0]), int(counters[1])
     fields = insert_fields()
-    columns = ", ".join(quote(f.column) for f in fields)
     with binding_cursor(prepare=True) as (cursor, mark):
         select, source, arrays = unnest_source(rows, fields, mark)
-        locking, locked = "", ""
-        if not lock_held:
-            locking = f"l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
-            locked = " AND (SELECT ok FROM l)"
         cursor.execute(
-            f"WITH {locking}"
-            f"s AS (UPDATE {sessions} SET last_seq = {mark}, "
-            f"message_count = message_count + {mark}, token_count = token_count + {mark}, "
-            f"updated_at = {mark} WHERE id = {mark} AND last_seq = {mark}{locked} "
-            "RETURNING message_count, token_count) "
-            f"INSERT INTO {quote(Message._meta.db_table)} ({columns}) SELECT {select} "
-            f"FROM s, {source} "
-            "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)",
+            _append_statement(select, source, lock_held=lock_held, mark=mark),
             [
                 *(() if lock_held else advisory_key(session.pk)),
                 first + count - 1,
@@ -223,6 +221,30 @@ def append_rows(
         row._state.adding = False
         row._state.db = connection.alias
     return int(result[0][2]), int(result[0][3])
+
+
+@functools.cache
+def _append_statement(select: str, source: str, *, lock_held: bool, mark: str) -> str:
+    """The PostgreSQL append statement of ``append_rows`` for one shape of its FROM item
+    (one row or many, the placeholder): its text depends on that alone, so it is built once
+    rather than on every append."""
+    quote = connection.ops.quote_name
+    sessions = quote(MemorySession._meta.db_table)
+    columns = ", ".join(quote(f.column) for f in insert_fields())
+    locking, locked = "", ""
+    if not lock_held:
+        locking = f"l AS (SELECT pg_try_advisory_xact_lock({mark}, {mark}) AS ok), "
+        locked = " AND (SELECT ok FROM l)"
+    return (
+        f"WITH {locking}"
+        f"s AS (UPDATE {sessions} SET last_seq = {mark}, "
+        f"message_count = message_count + {mark}, token_count = token_count + {mark}, "
+        f"updated_at = {mark} WHERE id = {mark} AND last_seq = {mark}{locked} "
+        "RETURNING message_count, token_count) "
+        f"INSERT INTO {quote(Message._meta.db_table)} ({columns}) SELECT {select} "
+        f"FROM s, {source} "
+        "RETURNING id, seq, (SELECT message_count FROM s), (SELECT token_count FROM s)"
+    )
 
 
 def bump_counters(
