@@ -214,7 +214,11 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
             theirs = False
         if not said and number and not theirs and not (first is not None and first.search(piece)):
             for carried in lang.carry:
-                said = clause_statements(carried + piece, subject=subject, languages=codes)
+                # Put back, the subject reads only as a rule reads it, never as a plain
+                # statement ("I have two kids, a boy and a girl" is not "The user is a girl").
+                said = clause_statements(
+                    carried + piece, subject=subject, languages=codes, plain=False
+                )
                 if said:
                     break
         found.extend(said)
@@ -334,9 +338,14 @@ def _clauses(sentence: str, codes: tuple[str, ...]) -> list[str]:
 
 
 def clause_statements(
-    clause: str, *, subject: str = DEFAULT_SUBJECT, languages: Sequence[str] | None = None
+    clause: str,
+    *,
+    subject: str = DEFAULT_SUBJECT,
+    languages: Sequence[str] | None = None,
+    plain: bool = True,
 ) -> list[Statement]:
-    """The statements one clause makes about the user (the first language whose rules match)."""
+    """The statements one clause makes about the user (the first language whose rules match;
+    with ``plain``, a first-person statement no rule read, in its own words)."""
     codes = tuple(languages) if languages is not None else rulebook.available()
     langs = rulebook.languages(codes)
     written_in = rulebook.detect(clause, codes)
@@ -350,14 +359,22 @@ def clause_statements(
                 continue  # not this language's letters or words: none of its rules can match
             found = _clause_in(lang, clause, subject, cues=cues)
             if found is not None:
-                return found or _fallback(written_in, clause, subject)
-    return _fallback(written_in, clause, subject)
+                # A clause a rule refused ("I have a question") is no plain statement either.
+                return found or _fallback(written_in, clause, subject, plain=())
+    return _fallback(written_in, clause, subject, plain=own_first if plain else ())
 
 
-def _fallback(lang: rulebook.Language, clause: str, subject: str) -> list[Statement]:
-    """What a clause no rule or cue stored still says: a dated plan (``[event]``), or a
-    negated first-person statement, which ends the current fact it contradicts ("turns out
-    I'm not allergic to penicillin"; a ``deny`` that must name every term of that fact)."""
+def _fallback(
+    lang: rulebook.Language,
+    clause: str,
+    subject: str,
+    *,
+    plain: Sequence[rulebook.Language] = (),
+) -> list[Statement]:
+    """What a clause no rule or cue stored still says: a dated plan (``[event]``), a negated
+    first-person statement, which ends the current fact it contradicts ("turns out I'm not
+    allergic to penicillin"; a ``deny`` that must name every term of that fact), or, read by
+    the ``plain`` languages (``lang`` first), a plain statement in its own words."""
     hypothetical = lang.pattern("hypothetical")
     if hypothetical is not None and hypothetical.search(clause):
         return []
@@ -372,7 +389,93 @@ def _fallback(lang: rulebook.Language, clause: str, subject: str) -> list[Statem
         if len(content_terms(denied, subject=subject)) >= 2:
             return [Statement(denied, change="deny", value=DENY_ALL, language=lang.code)]
         return []
-    return _event_statements(lang, clause, subject)
+    return _event_statements(lang, clause, subject) or next(
+        (
+            found
+            for other in plain
+            if other is lang or lang.code == "en"
+            for found in [_plain_statements(other, clause, subject, own=other is lang)]
+            if found
+        ),
+        [],
+    )
+
+
+def _plain_statements(
+    lang: rulebook.Language, clause: str, subject: str, *, own: bool = True
+) -> list[Statement]:
+    """A first-person statement no rule read, stored in its own words in third person ("I play
+    the cello in a community orchestra" -> "The user plays the cello in a community orchestra",
+    "我戴眼镜" -> "用户戴眼镜"): the first of the language's ``[[plain.form]]`` that matches.
+
+    Never chit-chat, a passing state or a change (``[plain] refuse``: "I'm fine", "I think so",
+    "I moved from Paris to Berlin"), a request, a hypothetical, about someone else, a transient
+    thing ("I have a question") or a value saying nothing ("I have it"). ``own``: ``clause`` was
+    detected in ``lang`` (a form marked ``own`` needs it). The slot
+    is inferred from the statement, so a later value of it supersedes it.
+    """
+    plain = lang.plain
+    if plain is None:
+        return []
+    for refused in (plain.refuse, lang.pattern("request"), lang.pattern("hypothetical")):
+        if refused is not None and refused.search(clause):
+            return []
+    tail = lang.pattern("tail")
+    text = trim(tail.sub("", clause) if tail is not None else clause, lang)
+    if plain.refuse is not None and plain.refuse.search(text):
+        return []
+    for form in plain.forms:
+        match = form.pattern.match(text)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        word = (groups.get("w") or "").strip()
+        low = word.lower()
+        if (form.own and not own) or (
+            form.known and low not in plain.verbs and low not in lang.third_person
+        ):
+            continue
+        if form.verb is not None and not form.verb.fullmatch(word):
+            return []
+        value = clean_value(groups.get("v") or "", lang)
+        first = value.split()[0].lower() if value.split() else ""
+        if (
+            not value
+            or value.lower() in lang.pronoun_values
+            or first in lang.fragment_starts
+            or not content_terms(value, subject=subject)
+        ):
+            return []
+        if form.transient and any(
+            w in lang.transient_heads for w in re.findall(r"[\w'-]+", value.lower())
+        ):
+            return []
+        fields = {
+            "S": subject if subject != DEFAULT_SUBJECT else lang.subject,
+            **{
+                key: subject if subject != DEFAULT_SUBJECT else form_
+                for key, form_ in lang.subject_forms.items()
+            },
+        }
+        third = plain.verbs.get(low) or lang.third_person.get(low)
+        if third is None:
+            third = word
+            for ending, replacement in plain.endings:
+                third, count = ending.subn(replacement, word, count=1)
+                if count:
+                    break
+        text = tidy(form.template.format(**fields, v=value, w=word, w3=third))
+        if quality_problem(text, language=lang.code) is not None:
+            return []
+        return [
+            Statement(
+                text,
+                slot=infer_slot(text, subject=fields["S"]),
+                value=value,
+                language=lang.code,
+            )
+        ]
+    return []
 
 
 # The ``value`` of a ``deny`` read from a plain negation: it ends a fact only when it names all
