@@ -82,6 +82,8 @@ class Statement:
     value: str = ""
     match: str = ""
     language: str = ""
+    # Kept in the statement's own words because no rule read it (``[plain]``).
+    plain: bool = False
 
 
 def rule_statements(
@@ -130,9 +132,13 @@ def rule_statements(
                 continue
             if question is not None and question.search(sentence):
                 continue
-            said: list[Statement] = []
+            everything: list[Statement] = []
             for clause in _clauses(sentence, codes):
-                said.extend(_carried(clause, subject, codes))
+                everything.extend(_carried(clause, subject, codes))
+            # A plain statement beside a correction or an addition is its aside ("same for
+            # Dutch, I grew up near the border"): only what a rule read decides what the
+            # sentence is.
+            said = [s for s in everything if not s.plain]
             fixed = correction.match(sentence.strip()) if correction is not None else None
             fixed_value = next(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
@@ -175,6 +181,7 @@ def rule_statements(
                         Statement(value, change="correct", value=value, message_index=index)
                     )
                 continue
+            said = everything
             if reversal is not None and reversal.search(sentence):
                 said = [
                     replace(s, change="replace")
@@ -473,6 +480,7 @@ def _plain_statements(
                 slot=infer_slot(text, subject=fields["S"]),
                 value=value,
                 language=lang.code,
+                plain=True,
             )
         ]
     return []
