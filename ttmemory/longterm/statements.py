@@ -121,6 +121,7 @@ def rule_statements(
             )
             continue
         before: list[Statement] = []
+        start = len(found)
         for sentence in _marker_joined(_sentences(content, codes), codes):
             if joke is not None and joke.search(sentence):
                 # "I'm a billionaire, lol jk" says nothing; "Just kidding!" on its own takes
@@ -192,6 +193,10 @@ def rule_statements(
             said = [replace(s, message_index=index) for s in said]
             found.extend(said)
             before = said
+        if any(not s.plain for s in found[start:]):
+            # A message the rules read is understood: what they left is its detail ("I'm a
+            # nurse; I work night shifts"). Plain statements fill messages they missed.
+            found[start:] = [s for s in found[start:] if not s.plain]
     return found
 
 
