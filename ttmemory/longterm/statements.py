@@ -444,7 +444,7 @@ def _plain_statements(
         word = (groups.get("w") or "").strip()
         low = word.lower()
         if (form.own and not own) or (
-            form.known and low not in plain.verbs and low not in lang.third_person
+            form.known and low not in plain.verbs
         ):
             continue
         if form.verb is not None and not form.verb.fullmatch(word):
@@ -470,13 +470,19 @@ def _plain_statements(
             },
         }
         third = plain.verbs.get(low) or lang.third_person.get(low)
-        if third is None:
-            third = word
-            for ending, replacement in plain.endings:
-                third, count = ending.subn(replacement, word, count=1)
-                if count:
-                    break
-        text = tidy(form.template.format(**fields, v=value, w=word, w3=third))
+        if third is None and "{w3}" in form.template:
+            # A verb form the language's endings do not know is no statement this form reads.
+            third = next(
+                (
+                    ending.sub(replacement, word, count=1)
+                    for ending, replacement in plain.endings
+                    if ending.search(word)
+                ),
+                None,
+            )
+            if third is None:
+                return []
+        text = tidy(form.template.format(**fields, v=value, w=word, w3=third or word))
         if quality_problem(text, language=lang.code) is not None:
             return []
         return [
