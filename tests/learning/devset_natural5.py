@@ -146,7 +146,11 @@ CONVERSATIONS: list[Conversation] = [
     _c(
         "en5-never-2",
         "never",
-        ["I want to learn to surf", "can you help me plan a trip to Rome?", "I'm thinking of getting a dog"],
+        [
+            "I want to learn to surf",
+            "can you help me plan a trip to Rome?",
+            "I'm thinking of getting a dog",
+        ],
         never=["surf", "Rome", "dog"],
     ),
     # -- Russian ---------------------------------------------------------------------------
@@ -367,7 +371,10 @@ CONVERSATIONS: list[Conversation] = [
         "es5-others-1",
         "others",
         ["Mi hermana es médica", "Yo soy profesor"],
-        [("a qué se dedica el usuario", ["profesor"]), ("qué hace su hermana", ["hermana", "médica"])],
+        [
+            ("a qué se dedica el usuario", ["profesor"]),
+            ("qué hace su hermana", ["hermana", "médica"]),
+        ],
     ),
     _c(
         "es5-never-1",

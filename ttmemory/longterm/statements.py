@@ -443,9 +443,7 @@ def _plain_statements(
         groups = match.groupdict()
         word = (groups.get("w") or "").strip()
         low = word.lower()
-        if (form.own and not own) or (
-            form.known and low not in plain.verbs
-        ):
+        if (form.own and not own) or (form.known and low not in plain.verbs):
             continue
         if form.verb is not None and not form.verb.fullmatch(word):
             return []
