@@ -483,11 +483,14 @@ def _plain_statements(
         text = tidy(form.template.format(**fields, v=value, w=word, w3=third or word))
         if quality_problem(text, language=lang.code) is not None:
             return []
+        # The value a change replaces is the statement's last word ("I commute by bike" after
+        # "I commute by bus"): what comes before it is the predicate the two share.
+        last = value.split()[-1] if " " in value else value
         return [
             Statement(
                 text,
                 slot=infer_slot(text, subject=fields["S"]),
-                value=value,
+                value=last if text.endswith(last) else value,
                 language=lang.code,
                 plain=True,
             )
