@@ -94,3 +94,21 @@ def test_a_plain_statement_takes_the_slot_its_words_name() -> None:
     assert [(s.text, s.slot) for s in found] == [
         ("The user plays the bassoon in a brass band", "hobby")
     ]
+
+
+@pytest.mark.parametrize(
+    ("said", "fact"),
+    [
+        ("my daughter plays the violin", "The user's daughter plays the violin"),
+        ("Моя дочь играет на скрипке", "Дочь пользователя играет на скрипке"),
+        ("Ma fille joue du violon", "Fille de l'utilisateur joue du violon"),
+        ("我女儿弹钢琴", "用户的女儿弹钢琴"),
+    ],
+)
+def test_a_habit_of_someone_of_the_users_is_theirs_never_the_users(
+    db: Any, said: str, fact: str
+) -> None:
+    chat(said)
+
+    assert current() == [fact]
+    assert [s.slot for s in statements.rule_statements([{"role": "user", "content": said}])] == [""]

@@ -70,7 +70,8 @@ class PlainForm:
     the clause's start (group ``v`` the rest, ``w`` the verb), the ``template`` it is stored as;
     ``verb``: what ``w`` must be (``known``: a verb of ``[plain.verbs]``); ``transient``: refused
     when a word of ``v`` is a transient head ("I have a question"); ``own``: tried only on a
-    clause detected in this language (a form holding no first-person word)."""
+    clause detected in this language (a form holding no first-person word); ``others``: about
+    someone of the user's (``w`` names them)."""
 
     pattern: re.Pattern[str]
     template: str
@@ -78,6 +79,8 @@ class PlainForm:
     known: bool = False
     transient: bool = False
     own: bool = False
+    # About someone of the user's (group ``w`` names them): never given a slot of the user's.
+    others: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,6 +326,7 @@ def _plain(
                 known=bool(item.get("known", False)),
                 transient=bool(item.get("transient", False)),
                 own=bool(item.get("own", False)),
+                others=bool(item.get("others", False)),
             )
             for number, item in enumerate(data.get("form", []), start=1)
         ),

@@ -486,10 +486,13 @@ def _plain_statements(
         # The value a change replaces is the statement's last word ("I commute by bike" after
         # "I commute by bus"): what comes before it is the predicate the two share.
         last = value.split()[-1] if " " in value else value
+        slot = infer_slot(text, subject=fields["S"])
+        if form.others and not slot.startswith(low):
+            slot = ""  # "Дочь пользователя играет на скрипке" is not the user's hobby
         return [
             Statement(
                 text,
-                slot=infer_slot(text, subject=fields["S"]),
+                slot=slot,
                 value=last if text.endswith(last) else value,
                 language=lang.code,
                 plain=True,
