@@ -31,6 +31,12 @@ chat, current = talk.chat, talk.current
         ("I'm left-handed, by the way", "The user is left-handed", "is the user left-handed"),
         ("Я ношу контактные линзы", "Пользователь носит контактные линзы", "линзы"),
         ("Ich fahre einen alten Passat", "Der Nutzer fährt einen alten Passat", "Passat"),
+        ("Катаюсь на сноуборде", "Пользователь катается на сноуборде", "сноуборде"),
+        (
+            "Jeden Morgen schwimme ich im See",
+            "Der Nutzer schwimmt jeden Morgen im See",
+            "See",
+        ),
         ("Je joue du violon le soir", "L'utilisateur joue du violon le soir", "violon"),
         ("Toco el saxofón en una banda", "El usuario toca el saxofón en una banda", "saxofón"),
         ("我在大连长大", "用户在大连长大", "大连"),

@@ -480,7 +480,14 @@ def _plain_statements(
             )
             if third is None:
                 return []
-        text = tidy(form.template.format(**fields, v=value, w=word, w3=third or word))
+        # Another part put in the template ("Jeden Tag" of "Jeden Tag fahre ich ...") loses
+        # the capital the start of the sentence gave it.
+        extra = {
+            key: clean_value(part[:1].lower() + part[1:] if match.start(key) == 0 else part, lang)
+            for key, part in groups.items()
+            if key not in {"v", "w"} and part is not None
+        }
+        text = tidy(form.template.format(**fields, **extra, v=value, w=word, w3=third or word))
         if quality_problem(text, language=lang.code) is not None:
             return []
         # The value a change replaces is the statement's last word ("I commute by bike" after
