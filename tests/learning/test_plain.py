@@ -60,11 +60,12 @@ def test_a_plain_statement_is_kept_in_its_own_words_and_recalled(
         ["I guess", "haha ok", "I'm so tired", "I'd love to visit Peru someday"],
         ["I want to learn the banjo", "I'm thinking of getting a parrot", "I have a question"],
         ["I'm at the airport", "I have a headache today", "I basically live at the gym lol"],
+        ["I'm impressed", "I'm all set", "I give up", "I do think so", "I have lost interest"],
         ["Я думаю, да", "Я вернулся", "Я хочу побывать в Перу"],
         ["Ich glaube schon", "Ich bin wieder da", "Ich möchte irgendwann nach Peru"],
         ["Je pense que oui", "Je suis de retour", "J'aimerais visiter le Pérou"],
         ["Creo que sí", "Estoy bien, gracias", "Me gustaría ir a Perú"],
-        ["我觉得是吧", "我回来了", "我想去秘鲁旅游"],
+        ["我觉得是吧", "我回来了", "我想去秘鲁旅游", "我同意", "我在看电视"],
         ["そう思います", "いつかペルーに行きたいです"],
     ],
 )
