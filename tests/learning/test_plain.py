@@ -38,6 +38,11 @@ chat, current = talk.chat, talk.current
             "See",
         ),
         ("Je joue du violon le soir", "L'utilisateur joue du violon le soir", "violon"),
+        (
+            "Ich wohne mit meiner Freundin in einer WG",
+            "Der Nutzer wohnt mit seiner Freundin in einer WG",
+            "WG",
+        ),
         ("Toco el saxofón en una banda", "El usuario toca el saxofón en una banda", "saxofón"),
         ("我在大连长大", "用户在大连长大", "大连"),
         ("私はバイオリンを弾きます", "ユーザーはバイオリンを弾きます", "バイオリン"),
