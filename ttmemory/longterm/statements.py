@@ -421,10 +421,11 @@ def _plain_statements(
     "我戴眼镜" -> "用户戴眼镜"): the first of the language's ``[[plain.form]]`` that matches.
 
     Never chit-chat, a passing state or a change (``[plain] refuse``: "I'm fine", "I think so",
-    "I moved from Paris to Berlin"), a request, a hypothetical, about someone else, a transient
-    thing ("I have a question") or a value saying nothing ("I have it"). ``own``: ``clause`` was
-    detected in ``lang`` (a form marked ``own`` needs it). The slot
-    is inferred from the statement, so a later value of it supersedes it.
+    "I moved from Paris to Berlin"), a request, a hypothetical, a transient thing ("I have a
+    question") or a value saying nothing ("I have it"); someone of the user's only through a
+    form marked ``others`` ("my daughter plays the violin"), never as the user's. ``own``:
+    ``clause`` was detected in ``lang`` (a form marked ``own`` needs it). The slot is inferred
+    from the statement, so a later value of it supersedes it.
     """
     plain = lang.plain
     if plain is None:
