@@ -46,6 +46,7 @@ chat, current = talk.chat, talk.current
         ("Toco el saxofón en una banda", "El usuario toca el saxofón en una banda", "saxofón"),
         ("我在大连长大", "用户在大连长大", "大连"),
         ("私はバイオリンを弾きます", "ユーザーはバイオリンを弾きます", "バイオリン"),
+        ("孫が三人います", "ユーザーは孫が三人います", "孫"),
     ],
 )
 def test_a_plain_statement_is_kept_in_its_own_words_and_recalled(
