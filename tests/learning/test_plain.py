@@ -125,3 +125,28 @@ def test_a_habit_of_someone_of_the_users_is_theirs_never_the_users(
 
     assert current() == [fact]
     assert [s.slot for s in statements.rule_statements([{"role": "user", "content": said}])] == [""]
+
+
+@pytest.mark.parametrize(
+    ("said", "now"),
+    [
+        (
+            ["I drive a Ford Focus", "I sold the Focus last month and bought a Tesla"],
+            [],
+        ),
+        (
+            ["I play badminton on Tuesdays", "I gave up badminton, now I do yoga"],
+            ["The user does yoga"],
+        ),
+        (["Я езжу на старой машине", "Я продал машину"], []),
+        (["Ich fahre einen alten Opel", "Ich habe den Opel verkauft"], []),
+        (["Je joue au tennis le samedi", "J'ai arrêté le tennis"], []),
+        (["我开一辆旧车", "我把车卖了"], []),
+    ],
+)
+def test_something_given_up_ends_the_plain_fact_naming_it(
+    db: Any, said: list[str], now: list[str]
+) -> None:
+    chat(*said)
+
+    assert current() == now

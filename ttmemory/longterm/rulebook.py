@@ -91,6 +91,9 @@ class Plain:
 
     forms: tuple[PlainForm, ...]
     refuse: re.Pattern[str] | None = None
+    # Something of the user's given up ("I sold the Focus", group ``v``): ends the current facts
+    # naming it.
+    ended: re.Pattern[str] | None = None
     verbs: dict[str, str] = field(default_factory=dict)
     endings: tuple[tuple[re.Pattern[str], str], ...] = ()
 
@@ -331,6 +334,7 @@ def _plain(
             for number, item in enumerate(data.get("form", []), start=1)
         ),
         refuse=compiled(data["refuse"], "[plain] refuse") if data.get("refuse") else None,
+        ended=compiled(data["ended"], "[plain] ended") if data.get("ended") else None,
         verbs={str(k).lower(): str(v) for k, v in data.get("verbs", {}).items()},
         endings=tuple(
             (compiled(pattern, "[plain] endings"), str(replacement))

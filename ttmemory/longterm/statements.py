@@ -193,9 +193,10 @@ def rule_statements(
             said = [replace(s, message_index=index) for s in said]
             found.extend(said)
             before = said
-        if any(not s.plain for s in found[start:]):
-            # A message the rules read is understood: what they left is its detail ("I'm a
-            # nurse; I work night shifts"). Plain statements fill messages they missed.
+        if any(not s.plain and s.change not in {"retract", "deny"} for s in found[start:]):
+            # A message the rules read a fact from is understood: what they left is its detail
+            # ("I'm a nurse; I work night shifts"). Plain statements fill messages they missed
+            # (a retraction is no fact: "I gave up badminton, now I do yoga").
             found[start:] = [s for s in found[start:] if not s.plain]
     return found
 
@@ -430,6 +431,9 @@ def _plain_statements(
     plain = lang.plain
     if plain is None:
         return []
+    gone = plain.ended.match(clause) if plain.ended is not None else None
+    if gone is not None:
+        return _given_up(lang, next((v for v in gone.groupdict().values() if v), ""), subject)
     for refused in (plain.refuse, lang.pattern("request"), lang.pattern("hypothetical")):
         if refused is not None and refused.search(clause):
             return []
@@ -507,6 +511,35 @@ def _plain_statements(
             )
         ]
     return []
+
+
+def _given_up(lang: rulebook.Language, said: str, subject: str) -> list[Statement]:
+    """What a clause saying something of the user's is gone ends ("I sold the Focus last
+    month", "gave up badminton", "dejé de ser camarero"): the current facts about the user
+    naming its last word (in another case ending too: "продал машину" ends "ездит на машине")."""
+    value = clean_value(said, lang)
+    words = value.split()
+    if not words:
+        return []
+    last = words[-1] if not CJK.search(value) else value
+    if last.lower() in lang.pronoun_values or not content_terms(last, subject=subject):
+        return []
+    core = (
+        re.escape(last[:-2]) + r"\w{0,3}"
+        if len(last) >= 6 and not CJK.search(last)
+        else re.escape(last)
+    )
+    edge = "" if CJK.search(last) else r"\b"
+    names = "|".join(re.escape(s) for s in dict.fromkeys([subject, *rulebook.subjects()]))
+    return [
+        Statement(
+            value,
+            change="retract",
+            match=f"^(?:{names}).*{edge}{core}{edge}",
+            value=value,
+            language=lang.code,
+        )
+    ]
 
 
 # The ``value`` of a ``deny`` read from a plain negation: it ends a fact only when it names all
