@@ -87,10 +87,22 @@ def test_a_move_from_one_city_to_another_leaves_only_the_new_one_current(db: Any
     assert current() == ["The user lives in Berlin"]
 
 
-def test_a_new_plain_value_said_as_a_change_replaces_the_old_one(db: Any) -> None:
-    chat("I commute by bus", "these days I commute by bike")
+@pytest.mark.parametrize(
+    ("said", "now"),
+    [
+        (["I commute by bus", "these days I commute by bike"], "The user commutes by bike"),
+        (
+            ["I drink coffee every morning", "actually I drink green tea every morning now"],
+            "The user drinks green tea every morning",
+        ),
+    ],
+)
+def test_a_new_plain_value_said_as_a_change_replaces_the_old_one(
+    db: Any, said: list[str], now: str
+) -> None:
+    chat(*said)
 
-    assert current() == ["The user commutes by bike"]
+    assert current() == [now]
 
 
 def test_a_plain_clause_beside_a_correction_is_its_aside_not_a_fact(db: Any) -> None:
@@ -150,3 +162,9 @@ def test_something_given_up_ends_the_plain_fact_naming_it(
     chat(*said)
 
     assert current() == now
+
+
+def test_what_the_user_used_to_do_ends_the_fact_and_the_new_habit_is_kept(db: Any) -> None:
+    chat("I drink coffee every morning", "I used to drink coffee, now I drink tea")
+
+    assert current() == ["The user drinks tea"]

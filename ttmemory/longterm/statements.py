@@ -495,9 +495,6 @@ def _plain_statements(
         text = tidy(form.template.format(**fields, **extra, v=value, w=word, w3=third or word))
         if quality_problem(text, language=lang.code) is not None:
             return []
-        # The value a change replaces is the statement's last word ("I commute by bike" after
-        # "I commute by bus"): what comes before it is the predicate the two share.
-        last = value.split()[-1] if " " in value else value
         slot = infer_slot(text, subject=fields["S"])
         if form.others and not slot.startswith(low):
             slot = ""  # "Дочь пользователя играет на скрипке" is not the user's hobby
@@ -505,7 +502,9 @@ def _plain_statements(
             Statement(
                 text,
                 slot=slot,
-                value=last if text.endswith(last) else value,
+                # What follows the verb: a reversal ("these days I commute by bike") replaces
+                # the fact with the same verb ("commutes by bus", services.learning._replaced).
+                value=value,
                 language=lang.code,
                 plain=True,
             )
