@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
@@ -64,6 +64,40 @@ class Event:
     drop: re.Pattern[str] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PlainForm:
+    """One shape of a plain first-person statement (``[[plain.form]]``): ``pattern`` anchored at
+    the clause's start (group ``v`` the rest, ``w`` the verb), the ``template`` it is stored as;
+    ``verb``: what ``w`` must be (``known``: a verb of ``[plain.verbs]``); ``transient``: refused
+    when a word of ``v`` is a transient head ("I have a question"); ``own``: tried only on a
+    clause detected in this language (a form holding no first-person word); ``others``: about
+    someone of the user's (``w`` names them)."""
+
+    pattern: re.Pattern[str]
+    template: str
+    verb: re.Pattern[str] | None = None
+    known: bool = False
+    transient: bool = False
+    own: bool = False
+    # About someone of the user's (group ``w`` names them): never given a slot of the user's.
+    others: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Plain:
+    """What a first-person statement no rule read is stored as, in its own words (``[plain]``):
+    its ``forms``, what is never kept (``refuse``: chit-chat, passing states, changes), the verb
+    in third person (``verbs``, else the first ``endings`` rewrite that applies)."""
+
+    forms: tuple[PlainForm, ...]
+    refuse: re.Pattern[str] | None = None
+    # Something of the user's given up ("I sold the Focus", group ``v``): ends the current facts
+    # naming it.
+    ended: re.Pattern[str] | None = None
+    verbs: dict[str, str] = field(default_factory=dict)
+    endings: tuple[tuple[re.Pattern[str], str], ...] = ()
+
+
 @dataclass(frozen=True)
 class Language:
     """The compiled rules of one language."""
@@ -107,6 +141,8 @@ class Language:
     # Words that name the same thing in questions and statements ("mum", "mother"): ``[synonyms]
     # groups``, each a list; a question holding one is also asked with the others.
     synonyms: tuple[tuple[str, ...], ...] = ()
+    # A first-person statement no rule read, kept in its own words: ``[plain]``.
+    plain: Plain | None = None
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -272,6 +308,38 @@ def load(code: str) -> Language:
             name: "|".join(re.escape(word) for word in words)
             for name, words in lexicon.get("value_classes", {}).items()
         },
+        plain=_plain(data.get("plain"), compiled),
+    )
+
+
+def _plain(
+    data: dict[str, Any] | None, compiled: Callable[[str, str], re.Pattern[str]]
+) -> Plain | None:
+    """The ``[plain]`` table of a rule file, compiled (None when the file has none)."""
+    if not data:
+        return None
+    return Plain(
+        forms=tuple(
+            PlainForm(
+                pattern=compiled(item["pattern"], f"plain form {number}"),
+                template=item["template"],
+                verb=compiled(item["verb"], f"plain form {number} verb")
+                if item.get("verb")
+                else None,
+                known=bool(item.get("known", False)),
+                transient=bool(item.get("transient", False)),
+                own=bool(item.get("own", False)),
+                others=bool(item.get("others", False)),
+            )
+            for number, item in enumerate(data.get("form", []), start=1)
+        ),
+        refuse=compiled(data["refuse"], "[plain] refuse") if data.get("refuse") else None,
+        ended=compiled(data["ended"], "[plain] ended") if data.get("ended") else None,
+        verbs={str(k).lower(): str(v) for k, v in data.get("verbs", {}).items()},
+        endings=tuple(
+            (compiled(pattern, "[plain] endings"), str(replacement))
+            for pattern, replacement in data.get("endings", [])
+        ),
     )
 
 

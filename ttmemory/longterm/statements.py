@@ -82,6 +82,8 @@ class Statement:
     value: str = ""
     match: str = ""
     language: str = ""
+    # Kept in the statement's own words because no rule read it (``[plain]``).
+    plain: bool = False
 
 
 def rule_statements(
@@ -119,6 +121,7 @@ def rule_statements(
             )
             continue
         before: list[Statement] = []
+        start = len(found)
         for sentence in _marker_joined(_sentences(content, codes), codes):
             if joke is not None and joke.search(sentence):
                 # "I'm a billionaire, lol jk" says nothing; "Just kidding!" on its own takes
@@ -130,9 +133,13 @@ def rule_statements(
                 continue
             if question is not None and question.search(sentence):
                 continue
-            said: list[Statement] = []
+            everything: list[Statement] = []
             for clause in _clauses(sentence, codes):
-                said.extend(_carried(clause, subject, codes))
+                everything.extend(_carried(clause, subject, codes))
+            # A plain statement beside a correction or an addition is its aside ("same for
+            # Dutch, I grew up near the border"): only what a rule read decides what the
+            # sentence is.
+            said = [s for s in everything if not s.plain]
             fixed = correction.match(sentence.strip()) if correction is not None else None
             fixed_value = next(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
@@ -175,6 +182,7 @@ def rule_statements(
                         Statement(value, change="correct", value=value, message_index=index)
                     )
                 continue
+            said = everything
             if reversal is not None and reversal.search(sentence):
                 said = [
                     replace(s, change="replace")
@@ -185,6 +193,11 @@ def rule_statements(
             said = [replace(s, message_index=index) for s in said]
             found.extend(said)
             before = said
+        if any(not s.plain and s.change not in {"retract", "deny"} for s in found[start:]):
+            # A message the rules read a fact from is understood: what they left is its detail
+            # ("I'm a nurse; I work night shifts"). Plain statements fill messages they missed
+            # (a retraction is no fact: "I gave up badminton, now I do yoga").
+            found[start:] = [s for s in found[start:] if not s.plain]
     return found
 
 
@@ -214,7 +227,11 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
             theirs = False
         if not said and number and not theirs and not (first is not None and first.search(piece)):
             for carried in lang.carry:
-                said = clause_statements(carried + piece, subject=subject, languages=codes)
+                # Put back, the subject reads only as a rule reads it, never as a plain
+                # statement ("I have two kids, a boy and a girl" is not "The user is a girl").
+                said = clause_statements(
+                    carried + piece, subject=subject, languages=codes, plain=False
+                )
                 if said:
                     break
         found.extend(said)
@@ -334,9 +351,14 @@ def _clauses(sentence: str, codes: tuple[str, ...]) -> list[str]:
 
 
 def clause_statements(
-    clause: str, *, subject: str = DEFAULT_SUBJECT, languages: Sequence[str] | None = None
+    clause: str,
+    *,
+    subject: str = DEFAULT_SUBJECT,
+    languages: Sequence[str] | None = None,
+    plain: bool = True,
 ) -> list[Statement]:
-    """The statements one clause makes about the user (the first language whose rules match)."""
+    """The statements one clause makes about the user (the first language whose rules match;
+    with ``plain``, a first-person statement no rule read, in its own words)."""
     codes = tuple(languages) if languages is not None else rulebook.available()
     langs = rulebook.languages(codes)
     written_in = rulebook.detect(clause, codes)
@@ -350,14 +372,22 @@ def clause_statements(
                 continue  # not this language's letters or words: none of its rules can match
             found = _clause_in(lang, clause, subject, cues=cues)
             if found is not None:
-                return found or _fallback(written_in, clause, subject)
-    return _fallback(written_in, clause, subject)
+                # A clause a rule refused ("I have a question") is no plain statement either.
+                return found or _fallback(written_in, clause, subject, plain=())
+    return _fallback(written_in, clause, subject, plain=own_first if plain else ())
 
 
-def _fallback(lang: rulebook.Language, clause: str, subject: str) -> list[Statement]:
-    """What a clause no rule or cue stored still says: a dated plan (``[event]``), or a
-    negated first-person statement, which ends the current fact it contradicts ("turns out
-    I'm not allergic to penicillin"; a ``deny`` that must name every term of that fact)."""
+def _fallback(
+    lang: rulebook.Language,
+    clause: str,
+    subject: str,
+    *,
+    plain: Sequence[rulebook.Language] = (),
+) -> list[Statement]:
+    """What a clause no rule or cue stored still says: a dated plan (``[event]``), a negated
+    first-person statement, which ends the current fact it contradicts ("turns out I'm not
+    allergic to penicillin"; a ``deny`` that must name every term of that fact), or, read by
+    the ``plain`` languages (``lang`` first), a plain statement in its own words."""
     hypothetical = lang.pattern("hypothetical")
     if hypothetical is not None and hypothetical.search(clause):
         return []
@@ -372,7 +402,143 @@ def _fallback(lang: rulebook.Language, clause: str, subject: str) -> list[Statem
         if len(content_terms(denied, subject=subject)) >= 2:
             return [Statement(denied, change="deny", value=DENY_ALL, language=lang.code)]
         return []
-    return _event_statements(lang, clause, subject)
+    return _event_statements(lang, clause, subject) or next(
+        (
+            found
+            for other in plain
+            if other is lang or lang.code == "en"
+            for found in [_plain_statements(other, clause, subject, own=other is lang)]
+            if found
+        ),
+        [],
+    )
+
+
+def _plain_statements(
+    lang: rulebook.Language, clause: str, subject: str, *, own: bool = True
+) -> list[Statement]:
+    """A first-person statement no rule read, stored in its own words in third person ("I play
+    the cello in a community orchestra" -> "The user plays the cello in a community orchestra",
+    "我戴眼镜" -> "用户戴眼镜"): the first of the language's ``[[plain.form]]`` that matches.
+
+    Never chit-chat, a passing state or a change (``[plain] refuse``: "I'm fine", "I think so",
+    "I moved from Paris to Berlin"), a request, a hypothetical, a transient thing ("I have a
+    question") or a value saying nothing ("I have it"); someone of the user's only through a
+    form marked ``others`` ("my daughter plays the violin"), never as the user's. ``own``:
+    ``clause`` was detected in ``lang`` (a form marked ``own`` needs it). The slot is inferred
+    from the statement, so a later value of it supersedes it.
+    """
+    plain = lang.plain
+    if plain is None:
+        return []
+    gone = plain.ended.match(clause) if plain.ended is not None else None
+    if gone is not None:
+        return _given_up(lang, next((v for v in gone.groupdict().values() if v), ""), subject)
+    for refused in (plain.refuse, lang.pattern("request"), lang.pattern("hypothetical")):
+        if refused is not None and refused.search(clause):
+            return []
+    tail = lang.pattern("tail")
+    text = trim(tail.sub("", clause) if tail is not None else clause, lang)
+    if plain.refuse is not None and plain.refuse.search(text):
+        return []
+    for form in plain.forms:
+        match = form.pattern.match(text)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        word = (groups.get("w") or "").strip()
+        low = word.lower()
+        if (form.own and not own) or (form.known and low not in plain.verbs):
+            continue
+        if form.verb is not None and not form.verb.fullmatch(word):
+            return []
+        value = clean_value(groups.get("v") or "", lang)
+        first = value.split()[0].lower() if value.split() else ""
+        if (
+            not value
+            or value.lower() in lang.pronoun_values
+            or first in lang.fragment_starts
+            or not content_terms(value, subject=subject)
+        ):
+            return []
+        if form.transient and any(
+            w in lang.transient_heads for w in re.findall(r"[\w'-]+", value.lower())
+        ):
+            return []
+        fields = {
+            "S": subject if subject != DEFAULT_SUBJECT else lang.subject,
+            **{
+                key: subject if subject != DEFAULT_SUBJECT else form_
+                for key, form_ in lang.subject_forms.items()
+            },
+        }
+        third = plain.verbs.get(low) or lang.third_person.get(low)
+        if third is None and "{w3}" in form.template:
+            # A verb form the language's endings do not know is no statement this form reads.
+            third = next(
+                (
+                    ending.sub(replacement, word, count=1)
+                    for ending, replacement in plain.endings
+                    if ending.search(word)
+                ),
+                None,
+            )
+            if third is None:
+                return []
+        # Another part put in the template ("Jeden Tag" of "Jeden Tag fahre ich ...") loses
+        # the capital the start of the sentence gave it.
+        extra = {
+            key: clean_value(part[:1].lower() + part[1:] if match.start(key) == 0 else part, lang)
+            for key, part in groups.items()
+            if key not in {"v", "w"} and part is not None
+        }
+        text = tidy(form.template.format(**fields, **extra, v=value, w=word, w3=third or word))
+        if quality_problem(text, language=lang.code) is not None:
+            return []
+        slot = infer_slot(text, subject=fields["S"])
+        if form.others and not slot.startswith(low):
+            slot = ""  # "Дочь пользователя играет на скрипке" is not the user's hobby
+        return [
+            Statement(
+                text,
+                slot=slot,
+                # What follows the verb: a reversal ("these days I commute by bike") replaces
+                # the fact with the same verb ("commutes by bus", services.learning._replaced).
+                value=value,
+                language=lang.code,
+                plain=True,
+            )
+        ]
+    return []
+
+
+def _given_up(lang: rulebook.Language, said: str, subject: str) -> list[Statement]:
+    """What a clause saying something of the user's is gone ends ("I sold the Focus last
+    month", "gave up badminton", "dejé de ser camarero"): the current facts about the user
+    naming its last word (in another case ending too: "продал машину" ends "ездит на машине")."""
+    value = clean_value(said, lang)
+    words = value.split()
+    if not words:
+        return []
+    last = words[-1] if not CJK.search(value) else value
+    if last.lower() in lang.pronoun_values or not content_terms(last, subject=subject):
+        return []
+    core = (
+        re.escape(last[:-2]) + r"\w{0,3}"
+        if len(last) >= 6 and not CJK.search(last)
+        else re.escape(last)
+    )
+    edge = "" if CJK.search(last) else r"\b"
+    names = "|".join(re.escape(s) for s in dict.fromkeys([subject, *rulebook.subjects()]))
+    return [
+        Statement(
+            value,
+            change="retract",
+            match=f"^(?:{names}).*{edge}{core}{edge}",
+            value=value,
+            language=lang.code,
+        )
+    ]
 
 
 # The ``value`` of a ``deny`` read from a plain negation: it ends a fact only when it names all

@@ -458,7 +458,10 @@ def _replaced(
         other = statements.canonical(fact.text, subject=subject)
         if fact.valid_to is not None or other == key or not other.startswith(predicate + " "):
             continue
-        if value_terms & set(normalise_terms(other[len(predicate) :])):
+        rest = normalise_terms(other[len(predicate) :])
+        # The same predicate of another one-word value ("commutes by bus" -> "by bike": "by"
+        # is no term).
+        if value_terms & set(rest) or (len(rest) == 1 == len(value_terms) and " " in predicate):
             return fact, "SUPERSEDE"
     return None, candidate.action
 
