@@ -1,6 +1,7 @@
 """Where a ``fact_recall``'s time goes: wall time per stage, in process.
 
     .venv/bin/python bench/recall_stages.py [--facts 1000] [--recalls 300] [--mode hybrid]
+        [--without budget,expansion]
 
 Loads the recall benchmark's evaluation-set facts (``bench.recall.corpus``) into a namespace of
 a database of its own (PostgreSQL: created and dropped; SQLite with ``DATABASE_URL``: the
@@ -12,6 +13,12 @@ precedes it), the fusion steps, and the hits read. Prints the p50 of whole recal
 stage's mean per recall; what is left is ``fact_recall``'s own code and the telemetry around
 it. Unlike a profiler's, these timers add a microsecond or two per stage, so the stages add up
 to the whole; wall time on a busy machine includes waiting for a core.
+
+``--without`` switches off what two features add to a recall, to see what they cost:
+``budget``, the postings budget of namespaces above ``bm25.BUDGET_ABOVE_FACTS`` (issue 36: the
+cost of a repetitive vocabulary); ``expansion``, the question's slot words and synonyms
+(``asking.expanded``, issue 35). A stage a checkout does not have is not timed, so the script
+also runs in an older checkout (copied in) for a before/after comparison.
 """
 
 from __future__ import annotations
@@ -69,8 +76,21 @@ def instrument(spent: dict[str, float]) -> None:
         owner: Any = importlib.import_module(module_path)
         *path, name = attribute.split(".")
         for part in path:
-            owner = getattr(owner, part)
-        setattr(owner, name, _timed(spent, label, getattr(owner, name)))
+            owner = getattr(owner, part, None)
+        if owner is not None and hasattr(owner, name):  # an older checkout may lack it
+            setattr(owner, name, _timed(spent, label, getattr(owner, name)))
+
+
+def switch_off(features: set[str]) -> None:
+    """No postings budget (``budget``) and no question expansion (``expansion``)."""
+    if "budget" in features:
+        from ttmemory.longterm import bm25
+
+        bm25.BUDGET_ABOVE_FACTS = 2**62
+    if "expansion" in features:
+        from ttmemory.longterm import asking
+
+        asking.expanded = lambda question, language=None: question
 
 
 def main() -> None:
@@ -78,7 +98,11 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=1000)
     parser.add_argument("--recalls", type=int, default=300)
     parser.add_argument("--mode", choices=("hybrid", "keyword"), default="hybrid")
+    parser.add_argument("--without", default="", help="comma-separated: budget, expansion")
     args = parser.parse_args()
+    features = {part.strip() for part in args.without.split(",") if part.strip()}
+    if features - {"budget", "expansion"}:
+        parser.error(f"--without: unknown {sorted(features - {'budget', 'expansion'})}")
 
     import django
 
@@ -93,6 +117,7 @@ def main() -> None:
 
     spent: dict[str, float] = {}
     instrument(spent)
+    switch_off(features)
     with bench.dedicated_database("ttmemory_bench_stages") as created:
         if not created:
             call_command("migrate", verbosity=0)
@@ -121,7 +146,8 @@ def main() -> None:
             bench.delete_namespaces(namespace)
     n = len(walls)
     print(
-        f"{args.mode} fact_recall, {args.facts:,} facts, {connection.vendor}, k=10: "
+        f"{args.mode} fact_recall, {args.facts:,} facts, {connection.vendor}, k=10"
+        f"{', without ' + args.without if features else ''}: "
         f"p50 {statistics.median(walls) * 1e3:.2f} ms, mean {statistics.fmean(walls) * 1e3:.2f} "
         f"ms over {n} recalls"
     )
