@@ -168,3 +168,15 @@ def test_what_the_user_used_to_do_ends_the_fact_and_the_new_habit_is_kept(db: An
     chat("I drink coffee every morning", "I used to drink coffee, now I drink tea")
 
     assert current() == ["The user drinks tea"]
+
+
+def test_with_plain_statements_off_only_what_a_rule_reads_is_stored(db: Any, settings: Any) -> None:
+    """``LEARN_PLAIN_STATEMENTS = False``: the plain statement is not kept, a rule's fact is."""
+    settings.TTMEMORY = {**settings.TTMEMORY, "LEARN_PLAIN_STATEMENTS": False}
+    chat("I commute by bike. I'm allergic to peanuts.")
+
+    assert current() == ["The user is allergic to peanuts"]
+    settings.TTMEMORY = {**settings.TTMEMORY, "LEARN_PLAIN_STATEMENTS": True}
+    chat("I commute by bike.")
+
+    assert current() == ["The user commutes by bike", "The user is allergic to peanuts"]

@@ -234,6 +234,11 @@ class AppSettings:
     # The periodic task ttmemory.learn_idle queues extraction for sessions with unlearned
     # messages and no activity for this many seconds (0: off).
     LEARN_IDLE_SECONDS = Setting(0, seconds(meaning="0: off"))
+    # The offline rules keep a first-person statement no rule reads in its own words ("I
+    # commute by bike" -> "The user commutes by bike"; each rule file's [plain]). False: only what a
+    # rule reads is stored (fewer facts, and none left current by a change said in a way no
+    # rule reads; docs/extraction.md).
+    LEARN_PLAIN_STATEMENTS = Setting(True, boolean)
     # Queue summarisation when a session's live tokens exceed this (0: never automatically);
     # the session is trimmed to SUMMARY_KEEP_TOKENS and what left is merged into the summary.
     SUMMARISE_AT_TOKENS = Setting(0, integer(minimum=0, meaning="0: never"))

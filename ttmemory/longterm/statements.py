@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from ttmemory.conf import app_settings
 from ttmemory.longterm import rulebook, slots
 from ttmemory.longterm.gate import MAX_STATEMENT_CHARS, quality_problem
 from ttmemory.longterm.normalise import (
@@ -358,7 +359,8 @@ def clause_statements(
     plain: bool = True,
 ) -> list[Statement]:
     """The statements one clause makes about the user (the first language whose rules match;
-    with ``plain``, a first-person statement no rule read, in its own words)."""
+    with ``plain`` and ``LEARN_PLAIN_STATEMENTS``, a first-person statement no rule read, in
+    its own words)."""
     codes = tuple(languages) if languages is not None else rulebook.available()
     langs = rulebook.languages(codes)
     written_in = rulebook.detect(clause, codes)
@@ -374,6 +376,7 @@ def clause_statements(
             if found is not None:
                 # A clause a rule refused ("I have a question") is no plain statement either.
                 return found or _fallback(written_in, clause, subject, plain=())
+    plain = plain and app_settings.LEARN_PLAIN_STATEMENTS
     return _fallback(written_in, clause, subject, plain=own_first if plain else ())
 
 
