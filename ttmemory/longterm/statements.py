@@ -420,9 +420,9 @@ def _fallback(
 def _plain_statements(
     lang: rulebook.Language, clause: str, subject: str, *, own: bool = True
 ) -> list[Statement]:
-    """A first-person statement no rule read, stored in its own words in third person ("I play
-    the cello in a community orchestra" -> "The user plays the cello in a community orchestra",
-    "我戴眼镜" -> "用户戴眼镜"): the first of the language's ``[[plain.form]]`` that matches.
+    """A first-person statement no rule read, stored in its own words in third person ("I work
+    night shifts at the hospital" -> "The user works night shifts at the hospital", "我戴眼镜"
+    -> "用户戴眼镜"): the first of the language's ``[[plain.form]]`` that matches.
 
     Never chit-chat, a passing state or a change (``[plain] refuse``: "I'm fine", "I think so",
     "I moved from Paris to Berlin"), a request, a hypothetical, a transient thing ("I have a
