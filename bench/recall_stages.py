@@ -90,7 +90,10 @@ def switch_off(features: set[str]) -> None:
     if "expansion" in features:
         from ttmemory.longterm import asking
 
-        asking.expanded = lambda question, language=None: question
+        def as_asked(question: str, *, language: str | None = None) -> str:
+            return question
+
+        asking.expanded = as_asked
 
 
 def main() -> None:
