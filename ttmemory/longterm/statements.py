@@ -108,6 +108,7 @@ def rule_statements(
     joke = rulebook.joined(codes, "joke")
     correction = rulebook.joined(codes, "correction")
     reversal = rulebook.joined(codes, "reversal")
+    additive = rulebook.joined(codes, "additive")
     also = rulebook.joined(codes, "also")
     found: list[Statement] = []
     for index, message in enumerate(messages):
@@ -184,7 +185,11 @@ def rule_statements(
                     )
                 continue
             said = everything
-            if reversal is not None and reversal.search(sentence):
+            if (
+                reversal is not None
+                and reversal.search(sentence)
+                and not (additive is not None and additive.search(sentence))
+            ):  # "these days I take the bike", not "these days I also volunteer"
                 said = [
                     replace(s, change="replace")
                     if s.change == "add" and not slots.is_single_valued(s.slot)

@@ -463,6 +463,21 @@ def _replaced(
         # is no term).
         if value_terms & set(rest) or (len(rest) == 1 == len(value_terms) and " " in predicate):
             return fact, "SUPERSEDE"
+    if not candidate.slot:
+        # A change said with another verb ("these days I take the bike to work" after "The
+        # user drives to work"): the best recalled current fact without a slot, said with
+        # another verb, that names a word of the new value (a fact with a slot is replaced by a
+        # value of that slot only).
+        for fact in hits.facts:
+            other = statements.canonical(fact.text, subject=subject)
+            if (
+                fact.valid_to is None
+                and not (fact.metadata or {}).get("slot")
+                and other != key
+                and not other.startswith(predicate + " ")
+                and value_terms & statements.content_terms(fact.text, subject=subject)
+            ):
+                return fact, "SUPERSEDE"
     return None, candidate.action
 
 
