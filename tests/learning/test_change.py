@@ -445,3 +445,42 @@ def test_facts_learn_returns_fact_changes_with_retractions_and_the_rejected_coun
         ("RETRACT", "The user is allergic to peanuts"),
         ("ADD", "The user lives in Porto"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "now"),
+    [
+        (
+            "I drive to work every day.",
+            "These days I take the bike to work.",
+            ["The user takes the bike to work"],
+        ),
+        (
+            "I drink coffee every morning.",
+            "Nowadays I have green tea in the morning instead.",
+            ["The user has green tea in the morning"],
+        ),
+        (
+            "Я езжу на работу на машине.",
+            "Теперь я езжу на работу на велосипеде.",
+            ["Пользователь ездит на работу на велосипеде"],
+        ),
+    ],
+)
+def test_a_change_said_with_another_verb_supersedes_the_old_statement(
+    db: Any, before: str, after: str, now: list[str]
+) -> None:
+    chat(before)
+    chat(after)
+
+    assert current() == now
+
+
+def test_a_statement_that_adds_with_also_replaces_nothing(db: Any) -> None:
+    chat("I work night shifts at the hospital.")
+    chat("These days I also volunteer at the hospital on Sundays.")
+
+    assert current() == [
+        "The user volunteers at the hospital on Sundays",
+        "The user works night shifts at the hospital",
+    ]
