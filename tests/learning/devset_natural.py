@@ -13,6 +13,27 @@ from typing import Any
 
 Conversation = dict[str, Any]
 
+
+def conversation(
+    id: str,
+    cat: str,
+    said: list[str],
+    current: list[tuple[str, list[str]]] | None = None,
+    stale: list[str] | None = None,
+    never: list[str] | None = None,
+    *,
+    set_number: str,
+) -> Conversation:
+    """One conversation of a later set, whose ids read ``<lang><set_number>-...``
+    ("en4-rev-3"): its language is what stands before ``<set_number>-``."""
+    made: Conversation = {"id": id, "lang": id.split(f"{set_number}-")[0], "cat": cat}
+    made["said"] = said
+    for name, value in (("current", current), ("stale", stale), ("never", never)):
+        if value:
+            made[name] = value
+    return made
+
+
 CONVERSATIONS: list[Conversation] = [
     # -- English ---------------------------------------------------------------------------
     {

@@ -12,22 +12,11 @@ same time and run once, at the end of the round.
 
 from __future__ import annotations
 
-from tests.learning.devset_natural import Conversation
+import functools
 
+from tests.learning.devset_natural import Conversation, conversation
 
-def _c(
-    id: str,
-    cat: str,
-    said: list[str],
-    current: list[tuple[str, list[str]]] | None = None,
-    stale: list[str] | None = None,
-    never: list[str] | None = None,
-) -> Conversation:
-    conversation: Conversation = {"id": id, "lang": id.split("5-")[0], "cat": cat, "said": said}
-    for name, value in (("current", current), ("stale", stale), ("never", never)):
-        if value:
-            conversation[name] = value
-    return conversation
+_c = functools.partial(conversation, set_number="5")
 
 
 CONVERSATIONS: list[Conversation] = [
