@@ -484,3 +484,33 @@ def test_a_statement_that_adds_with_also_replaces_nothing(db: Any) -> None:
         "The user volunteers at the hospital on Sundays",
         "The user works night shifts at the hospital",
     ]
+
+
+@pytest.mark.parametrize(
+    ("theirs", "mine", "now"),
+    [
+        (
+            "My sister works night shifts at the hospital.",
+            "These days I volunteer at the hospital.",
+            [
+                "The user volunteers at the hospital",
+                "The user's sister works night shifts at the hospital",
+            ],
+        ),
+        (
+            "My daughter plays the violin every day.",
+            "Nowadays I play the violin in a band.",
+            [
+                "The user plays the violin in a band",
+                "The user's daughter plays the violin every day",
+            ],
+        ),
+    ],
+)
+def test_a_change_of_the_users_never_replaces_someone_elses_fact(
+    db: Any, theirs: str, mine: str, now: list[str]
+) -> None:
+    chat(theirs)
+    chat(mine)
+
+    assert current() == now

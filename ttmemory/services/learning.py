@@ -463,22 +463,34 @@ def _replaced(
         # is no term).
         if value_terms & set(rest) or (len(rest) == 1 == len(value_terms) and " " in predicate):
             return fact, "SUPERSEDE"
-    if not candidate.slot:
+    if not candidate.slot and _about_the_user(key):
         # A change said with another verb ("these days I take the bike to work" after "The
-        # user drives to work"): the best recalled current fact without a slot, said with
-        # another verb, that names a word of the new value (a fact with a slot is replaced by a
-        # value of that slot only).
+        # user drives to work"): the best recalled current fact about the user without a slot,
+        # said with another verb, that names a word of the new value (a fact with a slot is
+        # replaced by a value of that slot only; someone else's fact never).
         for fact in hits.facts:
             other = statements.canonical(fact.text, subject=subject)
             if (
                 fact.valid_to is None
                 and not (fact.metadata or {}).get("slot")
+                and _about_the_user(other)
                 and other != key
                 and not other.startswith(predicate + " ")
                 and value_terms & statements.content_terms(fact.text, subject=subject)
             ):
                 return fact, "SUPERSEDE"
     return None, candidate.action
+
+
+# A canonical statement about someone of the user's: the subject's possessive ("@'s sister",
+# "@の娘", "@的妹妹"); in other languages the subject then does not lead ("сестра пользователя").
+_SOMEONE_OF_THE_USERS = re.compile(r"@\s*(?:'s?(?!\w)|の|的)")
+
+
+def _about_the_user(canonical: str) -> bool:
+    """Whether a canonical statement (``statements.canonical``) is about the user, not about
+    someone of theirs."""
+    return canonical.startswith("@") and _SOMEONE_OF_THE_USERS.match(canonical) is None
 
 
 def _corrected(
