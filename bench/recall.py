@@ -190,11 +190,17 @@ def environment() -> dict[str, str]:
 @contextmanager
 def dedicated_database(name: str) -> Iterator[bool]:
     """Point the default connection at a new, migrated database ``name`` on the same
-    PostgreSQL server, dropped afterwards; yields False (nothing changed) if it cannot be made.
+    PostgreSQL server, dropped afterwards; yields False (nothing changed) if it cannot be made
+    or the default connection is no PostgreSQL one (SQLite's parameters name no server: an
+    argument-less psycopg connection would reach whatever local server libpq finds, and the
+    SQLite connection would then open a file of that name).
     """
     import psycopg
     from django.core.management import call_command
 
+    if connection.vendor != "postgresql":
+        yield False
+        return
     params = connection_params()
     try:
         with psycopg.connect(**params, autocommit=True) as admin:
