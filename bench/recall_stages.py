@@ -30,7 +30,8 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -81,19 +82,25 @@ def instrument(spent: dict[str, float]) -> None:
             setattr(owner, name, _timed(spent, label, getattr(owner, name)))
 
 
-def switch_off(features: set[str]) -> None:
-    """No postings budget (``budget``) and no question expansion (``expansion``)."""
-    if "budget" in features:
-        from ttmemory.longterm import bm25
+@contextmanager
+def switched_off(features: set[str]) -> Iterator[None]:
+    """No postings budget (``budget``: ``bm25.uncapped``) and no question expansion
+    (``expansion``), inside the block."""
+    with ExitStack() as stack:
+        if "budget" in features:
+            from ttmemory.longterm import bm25
 
-        bm25.BUDGET_ABOVE_FACTS = 2**62
-    if "expansion" in features:
-        from ttmemory.longterm import asking
+            stack.enter_context(bm25.uncapped())
+        if "expansion" in features:
+            from ttmemory.longterm import asking
 
-        def as_asked(question: str, *, language: str | None = None) -> str:
-            return question
+            def as_asked(question: str, *, language: str | None = None) -> str:
+                return question
 
-        asking.expanded = as_asked
+            before = asking.expanded
+            asking.expanded = as_asked
+            stack.callback(setattr, asking, "expanded", before)
+        yield
 
 
 def main() -> None:
@@ -110,8 +117,6 @@ def main() -> None:
     import django
 
     django.setup()
-    from contextlib import nullcontext
-
     from django.core.management import call_command
     from django.db import connection
 
@@ -120,7 +125,6 @@ def main() -> None:
 
     spent: dict[str, float] = {}
     instrument(spent)
-    switch_off(features)
     with bench.dedicated_database("ttmemory_bench_stages") as created:
         if not created:
             call_command("migrate", verbosity=0)
@@ -134,7 +138,11 @@ def main() -> None:
             {"BACKEND": "bench.recall.UnavailableEmbedder"}, EMBEDDER_BREAKER_SECONDS=3600.0
         )
         try:
-            with bench.configured(), keyword_only if args.mode == "keyword" else nullcontext():
+            with (
+                bench.configured(),
+                keyword_only if args.mode == "keyword" else nullcontext(),
+                switched_off(features),
+            ):
                 asked = [questions[i % len(questions)] for i in range(args.recalls)]
                 for question in asked[:60]:
                     selectors.fact_recall(namespace=namespace, query=question, k=10)

@@ -109,11 +109,6 @@ def budgeted(facts: int | None) -> bool:
     return _capped and (facts is None or facts > BUDGET_ABOVE_FACTS)
 
 
-def postings_budget() -> int:
-    """``POSTINGS_BUDGET``, or no limit inside ``uncapped``."""
-    return POSTINGS_BUDGET if _capped else 2**62
-
-
 @contextmanager
 def uncapped() -> Iterator[None]:
     """Every query word's postings read whole in the body (benchmarks: the reference ranking)."""

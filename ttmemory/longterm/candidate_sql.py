@@ -173,7 +173,7 @@ def statement(
     score = _bm25(d, "r.tf", "f.term_count", "st.n", "df.n", "st.avgdl")
     each = d.join_each("p", term, where=postings, columns="p.fact_id, p.tf")
     if budgeted:
-        params["budget"] = bm25.postings_budget()
+        params["budget"] = bm25.POSTINGS_BUDGET  # budgeted: never inside bm25.uncapped
         rarest = " OR rank = 1" if vector is None and vector_ids is None else ""
         frequent = d.in_rows("p.term", "SELECT term FROM freq")
         lookup = d.join_each(
