@@ -454,9 +454,16 @@ def _replaced(
         hits = fact_recall(namespace=namespace, query=candidate.text, k=DEDUPE_NEIGHBOURS)
     except MemoryValidationError:
         return None, candidate.action
-    for fact in hits.facts:
-        other = statements.canonical(fact.text, subject=subject)
-        if fact.valid_to is not None or other == key or not other.startswith(predicate + " "):
+    # The current facts recalled, but the statement itself, each with whether it says the same
+    # predicate.
+    others = [
+        (fact, other, other.startswith(predicate + " "))
+        for fact in hits.facts
+        if fact.valid_to is None
+        and (other := statements.canonical(fact.text, subject=subject)) != key
+    ]
+    for fact, other, same in others:
+        if not same:
             continue
         rest = normalise_terms(other[len(predicate) :])
         # The same predicate of another one-word value ("commutes by bus" -> "by bike": "by"
@@ -468,14 +475,11 @@ def _replaced(
         # user drives to work"): the best recalled current fact about the user without a slot,
         # said with another verb, that names a word of the new value (a fact with a slot is
         # replaced by a value of that slot only; someone else's fact never).
-        for fact in hits.facts:
-            other = statements.canonical(fact.text, subject=subject)
+        for fact, other, same in others:
             if (
-                fact.valid_to is None
+                not same
                 and not (fact.metadata or {}).get("slot")
                 and _about_the_user(other)
-                and other != key
-                and not other.startswith(predicate + " ")
                 and value_terms & statements.content_terms(fact.text, subject=subject)
             ):
                 return fact, "SUPERSEDE"
