@@ -95,7 +95,10 @@ CONVERSATIONS: list[Conversation] = [
     _c(
         "en6-rev-5",
         "reversal",
-        ["I play tennis on Sundays", "my knee is bad now so I switched to swimming instead of tennis"],
+        [
+            "I play tennis on Sundays",
+            "my knee is bad now so I switched to swimming instead of tennis",
+        ],
         [("what sport does the user do", ["swimming"])],
         stale=["plays tennis"],
     ),
