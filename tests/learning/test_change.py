@@ -514,3 +514,83 @@ def test_a_change_of_the_users_never_replaces_someone_elses_fact(
     chat(mine)
 
     assert current() == now
+
+
+# -- the same words around another value ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "old", "new"),
+    [
+        ("I have three cats.", "I have two cats.", "The user has three cats",
+         "The user has two cats"),
+        ("我有两个孩子", "说错了，我有三个孩子", "用户有两个孩子", "用户有三个孩子"),  # noqa: RUF001
+        ("J'ai deux chiens.", "pardon, j'ai trois chiens", "L'utilisateur a deux chiens",
+         "L'utilisateur a trois chiens"),
+    ],
+)  # fmt: skip
+def test_a_count_said_again_supersedes_the_old_count(
+    db: Any, before: str, after: str, old: str, new: str
+) -> None:
+    chat(before)
+    chat(after)
+
+    assert current() == [new]
+    assert chain(old) == [old, new]
+
+
+def test_another_thing_said_in_the_same_words_stands_beside_the_first(db: Any) -> None:
+    chat("I have a dog.")
+    chat("I have a cat.")
+    chat("I have two kids.")
+
+    assert current() == ["The user has a cat", "The user has a dog", "The user has two kids"]
+
+
+def test_a_correction_in_the_words_of_the_fact_replaces_the_value(db: Any) -> None:
+    chat("I take the train to the office.")
+    chat("Sorry, I take the bus to the office.")
+
+    assert current() == ["The user takes the bus to the office"]
+    assert chain("The user takes the train to the office")[-1] == (
+        "The user takes the bus to the office"
+    )
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "now"),
+    [
+        ("I drink coffee every morning.", "I don't drink coffee.",
+         ["The user does not drink coffee"]),
+        ("我喜欢喝咖啡", "我不喝咖啡了", ["用户不喝咖啡"]),
+    ],
+)  # fmt: skip
+def test_the_opposite_of_a_value_supersedes_it(
+    db: Any, before: str, after: str, now: list[str]
+) -> None:
+    chat(before)
+    chat(after)
+
+    assert current() == now
+
+
+def test_quitting_what_the_user_does_ends_it_whatever_else_the_fact_says(db: Any) -> None:
+    chat("I smoke about ten a day.")
+    chat("quick update: I quit smoking three weeks ago!")
+
+    assert current() == []
+    assert ended("The user smokes about ten a day")
+
+
+def test_getting_engaged_to_someone_supersedes_single(db: Any) -> None:
+    chat("I'm single.")
+    chat("big news, I got engaged to Marco last weekend")
+
+    assert current() == ["The user is engaged to Marco"]
+
+
+def test_a_bare_russian_verb_is_no_one_word_predicate(db: Any) -> None:
+    chat("Я курю")
+    chat("Я левша")
+
+    assert current() == ["Пользователь — левша"]

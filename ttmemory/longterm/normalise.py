@@ -133,3 +133,67 @@ def similarity(a: str, b: str, *, subject: str = DEFAULT_SUBJECT) -> float:
     if not first or not second:
         return 0.0
     return len(first & second) / len(first | second)
+
+
+# What two statements sharing a frame may differ in: up to this many words (characters in a
+# language written without spaces) on each side.
+REFRAMED_WORDS = 3
+REFRAMED_CHARACTERS = 4
+
+
+def reframed(
+    new: str, old: str, *, subject: str = DEFAULT_SUBJECT, beyond: int = 0
+) -> tuple[str, str] | None:
+    """The values two statements about the same one differ in when they say it in the same words
+    around them ("@ has two cats" / "@ has three cats": ("two", "three"); "用户有三个孩子" /
+    "用户有两个孩子": ("三", "两")), else None.
+
+    The words they share must hold their subject and the word after it (the predicate: "@'s
+    sister has two kids" and "@ has two kids" share no frame), and each side differs in at most
+    ``REFRAMED_WORDS`` words (``REFRAMED_CHARACTERS`` characters in Chinese and Japanese);
+    ``beyond``: how many more words (characters) they must share besides those two.
+    """
+    first, second = canonical(new, subject=subject), canonical(old, subject=subject)
+    cjk = bool(CJK.search(first) or CJK.search(second))
+    a = list(first.replace(" ", "")) if cjk else first.split()
+    b = list(second.replace(" ", "")) if cjk else second.split()
+    shared = 0
+    while shared < min(len(a), len(b)) and a[shared] == b[shared]:
+        shared += 1
+    ending = 0
+    while ending < min(len(a), len(b)) - shared and a[-1 - ending] == b[-1 - ending]:
+        ending += 1
+    left, right = a[shared : len(a) - ending], b[shared : len(b) - ending]
+    widest = REFRAMED_CHARACTERS if cjk else REFRAMED_WORDS
+    # The subject and its predicate: "@ has" (two words), "用户有" (the subject and one character).
+    frame = (
+        2
+        if not cjk
+        else next(
+            (len(n) + 1 for n in map(normalise_text, rulebook.subjects()) if first.startswith(n)), 3
+        )
+    )
+    if shared < frame or shared + ending < frame + beyond:
+        return None
+    if not (0 < len(left) <= widest and 0 < len(right) <= widest):
+        return None
+    join = "".join if cjk else " ".join
+    return join(left), join(right)
+
+
+def count_changed(new: str, old: str) -> bool:
+    """Whether two values ``reframed`` found say one thing with another count ("two" / "three",
+    "два кота" / "три кота", "两" / "三"): a number in each, the rest the same terms."""
+
+    def split(value: str) -> tuple[bool, list[str]]:
+        words = list(value) if CJK.search(value) else value.split()
+        numbers = {word for lang in rulebook.languages() for word in lang.numbers}
+        counted = [w for w in words if w in numbers or _DIGITS.fullmatch(w)]
+        rest = " ".join(w for w in words if w not in counted)
+        return bool(counted), sorted(normalise_terms(rest)) if rest else []
+
+    (has_new, rest_new), (has_old, rest_old) = split(new), split(old)
+    return has_new and has_old and rest_new == rest_old
+
+
+_DIGITS = re.compile(r"\d+(?:[.,]\d+)?")

@@ -115,6 +115,9 @@ class Language:
     pronoun_values: frozenset[str] = frozenset()
     # A value starting with one of these is a fragment ("it way more than ...", "here").
     fragment_starts: frozenset[str] = frozenset()
+    # Number words ("two", "три", "两"): a statement that says again what another said with
+    # only a count changed ("I have two cats" after "I have three cats") replaces it.
+    numbers: frozenset[str] = frozenset()
     possessive: str = "{S}'s"
     subject_forms: dict[str, str] = field(default_factory=dict)
     value_classes: dict[str, str] = field(default_factory=dict)
@@ -249,6 +252,7 @@ def load(code: str) -> Language:
         appointment_heads=frozenset(w.lower() for w in lexicon.get("appointment_heads", [])),
         pronoun_values=frozenset(w.lower() for w in lexicon.get("pronoun_values", [])),
         fragment_starts=frozenset(w.lower() for w in lexicon.get("fragment_starts", [])),
+        numbers=frozenset(w.lower() for w in lexicon.get("numbers", [])),
         possessive=text.get("possessive", "{S}'s"),
         carry=tuple(
             [str(text["carry"])] if isinstance(text.get("carry"), str) else text.get("carry", [])

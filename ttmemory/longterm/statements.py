@@ -21,7 +21,9 @@ from ttmemory.longterm.normalise import (
     DEFAULT_SUBJECT,
     canonical,
     content_terms,
+    count_changed,
     normalise_statement,
+    reframed,
     similarity,
     split_statement,
 )
@@ -54,11 +56,13 @@ __all__ = [
     "clean_value",
     "content_terms",
     "correct_value",
+    "count_changed",
     "dated_only",
     "infer_slot",
     "is_dated",
     "normalise_statement",
     "quality_problem",
+    "reframed",
     "rule_statements",
     "similarity",
     "split_statement",
@@ -108,6 +112,7 @@ def rule_statements(
     joke = rulebook.joined(codes, "joke")
     correction = rulebook.joined(codes, "correction")
     reversal = rulebook.joined(codes, "reversal")
+    corrected = rulebook.joined(codes, "corrected")
     additive = rulebook.joined(codes, "additive")
     also = rulebook.joined(codes, "also")
     found: list[Statement] = []
@@ -185,11 +190,10 @@ def rule_statements(
                     )
                 continue
             said = everything
-            if (
-                reversal is not None
-                and reversal.search(sentence)
-                and not (additive is not None and additive.search(sentence))
-            ):  # "these days I take the bike", not "these days I also volunteer"
+            changes = any(p is not None and p.search(sentence) for p in (reversal, corrected))
+            if changes and not (
+                additive is not None and additive.search(sentence)
+            ):  # "these days I take the bike", "sorry, I have three kids"; not "I also volunteer"
                 said = [
                     replace(s, change="replace")
                     if s.change == "add" and not slots.is_single_valued(s.slot)

@@ -17,7 +17,7 @@ from ttmemory.backends.llm import LLMResponse, get_llm
 from ttmemory.conf import app_settings
 from ttmemory.exceptions import LLMError, MemoryValidationError
 from ttmemory.fields import seal
-from ttmemory.longterm import blind, extraction, slots, statements
+from ttmemory.longterm import blind, extraction, rulebook, slots, statements
 from ttmemory.models import Fact, LedgerStatus, MemorySession, Message
 from ttmemory.results import FactChange, FactChanges
 from ttmemory.selectors.facts import fact_list, fact_recall, profile_get
@@ -425,7 +425,23 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
         held = statements.content_terms(fact.text, subject=subject)
         if not candidate.slot and terms and terms <= held and len(held) <= len(terms) + 2:
             ended.append(fact)
+        elif not candidate.slot and _does(fact.text, terms, subject):
+            # "I quit smoking" ends "The user smokes about ten a day": what the user does.
+            ended.append(fact)
     return ended
+
+
+def _does(text: str, terms: set[str], subject: str) -> bool:
+    """Whether the fact ``text`` is about the user doing the one thing ``terms`` names: its
+    verb, the word after the subject ("@ smokes about ten a day" for {"smoke"})."""
+    key = statements.canonical(text, subject=subject)
+    words = key.split()
+    return (
+        len(terms) == 1
+        and _about_the_user(key)
+        and len(words) > 1
+        and set(normalise_terms(words[1])) == terms
+    )
 
 
 def _holds_value(text: str, value: str) -> bool:
@@ -445,15 +461,20 @@ def _replaced(
     """The current fact a reversal replaces: the same predicate ("prefers") about another value
     sharing a term with it ("window seats" -> "aisle seats"); else (None, the action)."""
     key = statements.canonical(candidate.text, subject=subject)
+    try:
+        hits = fact_recall(namespace=namespace, query=candidate.text, k=DEDUPE_NEIGHBOURS)
+    except MemoryValidationError:
+        return None, candidate.action
+    # A change or a correction said in the words of the fact it changes, another value in
+    # their place ("actually I prefer tea" after "I prefer coffee", "sorry, I have three kids").
+    framed = _reframed(hits.facts, candidate, subject, any_value=True)
+    if framed is not None:
+        return framed, "SUPERSEDE"
     value = normalise_text(candidate.value) if candidate.value else ""
     if not value or value not in key:
         return None, candidate.action
     predicate = key[: key.rfind(value)].strip()
     value_terms = set(normalise_terms(value))
-    try:
-        hits = fact_recall(namespace=namespace, query=candidate.text, k=DEDUPE_NEIGHBOURS)
-    except MemoryValidationError:
-        return None, candidate.action
     # The current facts recalled, but the statement itself, each with whether it says the same
     # predicate.
     others = [
@@ -484,6 +505,72 @@ def _replaced(
             ):
                 return fact, "SUPERSEDE"
     return None, candidate.action
+
+
+def _reframed(
+    facts: list[Fact], candidate: extraction.Candidate, subject: str, *, any_value: bool
+) -> Fact | None:
+    """The current fact of ``candidate``'s slot (or none) that it says again in the same words
+    around another value (``statements.reframed``): only another count; or, with ``any_value``
+    (a sentence that says it changes or corrects something), any other value when they share a
+    word more than subject and predicate ("@ isst wieder Fleisch" / "@ isst kein Fleisch", not
+    "@ prefers aisle seats" / "@ prefers tea"), the most alike of them."""
+    best: tuple[float, Fact | None] = (-1.0, None)
+    for fact in facts:
+        if fact.valid_to is not None or (fact.metadata or {}).get("slot", "") != (
+            candidate.slot or ""
+        ):
+            continue
+        values = statements.reframed(candidate.text, fact.text, subject=subject)
+        if values is None:
+            continue
+        if statements.count_changed(*values):
+            return fact
+        if any_value and statements.reframed(candidate.text, fact.text, subject=subject, beyond=1):
+            score = statements.similarity(candidate.text, fact.text, subject=subject)
+            if score > best[0]:
+                best = (score, fact)
+    return best[1]
+
+
+def _contradicted(facts: list[Fact], candidate: extraction.Candidate, subject: str) -> Fact | None:
+    """The current fact about the user, of ``candidate``'s slot (or none), holding its value
+    where one of the two says it with a negation and the other without ("The user does not
+    drink coffee" / "The user likes coffee"); None when there is none."""
+    key = statements.canonical(candidate.text, subject=subject)
+    value = normalise_text(candidate.value) if candidate.value else ""
+    if not value or not _users(key):
+        return None
+    negated = _negated(key.replace(value, " "))
+    for fact in facts:
+        other = statements.canonical(fact.text, subject=subject)
+        if (
+            fact.valid_to is None
+            and (fact.metadata or {}).get("slot", "") == (candidate.slot or "")
+            and _users(other)
+            and _holds_value(other, value)
+            and _negated(other.replace(value, " ")) != negated
+        ):
+            return fact
+    return None
+
+
+def _users(canonical: str) -> bool:
+    """``_about_the_user``, also in Chinese and Japanese, whose canonical statements keep their
+    subject (no space follows it: "用户不喝咖啡"), unless a possessive follows ("用户的妹妹")."""
+    if _about_the_user(canonical):
+        return True
+    return any(
+        canonical.startswith(name) and canonical[len(name) : len(name) + 1] not in {"的", "の", ""}
+        for name in map(normalise_text, rulebook.subjects())
+        if _CJK.match(name)
+    )
+
+
+def _negated(text: str) -> bool:
+    """Whether a statement says its value with a negation (the language's ``[text] negation``)."""
+    negation = rulebook.detect(text).pattern("negation")
+    return negation is not None and negation.search(text) is not None
 
 
 # A canonical statement about someone of the user's: the subject's possessive ("@'s sister",
@@ -591,6 +678,14 @@ def _existing(
         neighbours = fact_recall(namespace=namespace, query=candidate.text, k=DEDUPE_NEIGHBOURS)
     except MemoryValidationError:
         return None, "ADD"
+    # Only a count changed ("I have two cats" after "I have three cats"): the new count.
+    framed = _reframed(neighbours.facts, candidate, subject, any_value=False)
+    if framed is None:
+        # Or the user now says the opposite of a value ("I don't drink coffee" after "I like
+        # coffee", "用户不喝咖啡" after "用户喜欢喝咖啡").
+        framed = _contradicted(neighbours.facts, candidate, subject)
+    if framed is not None:
+        return framed, "SUPERSEDE"
     terms = statements.content_terms(candidate.text, subject=subject)
     best: tuple[float, Fact | None] = (0.0, None)
     # Chinese and Japanese terms are overlapping characters, so two values of a many-valued
