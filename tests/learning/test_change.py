@@ -594,3 +594,11 @@ def test_a_bare_russian_verb_is_no_one_word_predicate(db: Any) -> None:
     chat("Я левша")
 
     assert current() == ["Пользователь — левша"]
+
+
+def test_a_count_corrected_in_passing_replaces_the_count_of_that_thing(db: Any) -> None:
+    chat("I have three cats.")
+    chat("I work as a nurse.")
+    chat("wait, two cats, not three. the third one is my neighbour's")
+
+    assert current() == ["The user has two cats", "The user works as a nurse"]

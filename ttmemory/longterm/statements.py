@@ -153,7 +153,9 @@ def rule_statements(
                 "",
             )
             if not said and not fixed_value:
-                fixed_value = _loose_correction(sentence, codes)
+                # A count only when the sentence states nothing else ("wait, two cats, not
+                # three"; not "pardon, j'ai trois chiens", which says it again in full).
+                fixed_value = _loose_correction(sentence, codes, counts=not everything)
             added = also.match(sentence.strip()) if also is not None and not said else None
             added_value = strip_value(
                 next((v for k, v in (added.groupdict() if added else {}).items() if v), "")
@@ -281,10 +283,11 @@ def _only_marker(sentence: str, codes: tuple[str, ...]) -> bool:
     return not any(clause_statements(c, languages=codes) for c in _clauses(sentence, codes))
 
 
-def _loose_correction(sentence: str, codes: tuple[str, ...]) -> str:
-    """The dates a sentence that only corrects puts in place, said in any words ("actually
-    scratch that, he moved it to Wednesday"): the language's ``[text] corrected`` marker and
-    one or more weekdays, months or days; "" otherwise."""
+def _loose_correction(sentence: str, codes: tuple[str, ...], *, counts: bool = True) -> str:
+    """The dates or the count a sentence that only corrects puts in place, said in any words
+    ("actually scratch that, he moved it to Wednesday", "wait, two cats, not three"): the
+    language's ``[text] corrected`` marker and one or more weekdays, months or days, else its
+    first number and the word it counts; "" otherwise."""
     for lang in rulebook.languages(codes):
         marker = lang.pattern("corrected")
         if marker is None or not marker.search(sentence):
@@ -292,6 +295,13 @@ def _loose_correction(sentence: str, codes: tuple[str, ...]) -> str:
         tokens = class_tokens(sentence, lang)
         if tokens:
             return " ".join(dict.fromkeys(match.group(0) for _, match in tokens))
+        if counts and lang.numbers and not CJK.search(sentence):
+            words = "|".join(
+                re.escape(word) for word in sorted(lang.numbers, key=len, reverse=True)
+            )
+            counted = re.search(rf"(?<!\w)(?:\d+|{words})\s+\w[\w'-]*", sentence, re.I)
+            if counted is not None:
+                return counted.group(0)
     return ""
 
 

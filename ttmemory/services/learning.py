@@ -612,6 +612,13 @@ def _corrected(
     if not text and statements.dated_only(candidate.value):
         # "wait no, it's Thursday" when nothing learned holds a day: no fact takes the date.
         return dataclasses.replace(candidate, text="")
+    if not text:
+        # "wait, two cats, not three": the newest fact naming what the value counts or says.
+        terms = statements.content_terms(candidate.value, subject=subject)
+        latest = next(
+            (f for f in recent if terms & statements.content_terms(f.text, subject=subject)),
+            latest,
+        )
     text = text or statements.correct_value(latest.text, candidate.value)
     if text == latest.text or statements.quality_problem(text) is not None:
         return dataclasses.replace(candidate, text="")
