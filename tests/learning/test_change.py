@@ -602,3 +602,17 @@ def test_a_count_corrected_in_passing_replaces_the_count_of_that_thing(db: Any) 
     chat("wait, two cats, not three. the third one is my neighbour's")
 
     assert current() == ["The user has two cats", "The user works as a nurse"]
+
+
+def test_a_russian_count_corrected_in_passing_keeps_the_rest_of_the_statement(db: Any) -> None:
+    chat("У меня две собаки")  # noqa: RUF001
+    chat("нет, три собаки, забыл про щенка")
+
+    assert current() == ["У пользователя три собаки"]  # noqa: RUF001
+
+
+def test_an_addition_with_an_aside_after_it_copies_the_statement_before(db: Any) -> None:
+    chat("I'm allergic to peanuts")
+    chat("and to kiwi too, forgot to mention")
+
+    assert current() == ["The user is allergic to kiwi", "The user is allergic to peanuts"]

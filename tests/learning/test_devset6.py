@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.learning.devset_natural6 import CONVERSATIONS
+from tests.learning.devset_natural import Conversation
+from tests.learning.devset_natural6 import CONVERSATIONS, CONVERSATIONS_B
 from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
@@ -20,12 +21,24 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # stale: the generalisation figure. After a statement said again in the same words around another
 # count or, with a word that says it corrects or changes, another value supersedes the old one;
 # the opposite of a value supersedes it; quitting what the user does ends it; got engaged to:
-# current 0.81, stale 0.84 (32/38), precision 0.81 (38/47). What is left: changes that share no
-# word with the old fact ("work from home" after "train to the office"), "switched to swimming
-# instead of tennis", "her name is Johanna" (whose?).
-FLOORS = {"current": 0.78, "learned": 0.78, "stale": 0.8, "never": 1.0, "precision": 0.78}
+# current 0.81, stale 0.84 (32/38), precision 0.81 (38/47); after a count corrected in passing
+# ("wait, two cats, not three"): current 0.83, stale 0.87, precision 0.83. What is left: changes
+# that share no word with the old fact ("work from home" after "train to the office"), "switched
+# to swimming instead of tennis", "her name is Johanna" (whose?).
+# Batch B (20 conversations: contact details, additions, other people's facts, corrections in
+# more languages), written after those changes and before any made for it, first run: current
+# 0.80 (24/30), learned 0.87, stale 0.71 (10/14), never 1.00, precision 0.90 (26/29). After a
+# count corrected in Russian ("нет, три собаки": the number before the same word replaced) and an
+# addition with an aside after it ("and to kiwi too, forgot to mention"): 0.87, 0.93, 0.85
+# (11/13; one stale term, a substring of the sister's own fact, was the set's error and is gone),
+# 1.00, 0.93.
+FLOORS = {"current": 0.8, "learned": 0.82, "stale": 0.82, "never": 1.0, "precision": 0.83}
 
 
 def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
-    table = scored(CONVERSATIONS)
+
+    def part(conversation: Conversation) -> str:
+        return "all:B" if conversation in CONVERSATIONS_B else "all:A"
+
+    table = scored(CONVERSATIONS + CONVERSATIONS_B, part)
     assert_floors(table, FLOORS)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from ttmemory.longterm import rulebook
+from ttmemory.text import normalise_terms
 
 
 def dated_only(value: str) -> bool:
@@ -115,6 +116,26 @@ def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = F
     if len(words) <= count + 2:
         return text
     return " ".join([*words[:-count], new])
+
+
+def recount(text: str, value: str) -> str:
+    """``text`` with the count of what ``value`` counts put in place ("Der Nutzer hat drei
+    Kinder" + "zwei Kinder" -> "Der Nutzer hat zwei Kinder"): the number before a word of the
+    same stem as ``value``'s last word; ``text`` unchanged when it holds none."""
+    words = value.split()
+    if len(words) < 2:
+        return text
+    counted = set(normalise_terms(words[-1]))
+    numbers = "|".join(
+        re.escape(word)
+        for word in sorted({w for lang in rulebook.languages() for w in lang.numbers}, key=len)[
+            ::-1
+        ]
+    )
+    for found in re.finditer(rf"(?<!\w)(?:\d+|{numbers})\s+(\w[\w'-]*)", text, re.I):
+        if counted and set(normalise_terms(found.group(1))) == counted:
+            return text[: found.start()] + value + text[found.end() :]
+    return text
 
 
 _NUMBER = re.compile(r"\d[\d.,:]*")

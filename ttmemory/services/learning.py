@@ -619,6 +619,8 @@ def _corrected(
             (f for f in recent if terms & statements.content_terms(f.text, subject=subject)),
             latest,
         )
+        text = statements.recount(latest.text, candidate.value)
+        text = "" if text == latest.text else text
     text = text or statements.correct_value(latest.text, candidate.value)
     if text == latest.text or statements.quality_problem(text) is not None:
         return dataclasses.replace(candidate, text="")
