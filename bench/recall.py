@@ -498,7 +498,7 @@ def bulk_load(namespace: str, texts: Sequence[str], *, batch: int = 500) -> list
                 embedding_model=embedder.model,
                 embedding_dim=len(vector),
                 term_count=sum(count.values()),
-                index_version=blind.index_version(),
+                index_version=blind.fact_index_version(),
                 valid_from=now,
                 created_at=now,
                 updated_at=now,
@@ -882,7 +882,7 @@ class LargeLoader:
         picks = self.rng.choice(len(self.words), size=int(lengths.sum()), p=self.probs)
         now = dt.datetime.now(dt.UTC)
         facts: list[tuple[Any, ...]] = []
-        index_version = blind.index_version()
+        index_version = blind.fact_index_version()
         terms: list[tuple[Any, ...]] = []
         cursor_at = 0
         for i in range(n):

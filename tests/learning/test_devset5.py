@@ -31,8 +31,11 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # After "[plain] ended" (a mechanism for what batch A's "sold the Focus" also needed, but seen on
 # B): 0.50, 0.88, 0.75 (3/4), 1.00, 0.88. Both: current 0.67 (59/88), learned 0.95, stale 0.86
 # (12/14), never 1.00 (46/46), precision 0.97 (84/87).
+# Round 9: kinds indexed with facts (``[[kind]]`` of the rule files: "instrument" for "cello",
+# "eyesight" for "glasses"), a lexicon written after this set's misses were seen (so not a
+# generalisation figure here): current 0.67 -> 0.90 (79/88; A 0.93, B 0.75), stale 0.93.
 # The floors sit a little below (the test embedder's key is random).
-FLOORS = {"current": 0.62, "learned": 0.9, "stale": 0.8, "never": 1.0, "precision": 0.92}
+FLOORS = {"current": 0.85, "learned": 0.9, "stale": 0.85, "never": 1.0, "precision": 0.92}
 
 
 def test_the_fifth_development_set_scores_at_least_its_floors(db: Any) -> None:

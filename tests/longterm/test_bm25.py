@@ -52,11 +52,19 @@ class LuceneIdfBM25(BM25Okapi):
         }
 
 
-def reference(texts: list[str], query: str) -> list[float]:
-    corpus = [blind.terms(text, namespace=NS) for text in texts]
-    model = LuceneIdfBM25(corpus, k1=bm25.K1, b=bm25.B)
-    words = list(dict.fromkeys(blind.terms(query, namespace=NS)))
-    return [float(s) for s in model.get_scores(words)]
+def reference(texts: list[str], query: str | list[str], *, facts: bool = True) -> list[float]:
+    """rank-bm25's scores of ``texts`` for ``query`` (a text, or its terms). A fact is indexed
+    by its words and, once each, the words naming its slot and its kinds (``blind.fact_terms``),
+    its length its own words: the reference's documents hold both, its lengths only the first."""
+    indexed = [
+        blind.fact_terms(text, namespace=NS) if facts else (blind.terms(text, namespace=NS), [])
+        for text in texts
+    ]
+    model = LuceneIdfBM25([said + added for said, added in indexed], k1=bm25.K1, b=bm25.B)
+    model.doc_len = [len(said) for said, _ in indexed]
+    model.avgdl = sum(model.doc_len) / len(model.doc_len)
+    asked = blind.terms(query, namespace=NS) if isinstance(query, str) else query
+    return [float(s) for s in model.get_scores(list(dict.fromkeys(asked)))]
 
 
 @pytest.fixture
@@ -64,7 +72,7 @@ def facts(db: Any) -> list[int]:
     return [memory.fact_remember(namespace=NS, text=text).pk for text in TEXTS]
 
 
-def expected(ids: list[int], query: str) -> dict[int, float]:
+def expected(ids: list[int], query: str | list[str]) -> dict[int, float]:
     return {pk: s for pk, s in zip(ids, reference(TEXTS, query), strict=True) if s > 0}
 
 
@@ -96,7 +104,9 @@ def test_feedback_scores_as_rank_bm25(facts: list[int]) -> None:
     """``fusion.fact_related``: a seed fact's words asked of the other facts (Python)."""
     seed = facts[3]  # "Ada lives in Lisbon near the river with her cat"
     got = fusion.fact_related(NS, [seed], exclude=[], among=facts)
-    want = expected(facts, TEXTS[3])
+    said, added = blind.fact_terms(TEXTS[3], namespace=NS)  # "cat" adds "pet", "animal", ...
+    assert added
+    want = expected(facts, said + added)
     want.pop(seed)
     assert_scores(got, want)
 
@@ -108,5 +118,6 @@ def test_message_search_scores_as_rank_bm25(db: Any) -> None:
         memory.message_add_many(session=session, messages=[user(text) for text in TEXTS])
     for question in QUESTIONS:
         got = episodes.keyword_scores(NS, question, window=0, limit=50)
-        want = {(session.pk, seq): s for seq, s in enumerate(reference(TEXTS, question), 1) if s}
+        scores = reference(TEXTS, question, facts=False)
+        want = {(session.pk, seq): s for seq, s in enumerate(scores, 1) if s}
         assert_scores(got, want)

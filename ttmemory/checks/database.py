@@ -11,6 +11,7 @@ from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.db import DatabaseError, connections
 
+from ttmemory.longterm.blind import fact_index_version
 from ttmemory.longterm.blind import stale as stale_rows
 from ttmemory.models import ApiKey, Fact
 from ttmemory.models.ciphertext import ROW_BINDING, CiphertextUpgrade
@@ -35,7 +36,7 @@ def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.Ch
     for alias in databases or ():
         facts = Fact.objects.using(alias)
         try:
-            stale = stale_rows(facts).count()
+            stale = stale_rows(facts, marker=fact_index_version).count()
             keyless = facts.filter(embedding_model__regex=r"^hash-[0-9]+$").count()
         except (DatabaseError, ImproperlyConfigured):
             continue
@@ -43,8 +44,8 @@ def check_derived_values(databases: Any = None, **kwargs: Any) -> list[checks.Ch
             warnings.append(
                 checks.Warning(
                     f"{stale} facts in database {alias!r} have a blind keyword index written "
-                    "with an older scheme, BLIND_INDEX_KEY or term normaliser (stemmer, "
-                    "STEMMER_LANGUAGE, NAMESPACE_LANGUAGES).",
+                    "with an older scheme, BLIND_INDEX_KEY, term normaliser (stemmer, "
+                    "STEMMER_LANGUAGE, NAMESPACE_LANGUAGES) or rule files' slot words and kinds.",
                     hint="Run: python manage.py ttmemory_reindex (resumable), and with the "
                     "HashEmbedder ttmemory_reembed. Facts of the first release are still found "
                     "meanwhile; after a key or normaliser change keyword search misses the "

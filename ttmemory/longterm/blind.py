@@ -17,6 +17,7 @@ part of the marker: changing a namespace's language makes only its rows stale.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections import Counter
@@ -30,7 +31,7 @@ from django.dispatch import receiver
 
 from ttmemory.conf import app_settings
 from ttmemory.crypto import decode_key_material, derive_key
-from ttmemory.longterm import slots, statements
+from ttmemory.longterm import rulebook, slots, statements
 from ttmemory.text import namespace_language, normalise_terms, normalise_text, normaliser_version
 
 if TYPE_CHECKING:
@@ -105,6 +106,23 @@ def namespace_key(namespace: str) -> bytes:
     return key
 
 
+def fact_index_version(namespace: str | None = None) -> str:
+    """``index_version`` of a fact's postings: also a fingerprint of the words the rule files
+    add to a fact's terms (``fact_terms``: its slot's words, its kinds), so that a fact indexed
+    before they changed is stale and ``ttmemory_reindex`` gives it the words of today."""
+    scheme, rest = index_version(namespace).split(".", 1)
+    return f"{scheme}.{_added_words_mark()}{rest}"
+
+
+@functools.cache
+def _added_words_mark() -> str:
+    """Four hex digits of a hash of every shipped rule file's slot words and kinds."""
+    digest = hashlib.sha256()
+    for lang in rulebook.languages():
+        digest.update(repr((lang.code, sorted(lang.slot_words.items()), lang.kinds)).encode())
+    return "w" + digest.hexdigest()[:4]
+
+
 def index_version(namespace: str | None = None) -> str:
     """The marker of postings written now in ``namespace``: scheme, tokenizer and language,
     and a fingerprint of the key (no namespace: the default language's).
@@ -162,21 +180,62 @@ def term_counts(text: str, *, namespace: str) -> Counter[int]:
 
 
 def fact_postings(text: str, *, slot: str = "", namespace: str) -> tuple[Counter[int], int]:
-    """A fact's postings and its length: the terms of ``text`` with their counts, plus once
-    each the words naming the attribute it sets (``slots.words``: "city", "город", "Wohnort",
-    "城市" for a ``location``; the slot ``statements.infer_slot`` reads in the text when none is
-    given) that the text does not hold. The length counts the text's terms only, so the slot's
-    words never make BM25 take the fact for a longer one: "Der Nutzer ist Lehrer" is found by
-    "Beruf", and by "Lehrer" as before."""
-    counts = term_counts(text, namespace=namespace)
+    """A fact's postings and its length: the keyed hashes of ``fact_terms`` with their counts.
+    The length counts the text's terms only, so the words added never make BM25 take the fact
+    for a longer one: "Der Nutzer ist Lehrer" is found by "Beruf", and by "Lehrer" as before."""
+    said, added = fact_terms(text, slot=slot, namespace=namespace)
+    hash_term = term_hasher(namespace)
+    counts = Counter(hash_term(term) for term in said)
     length = sum(counts.values())
-    named = slot or statements.infer_slot(text)
-    if named:
-        hash_term = term_hasher(namespace)
-        for word in slots.words(named):
-            for term in terms(word, namespace=namespace):
-                counts.setdefault(hash_term(term), 1)
+    for term in added:
+        counts[hash_term(term)] = 1
     return counts, length
+
+
+def fact_terms(text: str, *, slot: str = "", namespace: str) -> tuple[list[str], list[str]]:
+    """The terms a fact is indexed by: those of ``text``, and, once each, the words it does not
+    hold that name the attribute it sets (``slots.words``: "city", "город", "Wohnort", "城市"
+    for a ``location``; the slot ``statements.infer_slot`` reads in the text when none is
+    given) and the kinds it names a member of (``kind_terms``: "instrument" for "cello")."""
+    said = terms(text, namespace=namespace)
+    named = slot or statements.infer_slot(text)
+    extra = [t for word in slots.words(named) for t in terms(word, namespace=namespace)]
+    extra += kind_terms(said, language=namespace_language(namespace))
+    held = set(said)
+    return said, [t for t in dict.fromkeys(extra) if t not in held]
+
+
+def kind_terms(said: list[str], *, language: str) -> list[str]:
+    """The terms of the kinds (the rule files' ``[[kind]]``) whose members ``said`` (a text's
+    terms) names: all of a member's terms, in ``language``'s normalisation."""
+    members = _kind_members(language)
+    present = set(said)
+    found: list[str] = []
+    for term in dict.fromkeys(said):
+        for rest, named in members.get(term, ()):
+            if rest <= present:
+                found.extend(named)
+    return list(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=8)
+def _kind_members(
+    language: str,
+) -> dict[str, tuple[tuple[frozenset[str], tuple[str, ...]], ...]]:
+    """A member's first term -> (its other terms, the terms of its kind's names), per member."""
+    found: dict[str, list[tuple[frozenset[str], tuple[str, ...]]]] = {}
+    for lang in rulebook.languages():
+        for names, members in lang.kinds:
+            named = tuple(
+                dict.fromkeys(t for n in names for t in normalise_terms(n, language=language))
+            )
+            for member in members:
+                member_terms = normalise_terms(member, language=language)
+                if member_terms:
+                    found.setdefault(member_terms[0], []).append(
+                        (frozenset(member_terms[1:]), named)
+                    )
+    return {term: tuple(entries) for term, entries in found.items()}
 
 
 def query_terms(text: str, *, namespace: str) -> list[int]:
@@ -221,15 +280,16 @@ def legacy_text_hash(text: str) -> str:
 _Rows = TypeVar("_Rows", bound="QuerySet[Any]")
 
 
-def stale(rows: _Rows) -> _Rows:
-    """Those of ``rows`` (facts or message entries) whose marker is not their namespace's.
+def stale(rows: _Rows, *, marker: Callable[[str | None], str] = index_version) -> _Rows:
+    """Those of ``rows`` (facts or message entries) whose marker is not their namespace's
+    (``marker``: ``index_version``, or ``fact_index_version`` for facts).
 
     Without ``NAMESPACE_LANGUAGES`` one marker is current everywhere. With it, each key's
     namespaces (minus those a more specific key claims, as ``namespace_language`` resolves
     them) must carry the marker of the key's language, and the rest the default marker: a
     condition on the namespace column, so no namespace list is read first.
     """
-    default = index_version()
+    default = marker(None)
     overrides = app_settings.NAMESPACE_LANGUAGES
     if not overrides:
         return rows.exclude(index_version=default)
@@ -240,7 +300,7 @@ def stale(rows: _Rows) -> _Rows:
         for other in overrides:
             if _more_specific(other, than=key):
                 mine &= ~_namespace_match(other)
-        condition |= mine & ~Q(index_version=index_version(key))
+        condition |= mine & ~Q(index_version=marker(key))
         claimed |= _namespace_match(key)
     return rows.filter(condition | (~claimed & ~Q(index_version=default)))
 

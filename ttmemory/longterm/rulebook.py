@@ -144,6 +144,10 @@ class Language:
     # Words that name the same thing in questions and statements ("mum", "mother"): ``[synonyms]
     # groups``, each a list; a question holding one is also asked with the others.
     synonyms: tuple[tuple[str, ...], ...] = ()
+    # What a fact's words are a kind of ("cello": "instrument", "music"): ``[[kind]]`` tables,
+    # each the words naming the kind and its members; a fact naming a member is indexed with
+    # the kind's words (``blind.fact_postings``), so "which instrument" finds "plays the cello".
+    kinds: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
     # A first-person statement no rule read, kept in its own words: ``[plain]``.
     plain: Plain | None = None
 
@@ -307,6 +311,10 @@ def load(code: str) -> Language:
         synonyms=tuple(
             tuple(str(word) for word in group)
             for group in data.get("synonyms", {}).get("groups", [])
+        ),
+        kinds=tuple(
+            (tuple(str(w) for w in item["names"]), tuple(str(w) for w in item["members"]))
+            for item in data.get("kind", [])
         ),
         value_classes={
             name: "|".join(re.escape(word) for word in words)

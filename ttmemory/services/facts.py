@@ -229,7 +229,7 @@ def _upsert(
         fact.embedding_dim = len(vector)
     fact.text_hash = text_hash
     counts, fact.term_count = postings
-    fact.index_version = blind.index_version(fact.namespace)
+    fact.index_version = blind.fact_index_version(fact.namespace)
     fact.updated_at = now
     is_new = fact.pk is None
     fact.save()

@@ -30,7 +30,7 @@ class ReindexStats:
 def stale_facts() -> QuerySet[Fact]:
     """Facts whose postings were written with another index (older scheme, key, tokenizer or
     their namespace's language)."""
-    return blind.stale(Fact.objects.all())
+    return blind.stale(Fact.objects.all(), marker=blind.fact_index_version)
 
 
 def stale_message_entries() -> int:
@@ -82,7 +82,7 @@ def facts_reindex(
     key or tokenizer change) are both kept and stay findable; the later one gets a key of its
     own and is counted in ``duplicates``.
     """
-    version = blind.index_version()
+    version = blind.fact_index_version()
     stats = ReindexStats(index_version=version, pending=stale_facts().count())
     last_pk = 0
     while True:
@@ -136,7 +136,7 @@ def _rebuild(facts: list[Fact], stats: ReindexStats) -> None:
         )
         fact.text_hash = text_hash
         fact.term_count = length
-        fact.index_version = blind.index_version(fact.namespace)
+        fact.index_version = blind.fact_index_version(fact.namespace)
         # The text is saved again too (same plaintext, fresh nonce), so a value whose
         # associated data names the row's upsert key stays readable.
         fact.save(update_fields=["text", "text_hash", "term_count", "index_version"])

@@ -32,9 +32,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         batch_size = batches.batch_size(options)
-        self.stdout.write(f"blind index: {blind.index_version()!r}")
+        self.stdout.write(f"blind index: {blind.fact_index_version()!r}")
         for pattern, language in app_settings.NAMESPACE_LANGUAGES.items():
-            marker = blind.index_version(pattern)
+            marker = blind.fact_index_version(pattern)
             self.stdout.write(f"  namespaces {pattern!r} ({language}): {marker!r}")
         pending = 0
         for version, count, current in reindex.index_groups():
