@@ -22,8 +22,9 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # What this set reached (overall); a change that scores lower fails. "current" (recalled in the
 # top 5) was 0.60 before a fact's postings held the words naming its slot (issue 35, slots) and
 # 0.99 after; its floor sits a little below, as the test embedder's key is random.
-# "stale" misses one: "Tennis spiele ich nicht mehr" does not end "Der Nutzer spielt gern Tennis"
-# in an English namespace (German verbs are not stemmed there, so only "Tennis" is shared).
+# "stale" missed one until round 9: "Tennis spiele ich nicht mehr" did not end "Der Nutzer spielt
+# gern Tennis" in an English namespace (German verbs are not stemmed there); a denial's word now
+# also matches a form it starts or that starts it ("spiel" / "spielt").
 FLOORS = {"current": 0.95, "learned": 0.98, "stale": 0.97, "never": 1.0, "precision": 0.95}
 # Every language's facts are learned, not only English ones.
 LANGUAGE_LEARNED_FLOOR = 0.9

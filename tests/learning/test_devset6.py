@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.learning.devset_natural import Conversation
-from tests.learning.devset_natural6 import CONVERSATIONS, CONVERSATIONS_B
+from tests.learning.devset_natural6 import CONVERSATIONS, CONVERSATIONS_B, CONVERSATIONS_C
 from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
@@ -32,13 +32,22 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # addition with an aside after it ("and to kiwi too, forgot to mention"): 0.87, 0.93, 0.85
 # (11/13; one stale term, a substring of the sister's own fact, was the set's error and is gone),
 # 1.00, 0.93. Kinds indexed with facts: batch B current 0.90.
-FLOORS = {"current": 0.8, "learned": 0.82, "stale": 0.82, "never": 1.0, "precision": 0.83}
+# Batch C (20 conversations: changes in Chinese, Russian and German said in everyday ways),
+# written after that and before any change made for it, first run: current 0.74 (17/23), stale
+# 0.70 (14/20), precision 0.65 (17/26). After "我在广州生活" as a location, a Chinese birthday, a
+# Russian pet's name, "不跑步了" ending the fact that writes it, a denial's verb matching its
+# other forms ("trinke" / "trinkt") and ", nur noch Tee" as a German tail: 0.78 / 0.85 / 0.82.
+# All three batches: current 0.84 (84/100), learned 0.85, stale 0.86 (61/71), never 1.00,
+# precision 0.86 (85/99).
+FLOORS = {"current": 0.8, "learned": 0.82, "stale": 0.83, "never": 1.0, "precision": 0.83}
 
 
 def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
 
     def part(conversation: Conversation) -> str:
+        if conversation in CONVERSATIONS_C:
+            return "all:C"
         return "all:B" if conversation in CONVERSATIONS_B else "all:A"
 
-    table = scored(CONVERSATIONS + CONVERSATIONS_B, part)
+    table = scored(CONVERSATIONS + CONVERSATIONS_B + CONVERSATIONS_C, part)
     assert_floors(table, FLOORS)

@@ -391,7 +391,11 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
             # terms but one are in it ("I don't really go running anymore" ends "The user runs"
             # only when the stems meet; "больше не ем мясо" ends "Пользователь ест мясо").
             held = statements.content_terms(fact.text, subject=subject)
-            shared = len(held & terms)
+            shared = _shared(held, terms)
+            if _named_verbatim(candidate.text, fact.text, subject):
+                # "不跑步了" ends "用户每天跑步": a language without spaces names it as written.
+                ended.append(fact)
+                continue
             if candidate.value == statements.DENY_ALL:
                 # A plain negation ("I'm not allergic to penicillin") names all of the fact.
                 if held and held <= terms:
@@ -429,6 +433,29 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
             # "I quit smoking" ends "The user smokes about ten a day": what the user does.
             ended.append(fact)
     return ended
+
+
+def _shared(held: set[str], terms: set[str]) -> int:
+    """How many of ``terms`` are in ``held``, a term also when one of the two starts the other
+    and shares four letters with it ("trink" / "trinkt": a verb's forms the stemmer of another
+    language leaves apart)."""
+    return sum(
+        1
+        for term in terms
+        if term in held
+        or (
+            len(term) >= 4
+            and any(h.startswith(term) or term.startswith(h) for h in held if len(h) >= 4)
+        )
+    )
+
+
+def _named_verbatim(said: str, text: str, subject: str) -> bool:
+    """Whether ``said`` (a denial in Chinese or Japanese, two characters or more) is written in
+    the fact ``text`` about the user."""
+    said = normalise_text(said).strip()
+    key = statements.canonical(text, subject=subject)
+    return len(said) >= 2 and bool(_CJK.search(said)) and said in key and _users(key)
 
 
 def _does(text: str, terms: set[str], subject: str) -> bool:
