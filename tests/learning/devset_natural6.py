@@ -609,3 +609,113 @@ CONVERSATIONS_C: list[Conversation] = [
         stale=["Der Nutzer wohnt in Wien"],
     ),
 ]
+
+# Batch D, written after batch C's changes and before any made for it: corrections only, said
+# the ways people correct themselves in chat.
+CONVERSATIONS_D: list[Conversation] = [
+    _c(
+        "en6-corr-8",
+        "correction",
+        ["I'm from Dublin originally", "Sorry, Cork, not Dublin. Dublin is where I studied"],
+        [("where does the user come from", ["Cork"])],
+        stale=["from Dublin"],
+    ),
+    _c(
+        "en6-corr-9",
+        "correction",
+        ["my son is 7", "actually he turned 8 last week"],
+        [("how old is the user's son", ["8"])],
+        stale=["son is 7"],
+    ),
+    _c(
+        "en6-corr-10",
+        "correction",
+        ["I work at Google", "wait no, I work at Alphabet, the parent company"],
+        [("where does the user work", ["Alphabet"])],
+        stale=["works at Google"],
+    ),
+    _c(
+        "en6-corr-11",
+        "correction",
+        ["My favourite colour is green", "hmm, make that blue actually"],
+        [("what colour does the user like best", ["blue"])],
+        stale=["green"],
+    ),
+    _c(
+        "en6-corr-12",
+        "correction",
+        ["I'm allergic to walnuts", "no wait, it's pecans I'm allergic to, not walnuts"],
+        [("nut allergy", ["pecans"])],
+        stale=["walnuts"],
+    ),
+    _c(
+        "ru6-corr-5",
+        "correction",
+        ["Я работаю в Озоне", "ой, я имела в виду Wildberries"],
+        [("где работает пользователь", ["Wildberries"])],
+        stale=["Озон"],
+    ),
+    _c(
+        "ru6-corr-6",
+        "correction",
+        ["Мне 45", "поправка: мне 54, цифры перепутала"],
+        [("возраст пользователя", ["54"])],
+        stale=["45"],
+    ),
+    _c(
+        "de6-corr-4",
+        "correction",
+        ["Ich wohne in Bonn", "Korrektur: ich wohne in Bern, nicht Bonn"],
+        [("wo wohnt der Nutzer", ["Bern"])],
+        stale=["Bonn"],
+    ),
+    _c(
+        "de6-corr-5",
+        "correction",
+        ["Ich bin 38", "Ups, ich bin 36"],
+        [("wie alt ist der Nutzer", ["36"])],
+        stale=["38"],
+    ),
+    _c(
+        "zh6-corr-4",
+        "correction",
+        ["我在南京工作", "不对，我在苏州工作，南京是老家"],
+        [("用户在哪个城市上班", ["苏州"])],
+        stale=["在南京工作"],
+    ),
+    _c(
+        "zh6-corr-5",
+        "correction",
+        ["我养了一只狗", "更正一下，我养的是猫不是狗"],
+        [("用户养了什么宠物", ["猫"])],
+        stale=["一只狗"],
+    ),
+    _c(
+        "fr6-corr-2",
+        "correction",
+        ["J'habite à Lille", "oups, je voulais dire Lyon"],
+        [("où vit l'utilisateur", ["Lyon"])],
+        stale=["Lille"],
+    ),
+    _c(
+        "es6-corr-2",
+        "correction",
+        ["Trabajo en Telefónica", "perdona, trabajo en Iberdrola"],
+        [("dónde trabaja el usuario", ["Iberdrola"])],
+        stale=["Telefónica"],
+    ),
+    _c(
+        "en6-corr-13",
+        "correction",
+        ["my wife's name is Anna", "*Ana, one n"],
+        [("what is the user's wife called", ["Ana"])],
+        stale=["Anna"],
+    ),
+    _c(
+        "en6-corr-14",
+        "correction",
+        ["I drive a Toyota Corolla", "sorry, a Toyota Yaris, the Corolla was my old car"],
+        [("what car does the user drive", ["Yaris"])],
+        stale=["Corolla"],
+    ),
+]

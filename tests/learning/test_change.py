@@ -636,3 +636,25 @@ def test_changes_said_in_everyday_chinese_german_and_russian(
     chat(after)
 
     assert current() == now
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "now"),
+    [
+        ("I'm from Dublin originally", "Sorry, Cork, not Dublin. Dublin is where I studied",
+         ["The user is from Cork originally"]),
+        ("My favourite colour is green", "hmm, make that blue actually",
+         ["The user's favourite colour is blue"]),
+        ("my wife's name is Anna", "*Ana, one n", ["The user's wife's name is Ana"]),
+        ("I drive a Toyota Corolla", "sorry, a Toyota Yaris, the Corolla was my old car",
+         ["The user drives a Toyota Yaris"]),
+    ],
+)  # fmt: skip
+def test_corrections_said_the_ways_people_correct_themselves_in_chat(
+    db: Any, before: str, after: str, now: list[str]
+) -> None:
+    chat(before)
+    chat(after)
+
+    assert current() == now
+    assert len(Fact.objects.filter(namespace=NS)) == 2  # the old value kept in the chain

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from tests.learning.devset_natural import Conversation
-from tests.learning.devset_natural6 import CONVERSATIONS, CONVERSATIONS_B, CONVERSATIONS_C
+from tests.learning.devset_natural6 import (
+    CONVERSATIONS,
+    CONVERSATIONS_B,
+    CONVERSATIONS_C,
+    CONVERSATIONS_D,
+)
 from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
@@ -39,15 +44,23 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # other forms ("trinke" / "trinkt") and ", nur noch Tee" as a German tail: 0.78 / 0.85 / 0.82.
 # All three batches: current 0.84 (84/100), learned 0.85, stale 0.86 (61/71), never 1.00,
 # precision 0.86 (85/99).
-FLOORS = {"current": 0.8, "learned": 0.82, "stale": 0.83, "never": 1.0, "precision": 0.83}
+# Batch D (15 corrections said the ways people correct themselves in chat), written after that
+# and before any change made for it, first run: current 0.53 (8/15), stale 0.67 (10/15),
+# precision 0.62 (8/13). After a sentence that says the value is no bare marker ("Sorry, Cork,
+# not Dublin."), the one capitalised value inside a fact replaced, "make that blue", "*Ana" and
+# "sorry, a Toyota Yaris, the Corolla was ...": 0.80 / 0.93 / 0.92. All four batches: current
+# 0.83 (96/115), stale 0.87 (75/86), precision 0.87 (97/112).
+FLOORS = {"current": 0.8, "learned": 0.82, "stale": 0.84, "never": 1.0, "precision": 0.84}
 
 
 def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
 
     def part(conversation: Conversation) -> str:
+        if conversation in CONVERSATIONS_D:
+            return "all:D"
         if conversation in CONVERSATIONS_C:
             return "all:C"
         return "all:B" if conversation in CONVERSATIONS_B else "all:A"
 
-    table = scored(CONVERSATIONS + CONVERSATIONS_B + CONVERSATIONS_C, part)
+    table = scored(CONVERSATIONS + CONVERSATIONS_B + CONVERSATIONS_C + CONVERSATIONS_D, part)
     assert_floors(table, FLOORS)

@@ -282,6 +282,10 @@ def _only_marker(sentence: str, codes: tuple[str, ...]) -> bool:
         return False
     if class_tokens(sentence, lang):
         return False  # "sorry, Friday": a value of its own
+    fixed = lang.pattern("correction")
+    found = fixed.match(sentence.strip()) if fixed is not None else None
+    if found is not None and any(v for k, v in found.groupdict().items() if k[:1] == "v"):
+        return False  # "Sorry, Cork, not Dublin.": it says the value
     return not any(clause_statements(c, languages=codes) for c in _clauses(sentence, codes))
 
 

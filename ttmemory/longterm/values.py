@@ -112,6 +112,17 @@ def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = F
             keep -= 1
         if keep < len(words):
             return " ".join([*words[:keep], new])
+        # Else the one capitalised run inside it ("The user is from Dublin originally" + "Cork").
+        runs = [
+            i
+            for i in range(2, len(words))
+            if words[i][:1].isupper() and not words[i - 1][:1].isupper()
+        ]
+        if len(runs) == 1:
+            end = runs[0]
+            while end < len(words) and words[end][:1].isupper():
+                end += 1
+            return " ".join([*words[: runs[0]], new, *words[end:]])
     count = len(new.split())
     if len(words) <= count + 2:
         return text
