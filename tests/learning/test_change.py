@@ -658,3 +658,28 @@ def test_corrections_said_the_ways_people_correct_themselves_in_chat(
 
     assert current() == now
     assert len(Fact.objects.filter(namespace=NS)) == 2  # the old value kept in the chain
+
+
+@pytest.mark.parametrize(
+    ("said", "now"),
+    [
+        (["my mom just turned 70, we had a party"], ["The user's mom is 70 years old"]),
+        (["I have a sister in Leeds", "and a brother in Hull"],
+         ["The user has a brother in Hull", "The user has a sister in Leeds"]),
+        (["I play guitar", "oh and I've started learning the piano as well"],
+         ["The user is learning the piano", "The user plays guitar"]),
+        (["Телеграм у меня @olga_k"], ["Телеграм пользователя: @olga_k"]),
+        (["Meine E-Mail ist jan.b@web.de",
+          "Die alte Adresse gilt nicht mehr, neu: jan.b@posteo.de"],
+         ["E-Mail des Nutzers: jan.b@posteo.de"]),
+        (["Soy alérgico al polen", "y también a los gatos"],
+         ["El usuario es alérgico a gatos", "El usuario es alérgico a polen"]),
+    ],
+)  # fmt: skip
+def test_others_contacts_and_additions_said_in_passing(
+    db: Any, said: list[str], now: list[str]
+) -> None:
+    for text in said:
+        chat(text)
+
+    assert current() == now

@@ -16,6 +16,7 @@ from tests.learning.devset_natural6 import (
     CONVERSATIONS_B,
     CONVERSATIONS_C,
     CONVERSATIONS_D,
+    CONVERSATIONS_E,
 )
 from tests.learning.test_devset import assert_floors, scored
 
@@ -50,17 +51,28 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # not Dublin."), the one capitalised value inside a fact replaced, "make that blue", "*Ana" and
 # "sorry, a Toyota Yaris, the Corolla was ...": 0.80 / 0.93 / 0.92. All four batches: current
 # 0.83 (96/115), stale 0.87 (75/86), precision 0.87 (97/112).
-FLOORS = {"current": 0.8, "learned": 0.82, "stale": 0.84, "never": 1.0, "precision": 0.84}
+# Batch E (20: other people's facts, contact details, additions said in passing), written after
+# that and before any change made for it, first run: current 0.77 (24/31), stale 0.64 (7/11),
+# precision 0.92. After "my mom just turned 70", "started learning the piano", "and a brother
+# in Hull", a Russian handle said after its label, "..., neu: <e-mail>", "y también a los
+# gatos" (two stale terms that were substrings of a relative's own fact were the set's errors
+# and are gone): current
+# 0.97 (30/31), stale 0.78, precision 0.97. All five batches: current 0.86 (126/146), stale 0.87
+# (83/95), precision 0.89 (127/143).
+FLOORS = {"current": 0.82, "learned": 0.83, "stale": 0.84, "never": 1.0, "precision": 0.85}
 
 
 def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
 
     def part(conversation: Conversation) -> str:
+        if conversation in CONVERSATIONS_E:
+            return "all:E"
         if conversation in CONVERSATIONS_D:
             return "all:D"
         if conversation in CONVERSATIONS_C:
             return "all:C"
         return "all:B" if conversation in CONVERSATIONS_B else "all:A"
 
-    table = scored(CONVERSATIONS + CONVERSATIONS_B + CONVERSATIONS_C + CONVERSATIONS_D, part)
+    every = [*CONVERSATIONS, *CONVERSATIONS_B, *CONVERSATIONS_C, *CONVERSATIONS_D, *CONVERSATIONS_E]
+    table = scored(every, part)
     assert_floors(table, FLOORS)
