@@ -270,3 +270,26 @@ def test_a_new_value_under_another_name_of_the_slot_supersedes_the_old(fake: Fak
     ]
     assert stored("The user is based in Berlin").metadata == {"slot": "location"}
     assert "Paris" not in served("Where does the user live?")
+
+
+def test_a_count_or_an_opposite_the_model_adds_without_a_target_supersedes(
+    fake: FakeOpenAI,
+) -> None:
+    """The model often answers ADD for a new count or the opposite of a value; the one place
+    that decides supersedes the old fact as it does for the offline rules."""
+    turn(
+        fake,
+        "I have three cats. I drink coffee every morning.",
+        {"action": "ADD", "text": "The user has three cats"},
+        {"action": "ADD", "text": "The user drinks coffee every morning", "value": "coffee"},
+    )
+
+    turn(fake, "We're down to two cats", {"action": "ADD", "text": "The user has two cats"})
+    turn(
+        fake,
+        "I don't drink coffee",
+        {"action": "ADD", "text": "The user does not drink coffee", "value": "coffee"},
+    )
+
+    assert current() == ["The user does not drink coffee", "The user has two cats"]
+    assert stored("The user has three cats").superseded_by is not None

@@ -561,25 +561,39 @@ def _reframed(
 
 
 def _contradicted(facts: list[Fact], candidate: extraction.Candidate, subject: str) -> Fact | None:
-    """The current fact about the user, of ``candidate``'s slot (or none), holding its value
-    where one of the two says it with a negation and the other without ("The user does not
-    drink coffee" / "The user likes coffee"); None when there is none."""
+    """The current fact about the user, of ``candidate``'s slot (or none), that says what it
+    says with a negation where the other has none ("The user does not drink coffee" / "The user
+    drinks coffee every morning", "用户不喝咖啡" / "用户喜欢喝咖啡"): holding its value, or, with
+    no value (an LLM's candidate), all but one of its words besides the negation and two or
+    more; None when there is none."""
     key = statements.canonical(candidate.text, subject=subject)
     value = normalise_text(candidate.value) if candidate.value else ""
-    if not value or not _users(key):
+    if not _users(key):
         return None
-    negated = _negated(key.replace(value, " "))
+    negated = _negated(key.replace(value, " ") if value else key)
+    words = _unnegated_terms(key, subject)
     for fact in facts:
         other = statements.canonical(fact.text, subject=subject)
         if (
-            fact.valid_to is None
-            and (fact.metadata or {}).get("slot", "") == (candidate.slot or "")
-            and _users(other)
-            and _holds_value(other, value)
-            and _negated(other.replace(value, " ")) != negated
+            fact.valid_to is not None
+            or (fact.metadata or {}).get("slot", "") != (candidate.slot or "")
+            or not _users(other)
+            or _negated(other.replace(value, " ") if value else other) == negated
         ):
+            continue
+        if value and _holds_value(other, value):
+            return fact
+        shared = _shared(_unnegated_terms(other, subject), words)
+        if not value and shared >= 2 and shared >= len(words) - 1:
             return fact
     return None
+
+
+def _unnegated_terms(canonical: str, subject: str) -> set[str]:
+    """A canonical statement's content terms without its negation words."""
+    negation = rulebook.detect(canonical).pattern("negation")
+    text = negation.sub(" ", canonical) if negation is not None else canonical
+    return statements.content_terms(text, subject=subject)
 
 
 def _users(canonical: str) -> bool:
