@@ -854,3 +854,113 @@ CONVERSATIONS_E: list[Conversation] = [
         [("alergias del usuario", ["polen"]), ("alergia a los gatos", ["gatos"])],
     ),
 ]
+
+# Batch F, written after batch E's changes and before any made for it: "I used to ..., now ..."
+# in every language, and more Chinese changes.
+CONVERSATIONS_F: list[Conversation] = [
+    _c(
+        "zh6-rev-3",
+        "reversal",
+        ["我喜欢打篮球", "我以前喜欢打篮球，现在更喜欢羽毛球"],
+        [("用户现在喜欢什么运动", ["羽毛球"])],
+        stale=["喜欢打篮球"],
+    ),
+    _c(
+        "zh6-move-4",
+        "relocation",
+        ["我住在西安", "我们家已经不在西安了，去年搬到了青岛"],
+        [("用户住哪", ["青岛"])],
+        stale=["西安"],
+    ),
+    _c(
+        "zh6-job-4",
+        "job",
+        ["我是销售", "我换工作了，现在当老师"],
+        [("用户做什么工作", ["老师"])],
+        stale=["销售"],
+    ),
+    _c(
+        "zh6-job-5",
+        "job",
+        ["我在京东工作", "上个月我跳槽到了美团"],
+        [("用户在哪个公司", ["美团"])],
+        stale=["京东"],
+    ),
+    _c(
+        "zh6-rev-4",
+        "reversal",
+        ["我吃素", "我最近不吃素了"],
+        [],
+        stale=["用户吃素"],
+    ),
+    _c(
+        "zh6-contact-4",
+        "contact",
+        ["我的邮箱是wang@163.com", "邮箱换了，现在用wang2024@gmail.com"],
+        [("用户的邮箱地址", ["wang2024@gmail.com"])],
+        stale=["wang@163.com"],
+    ),
+    _c(
+        "ru6-rev-3",
+        "reversal",
+        ["Я играю в футбол", "Раньше я играл в футбол, а теперь играю в теннис"],
+        [("во что играет пользователь", ["теннис"])],
+        stale=["играет в футбол"],
+    ),
+    _c(
+        "ru6-move-3",
+        "relocation",
+        ["Я живу в Омске", "Я больше не живу в Омске, мы переехали в Тюмень"],
+        [("где живёт пользователь", ["Тюмен"])],
+        stale=["Омск"],
+    ),
+    _c(
+        "ru6-job-4",
+        "job",
+        ["Я работаю менеджером", "Теперь я работаю дизайнером"],
+        [("кем работает пользователь", ["дизайнер"])],
+        stale=["менеджер"],
+    ),
+    _c(
+        "de6-rev-3",
+        "reversal",
+        ["Ich spiele Fußball", "Früher habe ich Fußball gespielt, jetzt spiele ich Tennis"],
+        [("welchen Sport macht der Nutzer", ["Tennis"])],
+        stale=["spielt Fußball"],
+    ),
+    _c(
+        "de6-job-3",
+        "job",
+        ["Ich arbeite als Kellnerin", "Ich arbeite nicht mehr als Kellnerin, sondern als Köchin"],
+        [("was arbeitet der Nutzer", ["Köchin"])],
+        stale=["Kellnerin"],
+    ),
+    _c(
+        "en6-rev-6",
+        "reversal",
+        ["I play rugby", "I used to play rugby but now I coach the kids' team"],
+        [("what does the user do on the team", ["coach"])],
+        stale=["plays rugby"],
+    ),
+    _c(
+        "en6-rev-7",
+        "reversal",
+        ["I'm a night owl", "not anymore, I'm an early bird these days"],
+        [("is the user a morning person", ["early bird"])],
+        stale=["night owl"],
+    ),
+    _c(
+        "fr6-rev-1",
+        "reversal",
+        ["Je fume", "Avant je fumais, maintenant je fais du sport"],
+        [],
+        stale=["L'utilisateur fume"],
+    ),
+    _c(
+        "es6-rev-1",
+        "reversal",
+        ["Vivo en Málaga", "Antes vivía en Málaga, ahora vivo en Granada"],
+        [("dónde vive el usuario", ["Granada"])],
+        stale=["Málaga"],
+    ),
+]

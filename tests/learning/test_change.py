@@ -683,3 +683,23 @@ def test_others_contacts_and_additions_said_in_passing(
         chat(text)
 
     assert current() == now
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "ended_fact"),
+    [
+        ("我喜欢打篮球", "我以前喜欢打篮球，现在更喜欢羽毛球", "用户喜欢打篮球"),
+        ("Я играю в футбол", "Раньше я играл в футбол, а теперь играю в теннис",
+         "Пользователь играет в футбол"),
+        ("Ich spiele Fußball", "Früher habe ich Fußball gespielt, jetzt spiele ich Tennis",
+         "Der Nutzer spielt Fußball"),
+    ],
+)  # fmt: skip
+def test_what_the_user_used_to_do_is_no_longer_current(
+    db: Any, before: str, after: str, ended_fact: str
+) -> None:
+    chat(before)
+    chat(after)
+
+    assert ended_fact not in current()
+    assert ended(ended_fact)

@@ -17,6 +17,7 @@ from tests.learning.devset_natural6 import (
     CONVERSATIONS_C,
     CONVERSATIONS_D,
     CONVERSATIONS_E,
+    CONVERSATIONS_F,
 )
 from tests.learning.test_devset import assert_floors, scored
 
@@ -59,12 +60,19 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # and are gone): current
 # 0.97 (30/31), stale 0.78, precision 0.97. All five batches: current 0.86 (126/146), stale 0.87
 # (83/95), precision 0.89 (127/143).
+# Batch F (15: "I used to ..., now ..." in every language, more Chinese changes), written after
+# that and before any change made for it, first run: current 0.62 (8/13), stale 0.73 (11/15),
+# precision 0.67. After the past-habit words (以前, раньше, früher, autrefois, solía) as words
+# that say something stopped, and a Chinese denial named without its 我: 0.69 / 0.93 / 0.90.
+# All six batches: current 0.85 (135/159), stale 0.88 (97/110), precision 0.89 (136/153).
 FLOORS = {"current": 0.82, "learned": 0.83, "stale": 0.84, "never": 1.0, "precision": 0.85}
 
 
 def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
 
     def part(conversation: Conversation) -> str:
+        if conversation in CONVERSATIONS_F:
+            return "all:F"
         if conversation in CONVERSATIONS_E:
             return "all:E"
         if conversation in CONVERSATIONS_D:
@@ -73,6 +81,13 @@ def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
             return "all:C"
         return "all:B" if conversation in CONVERSATIONS_B else "all:A"
 
-    every = [*CONVERSATIONS, *CONVERSATIONS_B, *CONVERSATIONS_C, *CONVERSATIONS_D, *CONVERSATIONS_E]
+    every = [
+        *CONVERSATIONS,
+        *CONVERSATIONS_B,
+        *CONVERSATIONS_C,
+        *CONVERSATIONS_D,
+        *CONVERSATIONS_E,
+        *CONVERSATIONS_F,
+    ]
     table = scored(every, part)
     assert_floors(table, FLOORS)
