@@ -642,9 +642,9 @@ def _clause_in(
             # stopped being true. A "deny" ends the current facts it names (services.learning).
             denied = gone.sub(" ", clause)
             denied = negation.sub(" ", denied) if negation is not None else denied
-            first = lang.pattern("first_person")
-            if first is not None and CJK.search(denied):
-                denied = first.sub(" ", denied)  # "我 喜欢打篮球": named as the fact writes it
+            pronoun = lang.pattern("first_person")
+            if pronoun is not None and CJK.search(denied):
+                denied = pronoun.sub(" ", denied)  # "我 喜欢打篮球": named as the fact writes it
             denied = " ".join(denied.split()).strip(" ,.")
             if content_terms(denied, subject=subject):
                 return [Statement(denied, change="deny", language=lang.code)]
