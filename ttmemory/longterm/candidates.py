@@ -10,7 +10,8 @@ numpy, then one statement returns the keyword list (with the vector candidates s
 statistics and, keyword-only, the runs. With ``RECALL_VECTOR_CACHE_MB``, the vectors of a
 namespace searched exactly come from this process's memory while the namespace's generation is
 the one they were read with (``vector_cache``; on PostgreSQL the generation comes back with the
-keyword list, in the same statement). Both return what ``recall.keyword_scores`` and
+keyword list, in the same statement, and the neighbour runs of the seeds recall picks come
+from that memory too: ``Candidates.around``). Both return what ``recall.keyword_scores`` and
 ``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
 queries: the ORM version of the same queries spent more time compiling SQL than the database
 took to answer them (docs/benchmarks.md, "Recall latency").
@@ -24,7 +25,7 @@ database); so does nothing else.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,12 +46,15 @@ __all__ = ["Candidates", "Context", "candidates", "neighbour_runs"]
 @dataclass
 class Candidates:
     """Both ranked lists of a query (fact id -> score) and the namespace's size; with
-    ``Context``, the runs of eligible facts around the best blended candidates (``runs``)."""
+    ``Context``, the runs of eligible facts around the best blended candidates (``runs``), or
+    where the namespace's matrix in memory answered, ``around``: the runs of any seeds, from
+    that matrix (what ``runs.neighbour_runs`` would read in the same snapshot)."""
 
     keyword: dict[int, float]
     vector: dict[int, float]
     facts: int
     runs: dict[int, list[int]] | None = None
+    around: Callable[[list[int]], dict[int, list[int]]] | None = None
 
 
 def candidates(
@@ -118,14 +122,19 @@ def _postgresql(
             given = vector_cache.shortlist(
                 matrix, vector, now=vector_cache.now_key(now), kinds=kinds, limit=limit
             )
+            # No neighbour runs in the statement: the matrix holds every eligible fact, so the
+            # runs of whichever seeds fusion picks come from memory (``around``), once the
+            # generation read says the matrix is this snapshot's.
             sql, params = candidate_sql.statement(
                 dialect.POSTGRESQL, namespace, terms, limit=limit, kinds=kinds, now=now,
-                cached=cached, vector=vector, model=model, given=given, context=context,
+                cached=cached, vector=vector, model=model, given=given, context=None,
                 generation=True, known=known, budgeted=bm25.budgeted(size),
             )  # fmt: skip
-            found, generation = _read(dialect.POSTGRESQL, namespace, sql, params, size, context)
+            found, generation = _read(dialect.POSTGRESQL, namespace, sql, params, size, None)
             if generation == matrix.generation:
                 vector_cache.hit()  # served: no count towards reading it again
+                if context is not None:
+                    found.around = _around(matrix, now, kinds, context.reach)
                 return found
             vector_cache.drop(cache_key)  # changed since: the database's own scan, below
             if tracked:  # the statistics that statement counted at the new generation
@@ -148,6 +157,18 @@ def _postgresql(
     ):  # READ_AFTER_RECALLS recalls at this generation: read the matrix for the next ones
         vector_cache.put(cache_key, vector_cache.read(namespace, model, len(vector)))
     return found
+
+
+def _around(
+    matrix: vector_cache.Matrix, now: dt.datetime, kinds: list[str] | None, reach: int
+) -> Callable[[list[int]], dict[int, list[int]]]:
+    """The neighbour runs of given seeds from ``matrix``, eligible at ``now`` and of ``kinds``."""
+
+    def runs_of(seeds: list[int]) -> dict[int, list[int]]:
+        eligible = vector_cache.eligible_ids(matrix, now=vector_cache.now_key(now), kinds=kinds)
+        return runs.around(eligible, seeds, reach=reach)
+
+    return runs_of
 
 
 def _read(
