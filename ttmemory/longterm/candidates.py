@@ -190,7 +190,8 @@ def _read(
         # Prepared on its connection whatever the project's DATABASES options say: planning
         # this statement cost the server more than running it at 1,000 facts. The parameters
         # stay ``%s`` (text, bound by the server): binary ones (``%b``) cost psycopg more per
-        # recall than they save (docs/benchmarks.md, "Fact recall: where the time goes").
+        # recall than they save (docs/benchmarks.md, "Fact recall: where the time goes"), but
+        # for the query vector (``binding.BinaryVector``: its text form cost more).
         with d.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
