@@ -227,9 +227,8 @@ def test_neighbour_runs_from_memory_are_the_database_runs(vcache: Any) -> None:
                 context=candidates.Context(seeds=24, reach=2, vector_weight=0.5),
             )
         )  # fmt: skip
-        if connection.vendor == "postgresql":  # SQLite: runs are read after (fact_runs)
-            assert found.around is not None
-            assert found.around(ids) == candidates.neighbour_runs(NS, ids, reach=2, kinds=kinds)
+        assert found.around is not None
+        assert found.around(ids) == candidates.neighbour_runs(NS, ids, reach=2, kinds=kinds)
 
 
 def test_a_write_by_another_connection_is_seen_by_the_next_query(vcache: Any) -> None:

@@ -10,11 +10,11 @@ numpy, then one statement returns the keyword list (with the vector candidates s
 statistics and, keyword-only, the runs. With ``RECALL_VECTOR_CACHE_MB``, the vectors of a
 namespace searched exactly come from this process's memory while the namespace's generation is
 the one they were read with (``vector_cache``; on PostgreSQL the generation comes back with the
-keyword list, in the same statement, and the neighbour runs of the seeds recall picks come
-from that memory too: ``Candidates.around``). Both return what ``recall.keyword_scores`` and
-``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
-queries: the ORM version of the same queries spent more time compiling SQL than the database
-took to answer them (docs/benchmarks.md, "Recall latency").
+keyword list, in the same statement); the neighbour runs of the seeds a hybrid recall picks
+then come from that memory too (``Candidates.around``). Both return what
+``recall.keyword_scores`` and ``recall.vector_scores`` return (same formula, same order, same
+ties), without building ORM queries: the ORM version of the same queries spent more time
+compiling SQL than the database took to answer them (docs/benchmarks.md, "Recall latency").
 
 Keyword search is bounded in every namespace above ``bm25.BUDGET_ABOVE_FACTS`` facts, on every
 database, with or without a vector (``bm25.POSTINGS_BUDGET``; see ``candidate_sql``). A metadata
@@ -248,10 +248,15 @@ def _portable(
         stats = recall.namespace_stats(namespace)
         size = stats[0]
     vectors: dict[int, float] | None = None
+    matrix: vector_cache.Matrix | None = None
     if vector is not None and vector_cache.usable():
-        vectors = _portable_cached(
+        vectors, matrix = _portable_cached(
             namespace, vector, model, limit, kinds, now, generation=generation
         )
+    # Hybrid: the runs of the seeds fusion picks, from the matrix the vectors came from.
+    around = (
+        None if matrix is None or context is None else _around(matrix, now, kinds, context.reach)
+    )
     if vector is not None and vectors is None:
         params: dict[str, Any] = {"ns": namespace, "now": now, "model": model, "dim": len(vector)}
         eligible = runs.eligible(d, "f", kinds, params)
@@ -263,7 +268,7 @@ def _portable(
             )
             vectors = _numpy_top(cursor.fetchall(), vector, limit)
     if not terms and stats is not None:
-        return Candidates({}, vectors or {}, stats[0])
+        return Candidates({}, vectors or {}, stats[0], around=around)
     sql, params = candidate_sql.statement(
         d, namespace, terms, limit=limit, kinds=kinds, now=now, cached=stats,
         vector_ids=None if vectors is None else list(vectors),
@@ -274,7 +279,7 @@ def _portable(
         d, namespace, sql, params, 0 if stats is None else stats[0],
         context if vector is None else None, generation=generation or 0,
     )  # fmt: skip
-    found.vector = vectors or {}
+    found.vector, found.around = vectors or {}, around
     return found
 
 
@@ -287,11 +292,11 @@ def _portable_cached(
     now: dt.datetime,
     *,
     generation: int | None = None,
-) -> dict[int, float]:
-    """``_numpy_top``'s answer from the namespace's matrix in memory (``vector_cache``): kept
-    while the namespace's generation (``generation``, read now if None) is the one it was read
-    with, else read again (the same rows the database read would fetch, and their kinds and
-    expiry times)."""
+) -> tuple[dict[int, float], vector_cache.Matrix]:
+    """``_numpy_top``'s answer from the namespace's matrix in memory (``vector_cache``), and
+    that matrix: kept while the namespace's generation (``generation``, read now if None) is the
+    one it was read with, else read again (the same rows the database read would fetch, and
+    their kinds and expiry times)."""
     key = vector_cache.key(namespace, model, len(vector))
     matrix = vector_cache.get(key)
     if generation is None and matrix is not None:
@@ -303,9 +308,10 @@ def _portable_cached(
             vector_cache.drop(key)
         matrix = vector_cache.read(namespace, model, len(vector))
         vector_cache.put(key, matrix)
-    return vector_cache.top_dot(
+    found = vector_cache.top_dot(
         matrix, vector, now=vector_cache.now_key(now), kinds=kinds, limit=limit
     )
+    return found, matrix
 
 
 def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -> dict[int, float]:

@@ -28,6 +28,7 @@ same generation means the same committed changes, hence the same vectors. Where 
   save, so a namespace recalled a few times between writes never pays for one.
 - SQLite and PostgreSQL without pgvector: one small statement reads the generation; a miss
   reads the matrix instead of the vectors it read before (the same rows plus kind and expiry).
+  The neighbour runs come from the matrix too, as on PostgreSQL.
 
 Expiry needs no write: each query filters the matrix by ``expires_at > now`` as the SQL does.
 ``kinds`` are filtered here too. Not served from memory: with a metadata filter (the ORM path),
