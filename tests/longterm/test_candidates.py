@@ -93,7 +93,7 @@ def test_both_lists_equal_the_orm_queries(facts: None, kinds: list[str] | None) 
         assert found.facts == Fact.objects.filter(namespace=NS).count()
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="pgvector ranks in SQL there")
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a binary query vector is pgvector's")
 @pytest.mark.parametrize("cache_mb", [128, 0])
 def test_the_binary_query_vector_ranks_as_its_text_form(
     facts: None, settings: Any, monkeypatch: Any, cache_mb: int

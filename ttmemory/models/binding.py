@@ -103,7 +103,7 @@ def _vector_dumpers() -> tuple[Any, Any]:
         oid = 0
 
         def dump(self, obj: Any) -> bytes:
-            return str(obj.text()).encode()
+            return obj.text().encode()
 
     return BinaryVectorDumper, BinaryVectorTextDumper
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import types
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -162,14 +161,14 @@ def _native_timestamps(connection: Any, cursor: Any) -> None:
     adapters = getattr(raw, "adapters", None)  # psycopg 3's cursor (psycopg 2's has none)
     if adapters is None or raw.connection.info.parameter_status("TimeZone") != "UTC":
         return
-    loader = _psycopg_timestamptz_loader()
-    adapters.register_loader(loader.oid, loader.loader)
+    adapters.register_loader(*_psycopg_timestamptz_loader())
 
 
 @functools.cache
-def _psycopg_timestamptz_loader() -> Any:
+def _psycopg_timestamptz_loader() -> tuple[int, Any]:
+    """timestamptz's OID and psycopg's own text loader of it."""
     import psycopg
     from psycopg.pq import Format
 
     oid = psycopg.adapters.types["timestamptz"].oid
-    return types.SimpleNamespace(oid=oid, loader=psycopg.adapters.get_loader(oid, Format.TEXT))
+    return oid, psycopg.adapters.get_loader(oid, Format.TEXT)
