@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import numpy as np
 import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
@@ -16,7 +17,7 @@ from django.utils import timezone
 
 from ttmemory import memory
 from ttmemory.backends.embedders import get_embedder
-from ttmemory.longterm import blind, bm25, candidates, fusion, recall
+from ttmemory.longterm import blind, bm25, candidate_sql, candidates, fusion, recall, vector_cache
 from ttmemory.longterm.vector_index import SHIPPED_DIMENSIONS, index_name
 from ttmemory.models import Fact
 from ttmemory.models.vectors import PGVECTOR, vector_storage
@@ -90,6 +91,33 @@ def test_both_lists_equal_the_orm_queries(facts: None, kinds: list[str] | None) 
         ended = Fact.objects.filter(namespace=NS).exclude(pk__in=facts.values("pk"))
         assert not set(found.keyword) & set(ended.values_list("pk", flat=True))
         assert found.facts == Fact.objects.filter(namespace=NS).count()
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="a binary query vector is pgvector's")
+@pytest.mark.parametrize("cache_mb", [128, 0])
+def test_the_binary_query_vector_ranks_as_its_text_form(
+    facts: None, settings: Any, monkeypatch: Any, cache_mb: int
+) -> None:
+    """The query vector bound in pgvector's binary form (``binding.BinaryVector``) gives the
+    distances its text form gives, to the bit (a dense vector: every float's digits count)."""
+    settings.TTMEMORY = {**settings.TTMEMORY, "RECALL_VECTOR_CACHE_MB": cache_mb}
+    model = get_embedder().model
+    for seed in range(3):
+        vector = [float(x) for x in np.random.default_rng(seed).standard_normal(384)]
+
+        def vector_list(vector: list[float] = vector) -> dict[int, float]:
+            found = candidates.candidates(
+                NS, terms={}, vector=vector, model=model, limit=50, kinds=None
+            )
+            return found.vector
+
+        for _ in range(vector_cache.READ_AFTER_RECALLS + 1):  # from memory too, with 128 MB
+            binary = vector_list()
+        with monkeypatch.context() as patched:
+            patched.setattr(candidate_sql.binding, "server_binds", lambda: False)
+            text = vector_list()
+        assert len(binary) > 5
+        assert list(binary.items()) == list(text.items())
 
 
 def test_without_a_vector_only_keywords_come_back(facts: None) -> None:

@@ -122,6 +122,27 @@ def test_recall_filters_by_kind_metadata_validity_and_expiry(db: Any) -> None:
     assert "green tea coupon" not in [f.text for f in everything.facts]
 
 
+def test_recall_hits_are_the_orms_facts_field_by_field(db: Any) -> None:
+    """The hits read (compiled once, its timestamps loaded by psycopg's own loader where that
+    returns what Django's does) gives the objects the ORM gives: every field, timestamps with
+    the same time zone object."""
+    later = timezone.now() + timedelta(days=3)
+    memory.fact_remember(namespace=NS, text="Ada keeps bees on the roof", expires_at=later)
+    memory.fact_remember(namespace=NS, text="Ada's bees make heather honey", metadata={"a": [1]})
+    hits = memory.fact_recall(namespace=NS, query="Ada bees honey roof", k=5).hits
+    assert len(hits) == 2
+    for fact, _ in hits:
+        orm = Fact.objects.defer("embedding").get(pk=fact.pk)
+        for field in Fact._meta.concrete_fields:
+            if field.attname == "embedding":
+                continue
+            mine, theirs = getattr(fact, field.attname), getattr(orm, field.attname)
+            assert mine == theirs, field.attname
+            if hasattr(theirs, "tzinfo"):
+                assert mine.tzinfo is theirs.tzinfo, field.attname
+    assert {fact.expires_at for fact, _ in hits} == {later, None}
+
+
 def test_superseding_keeps_the_chain_and_recall_returns_only_the_new_fact(db: Any) -> None:
     old = memory.fact_remember(namespace=NS, text="Ada lives in Lisbon")
 

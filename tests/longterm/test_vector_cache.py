@@ -192,6 +192,45 @@ def test_recall_from_memory_returns_what_recall_from_the_database_returns(vcache
             assert [s for _, s in got] == pytest.approx([s for _, s in expected], abs=1e-6)
 
 
+def test_neighbour_runs_from_memory_are_the_database_runs(vcache: Any) -> None:
+    """Where memory serves recall, the neighbour runs come from the matrix (every current fact,
+    with a vector of the model or not), not from the candidate statement: the same runs, so the
+    same hits, order and scores, whatever is superseded, ended, expired, of another kind or
+    without a vector around the seeds."""
+    facts = remember(TEXTS[:5]) + remember(TEXTS[5:8], kind="preference") + remember(TEXTS[8:])
+    memory.fact_supersede(namespace=NS, fact_id=facts[2].pk, text="Ada moved to Faro last May")
+    now = timezone.now()
+    Fact.objects.filter(pk=facts[4].pk).update(expires_at=now - dt.timedelta(days=1))
+    Fact.objects.filter(pk=facts[6].pk).update(expires_at=now + dt.timedelta(days=9))
+    Fact.objects.filter(pk=facts[7].pk).update(valid_to=now)
+    Fact.objects.filter(pk__in=[facts[1].pk, facts[9].pk]).update(
+        embedding=None, embedding_model="", embedding_dim=None
+    )
+    ids = list(Fact.objects.filter(namespace=NS).values_list("pk", flat=True))
+    for kinds in (None, ["fact"], ["preference"]):
+        for question in QUESTIONS:
+
+            def recall(question: str = question, kinds: list[str] | None = kinds) -> Any:
+                found = memory.fact_recall(namespace=NS, query=question, k=10, kinds=kinds)
+                return [(fact.pk, score) for fact, score in found.hits], found.mode
+
+            expected = uncached(recall)
+            for _ in range(vector_cache.READ_AFTER_RECALLS):  # read into memory
+                recall()
+            assert served(recall) == expected
+            assert expected[1] == "hybrid"
+
+        found = served(
+            lambda kinds=kinds: candidates.candidates(  # type: ignore[misc]
+                NS, terms={}, vector=get_embedder().embed([QUESTIONS[0]])[0],
+                model=get_embedder().model, limit=50, kinds=kinds,
+                context=candidates.Context(seeds=24, reach=2, vector_weight=0.5),
+            )
+        )  # fmt: skip
+        assert found.around is not None
+        assert found.around(ids) == candidates.neighbour_runs(NS, ids, reach=2, kinds=kinds)
+
+
 def test_a_write_by_another_connection_is_seen_by_the_next_query(vcache: Any) -> None:
     remember(TEXTS)
     question = QUESTIONS[1]

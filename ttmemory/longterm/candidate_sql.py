@@ -34,7 +34,7 @@ from django.db import connection
 from ttmemory.longterm import bm25, recall, runs, vector_cache
 from ttmemory.longterm.bm25 import Sql
 from ttmemory.longterm.dialect import Dialect
-from ttmemory.models import FactTerm
+from ttmemory.models import FactTerm, binding
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,10 @@ def statement(
     candidates = ""
     if vector is not None:
         dim = len(vector)
-        params["vec"] = recall.vector_literal(vector)
+        if not approximate and binding.server_binds():  # run by ``Dialect.cursor`` (``_read``)
+            params["vec"], vec = binding.BinaryVector(vector), "%(vec)b"
+        else:  # the HNSW search goes with its settings (``recall.run_with_planner_settings``)
+            params["vec"], vec = recall.vector_literal(vector), "%(vec)s"
         params["model"], params["dim"] = model, dim
         if given is not None:
             # The shortlist picked in memory (vector_cache), ranked here with pgvector's own
@@ -153,10 +156,10 @@ def statement(
             source = f"{fact} f"
         if approximate:
             # The expression the HNSW index of this dimension is built on (vector_index).
-            distance = f"(f.embedding::vector({dim})) <=> %(vec)s::vector({dim})"
+            distance = f"(f.embedding::vector({dim})) <=> {vec}::vector({dim})"
             order = "distance"
         else:
-            distance = "f.embedding <=> %(vec)s::vector"
+            distance = f"f.embedding <=> {vec}::vector"
             order = "distance, f.id"
         parts.append(
             f"vec AS (SELECT f.id, {distance} AS distance FROM {source} "

@@ -10,10 +10,11 @@ numpy, then one statement returns the keyword list (with the vector candidates s
 statistics and, keyword-only, the runs. With ``RECALL_VECTOR_CACHE_MB``, the vectors of a
 namespace searched exactly come from this process's memory while the namespace's generation is
 the one they were read with (``vector_cache``; on PostgreSQL the generation comes back with the
-keyword list, in the same statement). Both return what ``recall.keyword_scores`` and
-``recall.vector_scores`` return (same formula, same order, same ties), without building ORM
-queries: the ORM version of the same queries spent more time compiling SQL than the database
-took to answer them (docs/benchmarks.md, "Recall latency").
+keyword list, in the same statement); the neighbour runs of the seeds a hybrid recall picks
+then come from that memory too (``Candidates.around``). Both return what
+``recall.keyword_scores`` and ``recall.vector_scores`` return (same formula, same order, same
+ties), without building ORM queries: the ORM version of the same queries spent more time
+compiling SQL than the database took to answer them (docs/benchmarks.md, "Recall latency").
 
 Keyword search is bounded in every namespace above ``bm25.BUDGET_ABOVE_FACTS`` facts, on every
 database, with or without a vector (``bm25.POSTINGS_BUDGET``; see ``candidate_sql``). A metadata
@@ -24,7 +25,7 @@ database); so does nothing else.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,12 +46,15 @@ __all__ = ["Candidates", "Context", "candidates", "neighbour_runs"]
 @dataclass
 class Candidates:
     """Both ranked lists of a query (fact id -> score) and the namespace's size; with
-    ``Context``, the runs of eligible facts around the best blended candidates (``runs``)."""
+    ``Context``, the runs of eligible facts around the best blended candidates (``runs``), or
+    where the namespace's matrix in memory answered, ``around``: the runs of any seeds, from
+    that matrix (what ``runs.neighbour_runs`` would read in the same snapshot)."""
 
     keyword: dict[int, float]
     vector: dict[int, float]
     facts: int
     runs: dict[int, list[int]] | None = None
+    around: Callable[[list[int]], dict[int, list[int]]] | None = None
 
 
 def candidates(
@@ -118,14 +122,19 @@ def _postgresql(
             given = vector_cache.shortlist(
                 matrix, vector, now=vector_cache.now_key(now), kinds=kinds, limit=limit
             )
+            # No neighbour runs in the statement: the matrix holds every eligible fact, so the
+            # runs of whichever seeds fusion picks come from memory (``around``), once the
+            # generation read says the matrix is this snapshot's.
             sql, params = candidate_sql.statement(
                 dialect.POSTGRESQL, namespace, terms, limit=limit, kinds=kinds, now=now,
-                cached=cached, vector=vector, model=model, given=given, context=context,
+                cached=cached, vector=vector, model=model, given=given, context=None,
                 generation=True, known=known, budgeted=bm25.budgeted(size),
             )  # fmt: skip
-            found, generation = _read(dialect.POSTGRESQL, namespace, sql, params, size, context)
+            found, generation = _read(dialect.POSTGRESQL, namespace, sql, params, size, None)
             if generation == matrix.generation:
                 vector_cache.hit()  # served: no count towards reading it again
+                if context is not None:
+                    found.around = _around(matrix, now, kinds, context.reach)
                 return found
             vector_cache.drop(cache_key)  # changed since: the database's own scan, below
             if tracked:  # the statistics that statement counted at the new generation
@@ -150,6 +159,18 @@ def _postgresql(
     return found
 
 
+def _around(
+    matrix: vector_cache.Matrix, now: dt.datetime, kinds: list[str] | None, reach: int
+) -> Callable[[list[int]], dict[int, list[int]]]:
+    """The neighbour runs of given seeds from ``matrix``, eligible at ``now`` and of ``kinds``."""
+
+    def runs_of(seeds: list[int]) -> dict[int, list[int]]:
+        eligible = vector_cache.eligible_ids(matrix, now=vector_cache.now_key(now), kinds=kinds)
+        return runs.around(eligible, seeds, reach=reach)
+
+    return runs_of
+
+
 def _read(
     d: Dialect,
     namespace: str,
@@ -169,7 +190,8 @@ def _read(
         # Prepared on its connection whatever the project's DATABASES options say: planning
         # this statement cost the server more than running it at 1,000 facts. The parameters
         # stay ``%s`` (text, bound by the server): binary ones (``%b``) cost psycopg more per
-        # recall than they save (docs/benchmarks.md, "Fact recall: where the time goes").
+        # recall than they save (docs/benchmarks.md, "Fact recall: where the time goes"), but
+        # for the query vector (``binding.BinaryVector``: its text form cost more).
         with d.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
@@ -226,10 +248,15 @@ def _portable(
         stats = recall.namespace_stats(namespace)
         size = stats[0]
     vectors: dict[int, float] | None = None
+    matrix: vector_cache.Matrix | None = None
     if vector is not None and vector_cache.usable():
-        vectors = _portable_cached(
+        vectors, matrix = _portable_cached(
             namespace, vector, model, limit, kinds, now, generation=generation
         )
+    # Hybrid: the runs of the seeds fusion picks, from the matrix the vectors came from.
+    around = (
+        None if matrix is None or context is None else _around(matrix, now, kinds, context.reach)
+    )
     if vector is not None and vectors is None:
         params: dict[str, Any] = {"ns": namespace, "now": now, "model": model, "dim": len(vector)}
         eligible = runs.eligible(d, "f", kinds, params)
@@ -241,7 +268,7 @@ def _portable(
             )
             vectors = _numpy_top(cursor.fetchall(), vector, limit)
     if not terms and stats is not None:
-        return Candidates({}, vectors or {}, stats[0])
+        return Candidates({}, vectors or {}, stats[0], around=around)
     sql, params = candidate_sql.statement(
         d, namespace, terms, limit=limit, kinds=kinds, now=now, cached=stats,
         vector_ids=None if vectors is None else list(vectors),
@@ -252,7 +279,7 @@ def _portable(
         d, namespace, sql, params, 0 if stats is None else stats[0],
         context if vector is None else None, generation=generation or 0,
     )  # fmt: skip
-    found.vector = vectors or {}
+    found.vector, found.around = vectors or {}, around
     return found
 
 
@@ -265,11 +292,11 @@ def _portable_cached(
     now: dt.datetime,
     *,
     generation: int | None = None,
-) -> dict[int, float]:
-    """``_numpy_top``'s answer from the namespace's matrix in memory (``vector_cache``): kept
-    while the namespace's generation (``generation``, read now if None) is the one it was read
-    with, else read again (the same rows the database read would fetch, and their kinds and
-    expiry times)."""
+) -> tuple[dict[int, float], vector_cache.Matrix]:
+    """``_numpy_top``'s answer from the namespace's matrix in memory (``vector_cache``), and
+    that matrix: kept while the namespace's generation (``generation``, read now if None) is the
+    one it was read with, else read again (the same rows the database read would fetch, and
+    their kinds and expiry times)."""
     key = vector_cache.key(namespace, model, len(vector))
     matrix = vector_cache.get(key)
     if generation is None and matrix is not None:
@@ -281,9 +308,10 @@ def _portable_cached(
             vector_cache.drop(key)
         matrix = vector_cache.read(namespace, model, len(vector))
         vector_cache.put(key, matrix)
-    return vector_cache.top_dot(
+    found = vector_cache.top_dot(
         matrix, vector, now=vector_cache.now_key(now), kinds=kinds, limit=limit
     )
+    return found, matrix
 
 
 def _numpy_top(rows: list[tuple[int, bytes]], vector: list[float], limit: int) -> dict[int, float]:

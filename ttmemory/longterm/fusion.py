@@ -45,8 +45,9 @@
    it also empties some answerable questions; calibrated per embedder.
 
 With pgvector, or keyword-only, the neighbour runs come with the candidates, in their one statement
-(``candidates.Context``); ``fact_runs`` fetches them elsewhere, or for a seed that statement did
-not pick (one statement, small index scans on ``ttm_fact_ns_id_idx``).
+(``candidates.Context``), or from the namespace's matrix in memory where it served the vectors
+(``candidates.Candidates.around``); ``fact_runs`` fetches them elsewhere, or for a seed that
+statement did not pick (one statement, small index scans on ``ttm_fact_ns_id_idx``).
 """
 
 from __future__ import annotations

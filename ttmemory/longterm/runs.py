@@ -5,7 +5,8 @@ namespace (of the asked kinds) before it and after it, by id, and the seed. ``ru
 one way they are read, two ``LIMIT reach`` scans of ``ttm_fact_ns_id_idx`` per seed; the seeds
 come from a CTE named ``seeds``: the best blended candidates inside the candidate statement
 (``candidate_sql``), or the given ids in ``neighbour_runs``. The dialect says how a scan runs per
-seed (``Dialect.join_first``).
+seed (``Dialect.join_first``). ``around`` is the same rule over the ids of the eligible facts
+in memory (a namespace's matrix, ``vector_cache``), for a recall the matrix served.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 from django.db import connection
 from django.utils import timezone
 
@@ -76,3 +78,19 @@ def neighbour_runs(
         for seed, fact_id in cursor.fetchall():
             found[int(seed)].append(int(fact_id))
     return {seed: sorted(ids) for seed, ids in found.items()}
+
+
+def around(eligible: np.ndarray, seeds: Iterable[int], *, reach: int) -> dict[int, list[int]]:
+    """``neighbour_runs``'s answer from the ids of the eligible facts, in order (the namespace's
+    matrix in memory, ``vector_cache.eligible_ids``): for each seed, up to ``reach`` of them
+    before it and after it, and the seed."""
+    wanted = [int(seed) for seed in seeds]
+    if not wanted or reach <= 0:
+        return {}
+    starts = np.searchsorted(eligible, wanted)  # the first eligible id >= each seed
+    found: dict[int, list[int]] = {}
+    for seed, at in zip(wanted, starts.tolist(), strict=True):
+        after = at + 1 if at < len(eligible) and eligible[at] == seed else at
+        before = eligible[max(0, at - reach) : at].tolist()
+        found[seed] = [*before, seed, *eligible[after : after + reach].tolist()]
+    return found

@@ -6,9 +6,10 @@ packed float32 blob per fact) cost far more than ranking them in numpy; on Postg
 exact scan in the database was most of a recall at 1,000-5,000 facts (docs/benchmarks.md,
 "Fact recall: where the time goes"). So recall keeps, per database, namespace, embedding model
 and dimension, a ``Matrix``: the ids, vectors, kinds and expiry times of the namespace's facts
-that are not superseded or ended, read in ONE statement together with the namespace's
-generation (``ttmemory.models.generation``: triggers give it a new value in the same
-transaction as any change to those facts, by any code path or process).
+that are not superseded or ended (and the ids, kinds and expiry times of those without a
+vector of that model: the neighbour runs are made of every such fact), read in ONE statement
+together with the namespace's generation (``ttmemory.models.generation``: triggers give it a
+new value in the same transaction as any change to those facts, by any code path or process).
 
 A matrix serves a query only when the generation the query reads is the one it was read with.
 Both are read in one statement each, so each is one consistent snapshot of the database: the
@@ -17,14 +18,17 @@ same generation means the same committed changes, hence the same vectors. Where 
 - PostgreSQL with pgvector (namespaces up to ``RECALL_EXACT_LIMIT``): recall's one candidate
   statement returns the generation beside the keyword list (no round trip added). With a
   matrix in memory, numpy picks the few facts that can be among the nearest (``shortlist``)
-  and that statement ranks only them, with pgvector's own arithmetic (so distances, ties and
-  the neighbour context's blend are the full scan's); a generation that differs drops the
-  matrix and the statement runs again with the database's scan of every fact. A matrix is
+  and that statement ranks only them, with pgvector's own arithmetic (so distances and ties
+  are the full scan's), and the neighbour runs of the seeds fusion picks are taken from the
+  matrix (``eligible_ids``, ``runs.around``) instead of being read with the candidates; a
+  generation that differs drops the matrix and the statement runs again with the database's
+  scan of every fact and the runs. A matrix is
   read (one more statement, inside that recall) once a namespace's generation was the same for
   ``READ_AFTER_RECALLS`` recalls in a row: the read costs about what that many served recalls
   save, so a namespace recalled a few times between writes never pays for one.
 - SQLite and PostgreSQL without pgvector: one small statement reads the generation; a miss
   reads the matrix instead of the vectors it read before (the same rows plus kind and expiry).
+  The neighbour runs come from the matrix too, as on PostgreSQL.
 
 Expiry needs no write: each query filters the matrix by ``expires_at > now`` as the SQL does.
 ``kinds`` are filtered here too. Not served from memory: with a metadata filter (the ORM path),
@@ -106,13 +110,17 @@ class Matrix:
     kinds: np.ndarray
     kind_names: tuple[str, ...]
     expires: np.ndarray | None
+    #: Every fact of the namespace that is neither superseded nor ended, with a vector of this
+    #: model or not (the neighbour runs' facts, ``eligible_ids``): ids in order, kinds, expiry.
+    fact_ids: np.ndarray
+    fact_kinds: np.ndarray
+    fact_expires: np.ndarray | None
 
     @property
     def nbytes(self) -> int:
-        extra = self.expires.nbytes if self.expires is not None else 0
-        return int(
-            self.ids.nbytes + self.vectors.nbytes + self.norms.nbytes + self.kinds.nbytes + extra
-        )
+        arrays = [self.ids, self.vectors, self.norms, self.kinds, self.expires]
+        arrays += [self.fact_ids, self.fact_kinds, self.fact_expires]
+        return int(sum(array.nbytes for array in arrays if array is not None))
 
 
 @dataclass
@@ -322,25 +330,30 @@ def generation_sql(namespace_param: str) -> str:
 
 
 def read(namespace: str, model: str, dim: int) -> Matrix:
-    """The namespace's facts of ``model`` and ``dim`` that are neither superseded nor ended,
-    and its generation, in one statement (one snapshot) on the default connection."""
+    """The namespace's facts that are neither superseded nor ended, the vectors of those of
+    ``model`` and ``dim``, and its generation, in one statement (one snapshot) on the default
+    connection."""
     fact, _ = _tables()
     pgvector = vector_storage(connection) == PGVECTOR
     blob = "vector_send(f.embedding)" if pgvector else "f.embedding"
     expires = "CAST(f.expires_at AS TEXT)" if connection.vendor == "sqlite" else "f.expires_at"
     sql = (
-        f"SELECT {generation_sql('%s')}, f.id, {blob}, f.kind, {expires} FROM (SELECT 1 AS one) "
-        f"one LEFT JOIN {fact} f ON f.namespace = %s AND f.embedding_model = %s "
-        "AND f.embedding_dim = %s AND f.superseded_by_id IS NULL AND f.valid_to IS NULL "
-        "ORDER BY f.id"
+        f"SELECT {generation_sql('%s')}, f.id, CASE WHEN f.embedding_model = %s "
+        f"AND f.embedding_dim = %s THEN {blob} END, f.kind, {expires} FROM (SELECT 1 AS one) "
+        f"one LEFT JOIN {fact} f ON f.namespace = %s AND f.superseded_by_id IS NULL "
+        "AND f.valid_to IS NULL ORDER BY f.id"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [namespace, namespace, model, dim])
-        rows = cursor.fetchall()
-    found = int(rows[0][0]) if rows else 0
-    rows = [row for row in rows if row[1] is not None]
+        cursor.execute(sql, [namespace, model, dim, namespace])
+        every = cursor.fetchall()
+    found = int(every[0][0]) if every else 0
+    every = [row for row in every if row[1] is not None]
+    rows = [row for row in every if row[2] is not None]
     codes: dict[str, int] = {}
-    kinds = np.fromiter((codes.setdefault(row[3], len(codes)) for row in rows), dtype=np.int32)
+    fact_kinds = np.fromiter(
+        (codes.setdefault(row[3], len(codes)) for row in every), dtype=np.int32, count=len(every)
+    )
+    kinds = np.fromiter((codes[row[3]] for row in rows), dtype=np.int32, count=len(rows))
     packed = b"".join(bytes(row[2]) for row in rows)
     if pgvector:  # vector_send: int16 dimensions, int16 unused, then big-endian float4s
         raw = np.frombuffer(packed, dtype=">f4").reshape(len(rows), dim + 1)[:, 1:]
@@ -356,6 +369,9 @@ def read(namespace: str, model: str, dim: int) -> Matrix:
         kinds=kinds,
         kind_names=tuple(codes),
         expires=_expiries([row[4] for row in rows]),
+        fact_ids=np.fromiter((row[1] for row in every), dtype=np.int64, count=len(every)),
+        fact_kinds=fact_kinds,
+        fact_expires=_expiries([row[4] for row in every]),
     )
 
 
@@ -391,22 +407,42 @@ def now_key(now: dt.datetime) -> Any:
 # Ranking
 
 
+def _kept(
+    matrix: Matrix,
+    codes: np.ndarray,
+    expires: np.ndarray | None,
+    now: Any,
+    kinds: Sequence[str] | None,
+) -> np.ndarray | None:
+    """Which rows of ``codes`` (kinds) and ``expires`` are current at ``now`` and of ``kinds``
+    (None: all of them)."""
+    keep = None
+    if expires is not None:
+        keep = expires > now
+    if kinds:
+        asked = set(kinds)
+        wanted = [code for code, name in enumerate(matrix.kind_names) if name in asked]
+        of_kind = np.isin(codes, wanted)
+        keep = of_kind if keep is None else keep & of_kind
+    return keep
+
+
 def _eligible(
     matrix: Matrix, now: Any, kinds: Sequence[str] | None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The rows current at ``now`` and of ``kinds``: (row indexes or None for all, ids)."""
-    keep = None
-    if matrix.expires is not None:
-        keep = matrix.expires > now
-    if kinds:
-        asked = set(kinds)
-        wanted = [code for code, name in enumerate(matrix.kind_names) if name in asked]
-        of_kind = np.isin(matrix.kinds, wanted)
-        keep = of_kind if keep is None else keep & of_kind
+    keep = _kept(matrix, matrix.kinds, matrix.expires, now, kinds)
     if keep is None:
         return None
     rows = np.flatnonzero(keep)
     return rows, matrix.ids[rows]
+
+
+def eligible_ids(matrix: Matrix, *, now: Any, kinds: Sequence[str] | None) -> np.ndarray:
+    """The ids, in order, of the facts recall may return at ``now`` (``now_key``) of ``kinds``,
+    whatever their vectors: the facts neighbour runs are made of (``runs.around``)."""
+    keep = _kept(matrix, matrix.fact_kinds, matrix.fact_expires, now, kinds)
+    return matrix.fact_ids if keep is None else matrix.fact_ids[keep]
 
 
 def top_dot(

@@ -4,10 +4,12 @@ and transactions for derived rows that need not wait for the WAL flush."""
 from __future__ import annotations
 
 import functools
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
 from django.db import connection, transaction
 
 from ttmemory.conf import app_settings
@@ -34,14 +36,17 @@ def binding_cursor(
     statements: parsing and planning their CTE were most of the server's work per append when
     not prepared (measured: server backend CPU per ``message_add``).
     """
-    connection.ensure_connection()
-    raw = connection.connection
-    if connection.vendor != "postgresql" or type(raw).__module__.partition(".")[0] != "psycopg":
+    if not server_binds():
         with connection.cursor() as own:
             yield own, "%s"
         return
     import psycopg  # psycopg 3 is the connection's own driver here
 
+    raw = connection.connection
+    if not getattr(raw, "_ttmemory_vectors", False):  # once per connection: a type of its own
+        for dumper in _vector_dumpers():
+            raw.adapters.register_dumper(BinaryVector, dumper)
+        raw._ttmemory_vectors = True
     preparing = prepare and _may_prepare()
     cursor: Any = _preparing_cursor_class()(raw) if preparing else psycopg.Cursor(raw)
     if binary_results:
@@ -51,6 +56,56 @@ def binding_cursor(
     wrap: Any = connection._prepare_cursor  # type: ignore[attr-defined]
     with wrap(cursor) as wrapped:
         yield wrapped, "%b"
+
+
+def server_binds() -> bool:
+    """Whether ``binding_cursor`` binds parameters on the server here (PostgreSQL through
+    psycopg 3), and so takes binary ones (``%b``), such as a ``BinaryVector``."""
+    if connection.vendor != "postgresql":
+        return False
+    connection.ensure_connection()
+    return type(connection.connection).__module__.partition(".")[0] == "psycopg"
+
+
+class BinaryVector:
+    """A query vector as a ``binding_cursor``'s ``%b`` parameter, in pgvector's binary form
+    (``vector_send``'s: the dimensions, an unused int16, the big-endian float4s): the float32
+    values pgvector stores, as its text form would give them. Sent without a type, the server
+    takes it as the ``vector`` its cast in the statement names (``%(vec)b::vector``). Formatting
+    the text form's 384 numbers in Python, and parsing them on the server, cost a recall more."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, values: Any) -> None:
+        floats = np.asarray(values, dtype=">f4")
+        self.data = struct.pack(">HH", len(floats), 0) + floats.tobytes()
+
+    def text(self) -> str:
+        """pgvector's text form of the same values (for a statement logged with its values)."""
+        values = np.frombuffer(self.data, dtype=">f4", offset=4).tolist()
+        return "[" + ",".join(["%.9g"] * len(values)) % tuple(values) + "]"
+
+
+@functools.cache
+def _vector_dumpers() -> tuple[Any, Any]:
+    """``BinaryVector``'s dumpers: binary, as bound; text, for Django's statement log (its
+    ``last_executed_query`` composes the values into the SQL client-side)."""
+    import psycopg
+
+    class BinaryVectorDumper(psycopg.adapt.Dumper):
+        format = psycopg.pq.Format.BINARY
+        oid = 0  # unknown: the statement's cast gives it its type (pgvector's OID varies)
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj.data)
+
+    class BinaryVectorTextDumper(psycopg.adapt.Dumper):
+        oid = 0
+
+        def dump(self, obj: Any) -> bytes:
+            return obj.text().encode()
+
+    return BinaryVectorDumper, BinaryVectorTextDumper
 
 
 def _may_prepare() -> bool:

@@ -14,6 +14,8 @@ different key).
 
 from __future__ import annotations
 
+import datetime as dt
+import functools
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -112,6 +114,8 @@ class CompiledQuery:
         compiled = self._compiled(connection, key, values)
         params = [values[value] if mine else value for mine, value in compiled.params]
         with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                _native_timestamps(connection, cursor)
             cursor.execute(compiled.sql, params)
             rows = cursor.fetchall()
         if compiled.converters:
@@ -142,3 +146,29 @@ class CompiledQuery:
             for name, position in compiled.annotations:
                 setattr(instance, name, row[position])
             yield instance
+
+
+def _native_timestamps(connection: Any, cursor: Any) -> None:
+    """psycopg's own timestamptz loader (compiled, with psycopg's C extension) on this cursor
+    where it returns what Django's returns: Django's loader, a Python subclass of psycopg's
+    Python one, sets the connection's time zone on each value; psycopg's sets the session's,
+    the same object (``datetime.timezone.utc``) when both are UTC, as they are with ``USE_TZ``
+    and no database ``TIME_ZONE``. Loading a row's timestamps in Python was a visible share of a
+    recall's hits read."""
+    if connection.timezone is not dt.UTC:
+        return
+    raw: Any = getattr(cursor, "cursor", None)
+    adapters = getattr(raw, "adapters", None)  # psycopg 3's cursor (psycopg 2's has none)
+    if adapters is None or raw.connection.info.parameter_status("TimeZone") != "UTC":
+        return
+    adapters.register_loader(*_psycopg_timestamptz_loader())
+
+
+@functools.cache
+def _psycopg_timestamptz_loader() -> tuple[int, Any]:
+    """timestamptz's OID and psycopg's own text loader of it."""
+    import psycopg
+    from psycopg.pq import Format
+
+    oid = psycopg.adapters.types["timestamptz"].oid
+    return oid, psycopg.adapters.get_loader(oid, Format.TEXT)

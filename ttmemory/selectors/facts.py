@@ -92,6 +92,7 @@ def fact_recall(
     window, neighbour_weight = fusion.context_settings()
     with_context = context and window > 0 and neighbour_weight > 0
     runs: dict[int, list[int]] | None = None
+    around = None  # the runs of any seeds from memory (the candidates' matrix), if it answered
     if metadata is None:
         # Both candidate lists, and the neighbour runs of the best, in one statement on
         # PostgreSQL (longterm/candidates.py).
@@ -110,7 +111,7 @@ def fact_recall(
             if with_context
             else None,
         )
-        keyword, vector, runs = found.keyword, found.vector, found.runs
+        keyword, vector, runs, around = found.keyword, found.vector, found.runs, found.around
     else:  # JSON lookups: the ORM's per-database translation
         keyword, vector = _scores_with_metadata(
             namespace, terms, vectors[0] if vectors is not None else None, model, pool,
@@ -132,7 +133,9 @@ def fact_recall(
         wanted = fusion.seeds(scores, k=k)
         fetched = runs or {}
         missing = [seed for seed in wanted if seed not in fetched]
-        if missing:  # not among the statement's seeds (or no statement did it): fetch them
+        if missing and around is not None:
+            fetched = {**fetched, **around(missing)}
+        elif missing:  # not among the statement's seeds (or no statement did it): fetch them
             fetched = {
                 **fetched,
                 **fusion.fact_runs(
