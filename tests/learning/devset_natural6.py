@@ -964,3 +964,99 @@ CONVERSATIONS_F: list[Conversation] = [
         stale=["Málaga"],
     ),
 ]
+
+# Batch G, written after batch F's changes and before any made for it: everyday facts asked
+# about in other words (what recall must find).
+CONVERSATIONS_G: list[Conversation] = [
+    _c(
+        "en6-ask-1",
+        "plain",
+        ["I'm a vegetarian", "I'm also lactose intolerant"],
+        [("can I cook a steak for the user", ["vegetarian"]), ("dairy", ["lactose"])],
+    ),
+    _c(
+        "en6-ask-2",
+        "plain",
+        ["I live with my girlfriend Tara and our cat", "I work in a bank"],
+        [("who is the user's partner", ["Tara"]), ("the user's job", ["bank"])],
+    ),
+    _c(
+        "en6-ask-3",
+        "plain",
+        ["I'm training for the Berlin marathon", "I run 50k a week"],
+        [("what race is the user preparing for", ["marathon"])],
+    ),
+    _c(
+        "en6-ask-4",
+        "others",
+        ["my daughter Zoe is 12 and plays the violin"],
+        [("how old is Zoe", ["12"]), ("what instrument does the daughter play", ["violin"])],
+    ),
+    _c(
+        "en6-ask-5",
+        "plain",
+        ["I'm Muslim, so I only eat halal", "I don't drink alcohol"],
+        [("any dietary restrictions", ["halal"]), ("can I offer the user wine", ["alcohol"])],
+    ),
+    _c(
+        "en6-ask-6",
+        "plain",
+        ["I'm deaf in one ear", "please keep answers short"],
+        [("does the user have hearing problems", ["deaf"])],
+        never=["answers short"],
+    ),
+    _c(
+        "ru6-ask-1",
+        "plain",
+        ["Я учусь на третьем курсе в МГУ", "Я изучаю физику"],
+        [("где учится пользователь", ["МГУ"]), ("какая специальность", ["физик"])],
+    ),
+    _c(
+        "ru6-ask-2",
+        "others",
+        ["Мой сын Артём ходит в садик", "Ему четыре года"],
+        [("как зовут ребёнка", ["Артём"])],
+    ),
+    _c(
+        "de6-ask-1",
+        "plain",
+        ["Ich bin Diabetikerin", "Ich trinke keinen Alkohol"],
+        [("hat der Nutzer eine Krankheit", ["Diabetikerin"])],
+    ),
+    _c(
+        "de6-ask-2",
+        "plain",
+        ["Ich fahre einen VW Golf", "Ich wohne auf dem Land"],
+        [("welches Auto hat der Nutzer", ["Golf"])],
+    ),
+    _c(
+        "zh6-ask-1",
+        "plain",
+        ["我近视，戴隐形眼镜", "我不吃辣"],
+        [("用户的视力怎么样", ["近视"]), ("用户能吃辣吗", ["辣"])],
+    ),
+    _c(
+        "zh6-ask-2",
+        "others",
+        ["我儿子今年上小学了", "他叫小明"],
+        [("用户的孩子在上学吗", ["小学"])],
+    ),
+    _c(
+        "fr6-ask-1",
+        "plain",
+        ["Je suis végétarienne", "Je joue du piano depuis l'enfance"],
+        [("que mange l'utilisateur", ["végétarien"]), ("quel instrument", ["piano"])],
+    ),
+    _c(
+        "es6-ask-1",
+        "plain",
+        ["Tengo asma", "Juego al pádel los domingos"],
+        [("tiene algún problema de salud", ["asma"]), ("qué deporte practica", ["pádel"])],
+    ),
+    _c(
+        "ja6-ask-1",
+        "plain",
+        ["私はベジタリアンです", "猫を一匹飼っています"],
+        [("食事の制限はありますか", ["ベジタリアン"]), ("ペットはいますか", ["猫"])],
+    ),
+]

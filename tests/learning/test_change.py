@@ -703,3 +703,9 @@ def test_what_the_user_used_to_do_is_no_longer_current(
 
     assert ended_fact not in current()
     assert ended(ended_fact)
+
+
+def test_a_religion_is_no_name(db: Any) -> None:
+    chat("I'm Muslim, so I only eat halal")
+
+    assert not [text for text in current() if "name" in text]

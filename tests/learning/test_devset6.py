@@ -18,6 +18,7 @@ from tests.learning.devset_natural6 import (
     CONVERSATIONS_D,
     CONVERSATIONS_E,
     CONVERSATIONS_F,
+    CONVERSATIONS_G,
 )
 from tests.learning.test_devset import assert_floors, scored
 
@@ -65,12 +66,19 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # precision 0.67. After the past-habit words (以前, раньше, früher, autrefois, solía) as words
 # that say something stopped, and a Chinese denial named without its 我: 0.69 / 0.93 / 0.90.
 # All six batches: current 0.85 (135/159), stale 0.88 (97/110), precision 0.89 (136/153).
+# Batch G (15: everyday facts asked about in other words), written after that and before any
+# change made for it, first run: current 0.83 (20/24), learned 0.96, precision 0.85. After
+# "dietary", "dairy" and religion as kinds and religions as no names ("I'm Muslim" was stored
+# as a name): 0.96 / 0.96 / 0.88. All seven batches: current 0.86 (158/183), stale 0.88,
+# precision 0.89 (158/178).
 FLOORS = {"current": 0.82, "learned": 0.83, "stale": 0.84, "never": 1.0, "precision": 0.85}
 
 
 def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
 
     def part(conversation: Conversation) -> str:
+        if conversation in CONVERSATIONS_G:
+            return "all:G"
         if conversation in CONVERSATIONS_F:
             return "all:F"
         if conversation in CONVERSATIONS_E:
@@ -88,6 +96,7 @@ def test_the_sixth_development_set_scores_at_least_its_floors(db: Any) -> None:
         *CONVERSATIONS_D,
         *CONVERSATIONS_E,
         *CONVERSATIONS_F,
+        *CONVERSATIONS_G,
     ]
     table = scored(every, part)
     assert_floors(table, FLOORS)
