@@ -11,6 +11,7 @@ default subject ("The user"); the name itself is stored as "The user's name is <
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from ttmemory.longterm import rulebook
 from ttmemory.longterm.values import CJK, tidy, trim
@@ -141,17 +142,23 @@ REFRAMED_WORDS = 3
 REFRAMED_CHARACTERS = 4
 
 
-def reframed(
-    new: str, old: str, *, subject: str = DEFAULT_SUBJECT, beyond: int = 0
-) -> tuple[str, str] | None:
+class Reframed(NamedTuple):
+    """Where two statements sharing a frame differ (``reframed``): the new and the old value,
+    and how many words (characters) they share besides the subject and its predicate."""
+
+    new: str
+    old: str
+    beyond: int
+
+
+def reframed(new: str, old: str, *, subject: str = DEFAULT_SUBJECT) -> Reframed | None:
     """The values two statements about the same one differ in when they say it in the same words
-    around them ("@ has two cats" / "@ has three cats": ("two", "three"); "用户有三个孩子" /
-    "用户有两个孩子": ("三", "两")), else None.
+    around them ("@ has two cats" / "@ has three cats": "two", "three"; "用户有三个孩子" /
+    "用户有两个孩子": "三", "两"), else None.
 
     The words they share must hold their subject and the word after it (the predicate: "@'s
     sister has two kids" and "@ has two kids" share no frame), and each side differs in at most
-    ``REFRAMED_WORDS`` words (``REFRAMED_CHARACTERS`` characters in Chinese and Japanese);
-    ``beyond``: how many more words (characters) they must share besides those two.
+    ``REFRAMED_WORDS`` words (``REFRAMED_CHARACTERS`` characters in Chinese and Japanese).
     """
     first, second = canonical(new, subject=subject), canonical(old, subject=subject)
     cjk = bool(CJK.search(first) or CJK.search(second))
@@ -173,21 +180,20 @@ def reframed(
             (len(n) + 1 for n in map(normalise_text, rulebook.subjects()) if first.startswith(n)), 3
         )
     )
-    if shared < frame or shared + ending < frame + beyond:
-        return None
-    if not (0 < len(left) <= widest and 0 < len(right) <= widest):
+    if shared < frame or not (0 < len(left) <= widest and 0 < len(right) <= widest):
         return None
     join = "".join if cjk else " ".join
-    return join(left), join(right)
+    return Reframed(join(left), join(right), shared + ending - frame)
 
 
 def count_changed(new: str, old: str) -> bool:
     """Whether two values ``reframed`` found say one thing with another count ("two" / "three",
     "два кота" / "три кота", "两" / "三"): a number in each, the rest the same terms."""
 
+    numbers = rulebook.numbers()
+
     def split(value: str) -> tuple[bool, list[str]]:
         words = list(value) if CJK.search(value) else value.split()
-        numbers = {word for lang in rulebook.languages() for word in lang.numbers}
         counted = [w for w in words if w in numbers or _DIGITS.fullmatch(w)]
         rest = " ".join(w for w in words if w not in counted)
         return bool(counted), sorted(normalise_terms(rest)) if rest else []

@@ -157,6 +157,12 @@ class Language:
 
 
 @functools.cache
+def numbers() -> frozenset[str]:
+    """The number words of every shipped rule file (``[lexicon] numbers``)."""
+    return frozenset(word for lang in languages() for word in lang.numbers)
+
+
+@functools.cache
 def available() -> tuple[str, ...]:
     """The language codes of the shipped rule files, English first (they ship with the
     package: listed once)."""

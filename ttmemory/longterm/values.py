@@ -6,6 +6,7 @@ classes (weekdays, months, days) and first-person forms.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from ttmemory.longterm import rulebook
@@ -137,16 +138,17 @@ def recount(text: str, value: str) -> str:
     if len(words) < 2:
         return text
     counted = set(normalise_terms(words[-1]))
-    numbers = "|".join(
-        re.escape(word)
-        for word in sorted({w for lang in rulebook.languages() for w in lang.numbers}, key=len)[
-            ::-1
-        ]
-    )
-    for found in re.finditer(rf"(?<!\w)(?:\d+|{numbers})\s+(\w[\w'-]*)", text, re.I):
+    for found in _counted_words().finditer(text):
         if counted and set(normalise_terms(found.group(1))) == counted:
             return text[: found.start()] + value + text[found.end() :]
     return text
+
+
+@functools.cache
+def _counted_words() -> re.Pattern[str]:
+    """A number (digits or a number word of any shipped language) and the word it counts."""
+    words = "|".join(re.escape(w) for w in sorted(rulebook.numbers(), key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:\d+|{words})\s+(\w[\w'-]*)", re.I)
 
 
 _NUMBER = re.compile(r"\d[\d.,:]*")

@@ -551,9 +551,9 @@ def _reframed(
         values = statements.reframed(candidate.text, fact.text, subject=subject)
         if values is None:
             continue
-        if statements.count_changed(*values):
+        if statements.count_changed(values.new, values.old):
             return fact
-        if any_value and statements.reframed(candidate.text, fact.text, subject=subject, beyond=1):
+        if any_value and values.beyond >= 1:
             score = statements.similarity(candidate.text, fact.text, subject=subject)
             if score > best[0]:
                 best = (score, fact)
