@@ -128,15 +128,15 @@ def main() -> None:
             )
             for statement in statements[name]:
                 print(f"    {statement}")
-        for api, plain in (
+        for api_kind, plain in (
             ("POST messages/ (append one)", "raw SQL append (plain Django view)"),
             ("POST messages/ (append one)", "raw SQL append (plain DRF view, token auth)"),
             ("GET messages/?limit=50", "raw SQL newest 50 (plain Django view)"),
             ("GET messages/?limit=50", "raw SQL newest 50 (plain DRF view, token auth)"),
         ):
-            shares = [p[1] / a[1] * 100 for a, p in zip(times[api], times[plain], strict=True)]
+            shares = [p[1] / a[1] * 100 for a, p in zip(times[api_kind], times[plain], strict=True)]
             print(
-                f"{api}: the request CPU of the {plain.partition('(')[2][:-1]} is "
+                f"{api_kind}: the request CPU of the {plain.partition('(')[2][:-1]} is "
                 f"{statistics.median(shares):.0f}% of the API's (per round: "
                 f"{', '.join(f'{x:.0f}' for x in shares)})"
             )
@@ -151,9 +151,10 @@ def main() -> None:
                 # to whatever this thread was doing meanwhile.
                 profiler = cProfile.Profile(timer=time.thread_time)
                 profiler.enable()
-                for n in range(args.requests):
-                    kinds[name](n)
+                answers = {kinds[name](n).status_code for n in range(args.requests)}
                 profiler.disable()
+                # A profile of error answers would say nothing of the route.
+                assert answers <= {200, 201}, f"{name} answered {sorted(answers)}"
                 out = io.StringIO()
                 stats = pstats.Stats(profiler, stream=out).sort_stats("cumulative")
                 stats.print_stats(args.top)
