@@ -249,3 +249,57 @@ def test_the_answer_outranks_the_question_asking_for_it_and_its_reply(
     reply = ranked.index(("june", 4)) if ("june", 4) in ranked else len(ranked)
     assert asked > ranked.index(("march", 3)) and reply > ranked.index(("march", 3))
     assert reply > 0 and ("june", 4) not in ranked[:3]
+
+
+def _searched(namespace: str, query: str) -> list[tuple[int, float, tuple[int, ...]]]:
+    hits = memory.message_search(namespace=namespace, query=query, k=10)
+    return [(hit.seq, hit.score, tuple(seq for seq, _ in hit.context)) for hit in hits]
+
+
+def test_a_query_of_frequent_words_ranks_as_with_every_length_read(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``NEAR_LENGTHS_LIMIT`` postings the statement leaves the neighbours' lengths out
+    and the best candidates' are read afterwards: the same hits, scores and context."""
+    from ttmemory.longterm import episodes
+
+    session = memory.session_open(namespace="user-1", key="busy")
+    chat = []
+    for n in range(90):  # "jacket" in 90 messages, of lengths that differ
+        chat.append(user(f"My blue jacket {'is warm ' * (n % 7)}today, day {n}."))
+        chat.append(assistant(f"Noted, day {n}{', the weather is fine' * (n % 3)}."))
+    chat.append(user("The red jacket I lent to Ana came back from Lisbon."))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=session, messages=chat)
+    monkeypatch.setattr(episodes, "NEAR_LENGTHS_LIMIT", 10**6)
+    every_length = _searched("user-1", "jacket Lisbon Ana")
+    calls: list[int] = []
+    read = episodes.entry_lengths
+    monkeypatch.setattr(
+        episodes, "entry_lengths", lambda ns, keys: calls.append(1) or read(ns, keys)
+    )
+    monkeypatch.setattr(episodes, "NEAR_LENGTHS_LIMIT", 20)
+    assert _searched("user-1", "jacket Lisbon Ana") == every_length
+    assert calls == [1]  # the second statement ran: the path under test
+    assert every_length[0][0] == len(chat)
+
+
+def test_a_large_namespaces_statistics_kept_for_a_while_still_find_a_new_message(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BM25's N and mean length are kept for a while in large namespaces: a message indexed
+    meanwhile is still found, its word's count never above the kept N."""
+    from ttmemory.longterm import episodes
+
+    monkeypatch.setattr(episodes, "STATS_CACHE_MIN_MESSAGES", 1)
+    monkeypatch.setattr(episodes, "_stats", {})
+    session = seed()
+    assert _searched("user-1", "cat vet")[0][0] == 7
+    assert "user-1" in episodes._stats  # kept
+    kept = episodes._stats["user-1"][1]
+    later = [user(f"Zephyrine is a word in message {n}.") for n in range(kept + 5)]
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(session=session, messages=later)
+    hits = _searched("user-1", "zephyrine")
+    assert len(hits) == 10 and all(score > 0 for _, score, _ in hits)
+    assert episodes._stats["user-1"][1] == kept  # still the kept count

@@ -54,7 +54,13 @@ def term_score(tf: Any, length: Any, *, weight: Any, avgdl: Any) -> Any:
     """One word's BM25 score in a document of ``length`` terms where it occurs ``tf`` times;
     ``weight`` is its ``idf``. Operands: floats, Django expressions or ``Sql`` (the result is
     of their kind)."""
-    return weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B) + K1 * B * length / avgdl)
+    return saturated(tf, weight=weight, length_part=K1 * B * length / avgdl)
+
+
+def saturated(tf: Any, *, weight: Any, length_part: Any) -> Any:
+    """``term_score`` given its length's part, ``K1 * B * length / avgdl``: the same arithmetic
+    in the same order, for a caller scoring many words of one length (computed once)."""
+    return weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B) + length_part)
 
 
 class Sql(str):

@@ -15,9 +15,11 @@ elsewhere); a message that asks keeps ``QUESTION_WEIGHT`` of its cosine too (``d
 
 from __future__ import annotations
 
+import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,7 @@ from ttmemory.conf import app_settings
 from ttmemory.longterm import blind, bm25, dialect
 from ttmemory.longterm.dialect import Dialect
 from ttmemory.models import MemorySession, Message, MessageEntry, MessageTerm
+from ttmemory.models.compiled import CompiledQuery
 from ttmemory.models.vectors import PGVECTOR, vector_storage
 
 #: Weight of a neighbour's terms in a message's keyword score (its own count 1).
@@ -129,6 +132,13 @@ def keyword_scores(
         total += len(pending)
     lengths = found.lengths
     lengths.update((key, length) for key, (length, _) in pending.items())
+
+    def _lengths_of(keys: list[SessionSeq]) -> dict[SessionSeq, int]:
+        # The statement left the neighbours' lengths out (too many postings): the indexed
+        # ones of the best candidates, and the pending ones from the stored messages.
+        read = entry_lengths(namespace, [key for key in keys if key not in lengths])
+        return {**read, **{key: lengths[key] for key in keys if key in lengths}}
+
     return window_scores(
         rows,
         df=df,
@@ -140,6 +150,7 @@ def keyword_scores(
         window=window,
         limit=limit,
         neighbour_weight=neighbour_weight,
+        lengths_of=None if found.all_lengths else _lengths_of,
     )
 
 
@@ -155,36 +166,51 @@ def window_scores(
     window: int,
     limit: int,
     neighbour_weight: float = NEIGHBOUR_WEIGHT,
+    lengths_of: Callable[[list[SessionSeq]], Mapping[SessionSeq, int]] | None = None,
 ) -> dict[SessionSeq, float]:
     """``keyword_scores``' arithmetic, storage-free: BM25 of each message's window from the
     query terms' postings ``rows`` (session, seq, term, tf), their document frequencies
     ``df`` among ``total`` messages of mean length ``avg_len``, the messages' own lengths
-    ``lengths``, and which of them ask (``questions``) or ask the query again (``echoes``).
+    ``lengths`` (else ``lengths_of`` gives those of the best candidates), and which of them
+    ask (``questions``) or ask the query again (``echoes``).
     ``bench/fusion_generalise.py --target messages`` scores in memory through it."""
     idf = {t: bm25.idf(total, n) for t, n in df.items()}
     # Weighted term frequency of each (message, term) in its window; terms in one order for
     # every message, so equal windows sum to equal scores (ties then go by session and seq).
-    tf: dict[SessionSeq, dict[Any, float]] = defaultdict(lambda: defaultdict(float))
-    for session_id, seq, term, count in sorted(rows, key=lambda row: row[2]):
-        tf[(session_id, seq)][term] += count
+    tf: dict[SessionSeq, dict[Any, float]] = {}
+    nears = [d for distance in range(1, window + 1) for d in (-distance, distance)]
+    for session_id, seq, term, count in sorted(rows, key=itemgetter(2)):
+        counts = tf.get((session_id, seq))
+        if counts is None:
+            counts = tf[(session_id, seq)] = {}
+        counts[term] = counts.get(term, 0.0) + count
         if (session_id, seq) in echoes:  # the query asked again: its reply is no answer
             continue
-        for d in range(1, window + 1):
-            for near in (seq - d, seq + d):
-                if near > 0:
-                    tf[(session_id, near)][term] += neighbour_weight * count
+        lent = neighbour_weight * count
+        for d in nears:
+            near = seq + d
+            if near > 0:
+                counts = tf.get((session_id, near))
+                if counts is None:
+                    counts = tf[(session_id, near)] = {}
+                counts[term] = counts.get(term, 0.0) + lent
     neighbour_len = neighbour_weight * 2 * window * avg_len
     window_avg = avg_len + neighbour_len
+    saturated = bm25.saturated
 
     def score(counts: Mapping[Any, float], length: float) -> float:
-        return sum(
-            bm25.term_score(f, length, weight=idf[t], avgdl=window_avg) for t, f in counts.items()
-        )
+        part = bm25.K1 * bm25.B * length / window_avg  # bm25.term_score's, once per message
+        total = 0.0
+        for t, f in counts.items():
+            total += saturated(f, weight=idf[t], length_part=part)
+        return total
 
     # First pass at the mean length, then the best candidates again at their own length
     # (which also drops neighbour seqs that are no indexed message: gaps, tool calls).
     rough = sorted(((score(c, window_avg), key) for key, c in tf.items()), reverse=True)
     candidates = [key for _, key in rough[: limit * 3]]
+    if lengths_of is not None:
+        lengths = lengths_of(candidates)
     scores = {
         key: score(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
     }
@@ -211,14 +237,58 @@ def _questions(
 def _texts(namespace: str, keys: Iterable[SessionSeq]) -> dict[SessionSeq, str]:
     """The text of the stored messages ``keys`` (one statement)."""
     wanted = set(keys)
-    if not wanted:
-        return {}
-    rows = Message.objects.filter(
-        namespace=namespace,
-        session_id__in={s for s, _ in wanted},
-        seq__in={q for _, q in wanted},
-    ).values_list("session_id", "seq", "data")
-    return {(s, q): message_text(data) for s, q, data in rows if (s, q) in wanted}
+    rows = messages_at(namespace, spans(wanted, 0))
+    return {(s, q): message_text(data) for s, q, _, _, data in rows if (s, q) in wanted}
+
+
+def spans(keys: Iterable[SessionSeq], window: int) -> list[tuple[int, int, int]]:
+    """The messages within ``window`` of each of ``keys`` as spans (session, first seq, last
+    seq), a session's adjacent or overlapping windows merged into one."""
+    merged: list[tuple[int, int, int]] = []
+    for session_id, seq in sorted(keys):
+        first, last = max(1, seq - window), seq + window
+        if merged and merged[-1][0] == session_id and first <= merged[-1][2] + 1:
+            merged[-1] = (session_id, merged[-1][1], max(last, merged[-1][2]))
+        else:
+            merged.append((session_id, first, last))
+    return merged
+
+
+def messages_at(
+    namespace: str, spans: Sequence[tuple[int, int, int]]
+) -> list[tuple[int, int, Any, Any, dict[str, Any]]]:
+    """``(session, seq, archived_at, created_at, data)`` of the stored messages of
+    ``namespace`` in ``spans`` (session, first seq, last seq), in one statement.
+
+    Compiled once per number of spans and connection (``CompiledQuery``): building and
+    compiling the queryset cost a search more than the database took to answer, and the two
+    ``IN`` lists it had (sessions, seqs) read and decrypted every message of their cross
+    product, about twice the rows wanted."""
+    if not spans:
+        return []
+    values: dict[str, Any] = {"ns": namespace}
+    for i, (session_id, first, last) in enumerate(spans):
+        values[f"s{i}"], values[f"a{i}"], values[f"b{i}"] = session_id, first, last
+    return [tuple(row) for row in _MESSAGES_AT.rows(len(spans), **values)]
+
+
+def _messages_at(spans: int, *, ns: str, **bounds: int) -> QuerySet[Any]:
+    return (
+        Message.objects.filter(namespace=ns)
+        .filter(_in_spans(spans, bounds))
+        .values_list("session_id", "seq", "archived_at", "created_at", "data")
+    )
+
+
+def _in_spans(spans: int, bounds: Mapping[str, int]) -> Q:
+    """Rows in any of ``spans`` spans: ``s<i>`` the session, ``a<i>``..``b<i>`` its seqs."""
+    where = Q()
+    for i in range(spans):
+        where |= Q(session_id=bounds[f"s{i}"], seq__gte=bounds[f"a{i}"], seq__lte=bounds[f"b{i}"])
+    return where
+
+
+_MESSAGES_AT = CompiledQuery(Message, _messages_at)
 
 
 def vector_questions_damped(
@@ -275,6 +345,7 @@ class _Index:
     postings: list[tuple[int, int, int, int]] = field(default_factory=list)  # capped per term
     lengths: dict[SessionSeq, int] = field(default_factory=dict)  # own terms, near a posting
     behind: dict[int, tuple[int, int]] = field(default_factory=dict)  # session -> (mark, last)
+    all_lengths: bool = True  # ``lengths`` holds every message near a posting
 
 
 def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int) -> _Index:
@@ -288,8 +359,14 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     search read them all; its document frequency (its weight) still counts every message.
     """
     d = dialect.current()
-    sql, params = _gather_statement(d, namespace, terms, ids, window)
+    # A large namespace's N and summed length, counted less than STATS_CACHE_SECONDS ago (in
+    # this process), as fact recall keeps its own: counting every indexed message on every
+    # search cost more than the statistics change (a scan growing with the namespace).
+    cached = _recent_stats(namespace) if ids is None else None
+    sql, params = _gather_statement(d, namespace, terms, ids, window, counted=cached is None)
     found = _Index()
+    if cached is not None:
+        found.total, found.total_terms = cached
     with d.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
@@ -304,15 +381,84 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
             found.behind[int(a)] = (int(b), int(c))
         else:
             found.total, found.total_terms = int(a), int(b)
+            if ids is None:
+                _remember_stats(namespace, found.total, found.total_terms)
+    if found.df:  # stale statistics: never fewer messages than a term's own count
+        found.total = max(found.total, *found.df.values())
+    found.all_lengths = len(found.postings) <= NEAR_LENGTHS_LIMIT
     return found
 
 
+#: The candidate statement returns the lengths of the messages around the query terms' postings
+#: when there are at most this many postings (each one an index lookup of its window); past it
+#: a query of frequent words read thousands of lengths of which the scoring used a few dozen,
+#: and ``keyword_scores`` reads those of its best candidates in a second statement instead.
+NEAR_LENGTHS_LIMIT = 300
+
+
+def entry_lengths(namespace: str, keys: Iterable[SessionSeq]) -> dict[SessionSeq, int]:
+    """The indexed length (``term_count``) of the messages ``keys`` that are indexed, in one
+    statement (compiled once per number of spans, as ``messages_at``)."""
+    merged = spans(set(keys), 0)
+    if not merged:
+        return {}
+    values: dict[str, Any] = {"ns": namespace}
+    for i, (session_id, first, last) in enumerate(merged):
+        values[f"s{i}"], values[f"a{i}"], values[f"b{i}"] = session_id, first, last
+    return {(s, q): int(n) for s, q, n in _ENTRY_LENGTHS.rows(len(merged), **values)}
+
+
+def _entry_lengths(spans: int, *, ns: str, **bounds: int) -> QuerySet[Any]:
+    return (
+        MessageEntry.objects.filter(namespace=ns)
+        .filter(_in_spans(spans, bounds))
+        .values_list("session_id", "seq", "term_count")
+    )
+
+
+_ENTRY_LENGTHS = CompiledQuery(MessageEntry, _entry_lengths)
+
+
+#: Namespaces with at least this many indexed messages keep their BM25 statistics (N and the
+#: summed length) for ``STATS_CACHE_SECONDS`` in each process, as fact recall does
+#: (``recall.STATS_CACHE_MIN_FACTS``); smaller ones are counted by every search.
+STATS_CACHE_MIN_MESSAGES = 2000
+STATS_CACHE_SECONDS = 30.0
+_stats: dict[str, tuple[float, int, int]] = {}
+
+
+def _recent_stats(namespace: str) -> tuple[int, int] | None:
+    cached = _stats.get(namespace)
+    if cached is None or cached[0] <= time.monotonic():
+        return None
+    return cached[1], cached[2]
+
+
+def _remember_stats(namespace: str, total: int, total_terms: int) -> None:
+    if total < STATS_CACHE_MIN_MESSAGES:
+        _stats.pop(namespace, None)
+        return
+    if len(_stats) > 10_000:
+        _stats.clear()
+    _stats[namespace] = (time.monotonic() + STATS_CACHE_SECONDS, total, total_terms)
+
+
 def _gather_statement(
-    d: Dialect, namespace: str, terms: list[int], ids: list[int] | None, window: int
+    d: Dialect,
+    namespace: str,
+    terms: list[int],
+    ids: list[int] | None,
+    window: int,
+    *,
+    counted: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """``_gather``'s statement and its parameters. One read of the query terms' postings
     (``ranked``, through the term index) gives both their document frequencies (kind 1) and
-    the newest postings of each (kind 3)."""
+    the newest postings of each (kind 3); ``counted``: also the index's N and summed length
+    (kind 0). The lengths of the messages around the postings (kind 4) are looked up per
+    posting (``Dialect.join_each``: a hash join read every indexed message of the table), when
+    there are at most ``NEAR_LENGTHS_LIMIT`` postings; else ``keyword_scores`` reads those of
+    its best candidates afterwards (``entry_lengths``)."""
     quote = connection.ops.quote_name
     entry_table = quote(MessageEntry._meta.db_table)
     term_table = quote(MessageTerm._meta.db_table)
@@ -321,27 +467,39 @@ def _gather_statement(
         "ns": namespace,
         "cap": app_settings.MESSAGE_SEARCH_TERM_LIMIT,
         "window": window,
+        "near": NEAR_LENGTHS_LIMIT,
     }
     wanted = d.one_of("term", "term", terms, params, kind="bigint")
     only = only_session = ""
     if ids is not None:
         only = " AND " + d.one_of("session_id", "session", ids, params, kind="bigint")
         only_session = " AND " + d.one_of("id", "session", ids, params, kind="bigint")
+    count = (
+        f"SELECT 0, COUNT(*), COALESCE(SUM(term_count), 0), 0, 0 FROM {entry_table} "
+        f"WHERE namespace = %(ns)s{only} UNION ALL "
+        if counted
+        else ""
+    )
+    near = d.join_each(
+        "e",
+        entry_table,
+        where="e.session_id = p.session_id "
+        "AND e.seq BETWEEN p.seq - %(window)s AND p.seq + %(window)s",
+        columns="e.session_id, e.seq, e.term_count",
+    )
     sql = (
         "WITH ranked AS (SELECT session_id, seq, term, tf, "
         "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r, "
         "COUNT(*) OVER (PARTITION BY term) AS n "
         f"FROM {term_table} WHERE namespace = %(ns)s AND {wanted}{only}), "
         "p AS (SELECT session_id, seq, term, tf FROM ranked WHERE r <= %(cap)s) "
-        f"SELECT 0, COUNT(*), COALESCE(SUM(term_count), 0), 0, 0 FROM {entry_table} "
-        f"WHERE namespace = %(ns)s{only} "
-        "UNION ALL SELECT 1, term, n, 0, 0 FROM ranked WHERE r = 1 "
+        f"{count}SELECT 1, term, n, 0, 0 FROM ranked WHERE r = 1 "
         f"UNION ALL SELECT 2, id, indexed_upto_seq, last_seq, 0 FROM {session_table} "
         f"WHERE namespace = %(ns)s AND indexed_upto_seq < last_seq{only_session} "
         "UNION ALL SELECT 3, session_id, seq, term, tf FROM p "
         "UNION ALL SELECT DISTINCT 4, e.session_id, e.seq, e.term_count, 0 "
-        f"FROM p JOIN {entry_table} e ON e.session_id = p.session_id "
-        "AND e.seq BETWEEN p.seq - %(window)s AND p.seq + %(window)s"
+        "FROM (SELECT DISTINCT session_id, seq FROM p "
+        f"WHERE (SELECT COUNT(*) FROM p) <= %(near)s) p {near}"
     )
     return sql, params
 
