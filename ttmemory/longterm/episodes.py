@@ -174,50 +174,115 @@ def window_scores(
     ``lengths`` (else ``lengths_of`` gives those of the best candidates), and which of them
     ask (``questions``) or ask the query again (``echoes``).
     ``bench/fusion_generalise.py --target messages`` scores in memory through it."""
+    if not rows:
+        return {}
     idf = {t: bm25.idf(total, n) for t, n in df.items()}
-    # Weighted term frequency of each (message, term) in its window; terms in one order for
-    # every message, so equal windows sum to equal scores (ties then go by session and seq).
-    tf: dict[SessionSeq, dict[Any, float]] = {}
-    nears = [d for distance in range(1, window + 1) for d in (-distance, distance)]
-    for session_id, seq, term, count in sorted(rows, key=itemgetter(2)):
-        counts = tf.get((session_id, seq))
-        if counts is None:
-            counts = tf[(session_id, seq)] = {}
-        counts[term] = counts.get(term, 0.0) + count
-        if (session_id, seq) in echoes:  # the query asked again: its reply is no answer
-            continue
-        lent = neighbour_weight * count
-        for d in nears:
-            near = seq + d
-            if near > 0:
-                counts = tf.get((session_id, near))
-                if counts is None:
-                    counts = tf[(session_id, near)] = {}
-                counts[term] = counts.get(term, 0.0) + lent
     neighbour_len = neighbour_weight * 2 * window * avg_len
     window_avg = avg_len + neighbour_len
-    saturated = bm25.saturated
-
-    def score(counts: Mapping[Any, float], length: float) -> float:
-        part = bm25.K1 * bm25.B * length / window_avg  # bm25.term_score's, once per message
-        total = 0.0
-        for t, f in counts.items():
-            total += saturated(f, weight=idf[t], length_part=part)
-        return total
-
+    windows = _windows(sorted(rows, key=itemgetter(2)), echoes, window, neighbour_weight)
+    weights = np.array([idf[t] for t in windows.terms], dtype=np.float64)[windows.term]
     # First pass at the mean length, then the best candidates again at their own length
     # (which also drops neighbour seqs that are no indexed message: gaps, tool calls).
-    rough = sorted(((score(c, window_avg), key) for key, c in tf.items()), reverse=True)
-    candidates = [key for _, key in rough[: limit * 3]]
+    # bm25.term_score's arithmetic, in its order, on every (message, term) at once; summed per
+    # message in term order by bincount (sequential), so every float is the one-by-one sum's.
+    part = bm25.K1 * bm25.B * window_avg / window_avg
+    tf = windows.tf
+    per_term = weights * tf * (bm25.K1 + 1.0) / (tf + bm25.K1 * (1.0 - bm25.B) + part)
+    rough = np.bincount(windows.message, weights=per_term, minlength=len(windows.sessions))
+    # Best first; ties by the larger (session, seq), as sorting (score, key) in reverse did.
+    order = np.lexsort((-windows.seqs, -windows.sessions, -rough))[: limit * 3]
+    found = [(int(windows.sessions[i]), int(windows.seqs[i])) for i in order.tolist()]
     if lengths_of is not None:
-        lengths = lengths_of(candidates)
-    scores = {
-        key: score(tf[key], lengths[key] + neighbour_len) for key in candidates if key in lengths
-    }
+        lengths = lengths_of(found)
+    starts = windows.starts.tolist()
+    tf_values, weight_values = tf.tolist(), weights.tolist()
+    saturated = bm25.saturated
+    scores: dict[SessionSeq, float] = {}
+    for i, key in zip(order.tolist(), found, strict=True):
+        if key not in lengths:
+            continue
+        part = bm25.K1 * bm25.B * (lengths[key] + neighbour_len) / window_avg
+        score = 0.0
+        for g in range(starts[i], starts[i + 1]):
+            score += saturated(tf_values[g], weight=weight_values[g], length_part=part)
+        scores[key] = score
     for key in questions & set(scores):
         scores[key] *= QUESTION_WEIGHT
     best = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
     return dict(best)
+
+
+@dataclass
+class _Windows:
+    """The weighted term frequencies of every message in the query's windows (``_windows``):
+    one entry per (message, term), grouped by message, terms ascending within each."""
+
+    terms: list[Any]  # the query terms, ascending (``term`` indexes them)
+    term: Any  # per entry: its term's index
+    tf: Any  # per entry: the weighted frequency
+    message: Any  # per entry: its message's index
+    sessions: Any  # per message: session id
+    seqs: Any  # per message: seq
+    starts: Any  # per message: its first entry (and one past the last at the end)
+
+
+def _windows(
+    rows: Sequence[tuple[int, int, Any, int]],
+    echoes: Set[SessionSeq],
+    window: int,
+    neighbour_weight: float,
+) -> _Windows:
+    """Each posting of ``rows`` (sorted by term) counted for its message and lent at
+    ``neighbour_weight`` to the ``window`` messages on each side (seq > 0), but an echo's.
+
+    A (message, term)'s frequency sums its postings' counts in the order the postings come,
+    nearer neighbours first (-1, +1, -2, +2, ...), as adding them one by one did."""
+    n = len(rows)
+    terms = list(dict.fromkeys(row[2] for row in rows))  # ascending: rows come sorted by term
+    index = {term: i for i, term in enumerate(terms)}
+    sessions = np.fromiter((row[0] for row in rows), dtype=np.int64, count=n)
+    seqs = np.fromiter((row[1] for row in rows), dtype=np.int64, count=n)
+    term = np.fromiter((index[row[2]] for row in rows), dtype=np.int64, count=n)
+    counts = np.fromiter((row[3] for row in rows), dtype=np.float64, count=n)
+    offsets = np.array(
+        [0, *(d for distance in range(1, window + 1) for d in (-distance, distance))],
+        dtype=np.int64,
+    )
+    lent = np.full(len(offsets), neighbour_weight, dtype=np.float64)
+    lent[0] = 1.0
+    spread = len(offsets)
+    all_sessions = np.repeat(sessions, spread)
+    all_seqs = np.repeat(seqs, spread) + np.tile(offsets, n)
+    keep = all_seqs > 0
+    if echoes:
+        echo = np.fromiter(((row[0], row[1]) in echoes for row in rows), dtype=bool, count=n)
+        keep &= ~(np.repeat(echo, spread) & np.tile(offsets != 0, n))
+    all_sessions, all_seqs = all_sessions[keep], all_seqs[keep]
+    all_terms = np.repeat(term, spread)[keep]
+    weighted = (np.repeat(counts, spread) * np.tile(lent, n))[keep]
+    # Group by (session, seq, term): a stable sort keeps each group's postings in their order.
+    order = np.lexsort((all_terms, all_seqs, all_sessions))
+    s, q, t = all_sessions[order], all_seqs[order], all_terms[order]
+    new_message = np.empty(len(order), dtype=bool)
+    new_message[:1] = True
+    new_message[1:] = (s[1:] != s[:-1]) | (q[1:] != q[:-1])
+    new_group = new_message.copy()
+    new_group[1:] |= t[1:] != t[:-1]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = np.cumsum(new_group) - 1
+    tf = np.bincount(group, weights=weighted)  # sequential: in the postings' order
+    firsts = np.flatnonzero(new_group)
+    message = np.cumsum(new_message[firsts]) - 1
+    message_starts = np.flatnonzero(new_message[firsts])
+    return _Windows(
+        terms=terms,
+        term=t[firsts],
+        tf=tf,
+        message=message,
+        sessions=s[firsts][message_starts],
+        seqs=q[firsts][message_starts],
+        starts=np.append(message_starts, len(firsts)),
+    )
 
 
 def is_question(text: str) -> bool:
@@ -398,25 +463,23 @@ NEAR_LENGTHS_LIMIT = 300
 
 def entry_lengths(namespace: str, keys: Iterable[SessionSeq]) -> dict[SessionSeq, int]:
     """The indexed length (``term_count``) of the messages ``keys`` that are indexed, in one
-    statement (compiled once per number of spans, as ``messages_at``)."""
-    merged = spans(set(keys), 0)
-    if not merged:
+    statement: the keys as a table (one text for any number on PostgreSQL, prepared), each an
+    index lookup."""
+    wanted = sorted(set(keys))
+    if not wanted:
         return {}
-    values: dict[str, Any] = {"ns": namespace}
-    for i, (session_id, first, last) in enumerate(merged):
-        values[f"s{i}"], values[f"a{i}"], values[f"b{i}"] = session_id, first, last
-    return {(s, q): int(n) for s, q, n in _ENTRY_LENGTHS.rows(len(merged), **values)}
-
-
-def _entry_lengths(spans: int, *, ns: str, **bounds: int) -> QuerySet[Any]:
-    return (
-        MessageEntry.objects.filter(namespace=ns)
-        .filter(_in_spans(spans, bounds))
-        .values_list("session_id", "seq", "term_count")
+    d = dialect.current()
+    params: dict[str, Any] = {"ns": namespace}
+    given = d.table({"s": [s for s, _ in wanted], "q": [q for _, q in wanted]}, params)
+    entry = d.join_each(
+        "e",
+        connection.ops.quote_name(MessageEntry._meta.db_table),
+        where="e.session_id = k.s AND e.seq = k.q AND e.namespace = %(ns)s",
+        columns="e.session_id, e.seq, e.term_count",
     )
-
-
-_ENTRY_LENGTHS = CompiledQuery(MessageEntry, _entry_lengths)
+    with d.cursor() as cursor:
+        cursor.execute(f"SELECT e.session_id, e.seq, e.term_count FROM ({given}) k {entry}", params)
+        return {(int(s), int(q)): int(n) for s, q, n in cursor.fetchall()}
 
 
 #: Namespaces with at least this many indexed messages keep their BM25 statistics (N and the
