@@ -641,15 +641,18 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.2))
+    # One colour per store in every panel (a store without facts is missing from the third).
+    colours = {result["store"]: f"C{index}" for index, result in enumerate(results)}
     for axis, operation in zip(axes[:2], ("add 1", "newest 50"), strict=True):
         for result in results:
             if not result["curve"]:
                 continue
             sizes = [p["messages"] for p in result["curve"]]
             ours = [p[operation][0]["median"] for p in result["curve"]]
-            (line,) = axis.plot(sizes, ours, marker="o", label=result["store"])
+            colour = colours[result["store"]]
+            axis.plot(sizes, ours, marker="o", label=result["store"], color=colour)
             base = [p[operation][1]["median"] for p in result["curve"]]
-            axis.plot(sizes, base, linestyle="--", color=line.get_color(), alpha=0.45)
+            axis.plot(sizes, base, linestyle="--", color=colour, alpha=0.45)
         axis.set_xscale("log")
         axis.set_yscale("log")
         axis.set_xlabel("messages in the session")
@@ -663,9 +666,10 @@ def plot(results: list[dict[str, Any]], path: Path) -> None:
             continue
         sizes = [p["facts"] for p in points]
         ours = [p["search k=10"][0]["median"] for p in points]
-        (line,) = axis.plot(sizes, ours, marker="o", label=result["store"])
+        colour = colours[result["store"]]
+        axis.plot(sizes, ours, marker="o", label=result["store"], color=colour)
         base = [p["search k=10"][1]["median"] for p in points]
-        axis.plot(sizes, base, linestyle="--", color=line.get_color(), alpha=0.45)
+        axis.plot(sizes, base, linestyle="--", color=colour, alpha=0.45)
     axis.set_xscale("log")
     axis.set_yscale("log")
     axis.set_xlabel("facts in the namespace")
