@@ -146,8 +146,14 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
     """Each test starts with an empty cache: the API's write throttle counts requests per user
-    id there, and ids repeat across tests (a busy suite would otherwise be throttled)."""
+    id there, and ids repeat across tests (a busy suite would otherwise be throttled). Nor
+    does it see BM25 statistics kept by an earlier test's namespace of the same name (large
+    namespaces keep theirs 30 s per process: ``recall``, ``episodes``)."""
+    from ttmemory.longterm import episodes, recall
+
     cache.clear()
+    recall._stats.clear()
+    episodes._stats.clear()
 
 
 @pytest.hookimpl(wrapper=True)
