@@ -267,3 +267,21 @@ def test_an_append_indexes_its_own_session_and_leaves_other_tails_to_the_search(
     assert (hits[0].session.key, hits[0].seq) == ("idle", 2)
     assert messages_index_pending(session_id=busy.pk) == 1  # the catch-up sweep reaches it
     assert entries(idle) == [1, 2]
+
+
+def test_kept_postings_of_unindexed_messages_follow_pops_and_appends(db: Any) -> None:
+    """The postings of unindexed messages are kept between searches (by message id): a second
+    search scores the same, a message popped since is no longer found by its words, and the
+    one appended after it is found by its own."""
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=CHAT)  # pending: the job has not run
+    memory.message_add(session=session, message=user("The spare key is under the blue pot."))
+    first = memory.message_search(namespace="user-1", query="spare key blue pot", k=1)
+    again = memory.message_search(namespace="user-1", query="spare key blue pot", k=1)
+    assert [(h.seq, h.score) for h in first] == [(h.seq, h.score) for h in again]
+    assert first[0].seq == 11
+    message_pop(session=session)
+    memory.message_add(session=session, message=user("The spare tyre is in the garage."))
+    assert memory.message_search(namespace="user-1", query="blue pot", k=3, window=0) == []
+    hits = memory.message_search(namespace="user-1", query="spare tyre garage", k=1)
+    assert hits[0].seq == 12 and hits[0].message["content"].endswith("garage.")

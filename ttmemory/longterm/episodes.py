@@ -613,16 +613,42 @@ def _pending(
     if not past:  # every session left out (a limit of 0): an empty Q() would match every row
         return {}, cut
     indexed = MessageEntry.objects.filter(session_id=OuterRef("session_id"), seq=OuterRef("seq"))
-    memo: dict[str, int] = {}
-    out: dict[SessionSeq, tuple[int, dict[int, int]]] = {}
     rows = Message.objects.filter(past).exclude(Exists(indexed))
-    for session_id, seq, data in rows.values_list("session_id", "seq", "data"):
-        text = message_text(data)
-        if not text.strip():
-            continue
-        counts = entry_postings(text, namespace=namespace, memo=memo)
-        out[(session_id, seq)] = (sum(counts.values()), counts)
+    # The unindexed messages' keys first (nothing decrypted); the postings of those this
+    # process has not hashed yet next, kept by message id, the head of its sealed value (its
+    # nonce: SQLite can give a rolled-back insert's id to the next message) and the index
+    # version (a key or language change). A lagging index then costs each later search a read
+    # of keys, not a decryption and hashing of every pending message (about 30 us each).
+    version = blind.index_version(namespace)
+    head = RawSQL(f"substr({connection.ops.quote_name(Message._meta.db_table)}.data, 1, 32)", [])
+    keys = list(rows.annotate(head=head).values_list("pk", "session_id", "seq", "head"))
+    out: dict[SessionSeq, tuple[int, dict[int, int]]] = {}
+    missing: dict[int, tuple[int, bytes, str]] = {}
+    for pk, session_id, seq, sealed in keys:
+        key = (pk, bytes(sealed), version)
+        kept = _pending_postings.get(key)
+        if kept is None:
+            missing[pk] = key
+        elif kept[1]:  # a message without text has no postings
+            out[(session_id, seq)] = kept
+    if missing:
+        memo: dict[str, int] = {}
+        if len(_pending_postings) + len(missing) > PENDING_POSTINGS_KEPT:
+            _pending_postings.clear()
+        read = Message.objects.filter(pk__in=list(missing))
+        for pk, session_id, seq, data in read.values_list("pk", "session_id", "seq", "data"):
+            text = message_text(data)
+            counts = entry_postings(text, namespace=namespace, memo=memo) if text.strip() else {}
+            entry = _pending_postings[missing[pk]] = (sum(counts.values()), counts)
+            if counts:
+                out[(session_id, seq)] = entry
     return out, cut
+
+
+#: Postings of unindexed messages kept per process for the searches that score them again
+#: (``_pending``): keyed term hashes and counts, as the index itself stores, never text.
+PENDING_POSTINGS_KEPT = 20_000
+_pending_postings: dict[tuple[int, bytes, str], tuple[int, dict[int, int]]] = {}
 
 
 def vector_scores(
