@@ -1,3 +1,4 @@
+# ruff: noqa: RUF003  (Cyrillic and full-width punctuation are quoted from the set)
 """The offline learner and recall on the seventh development set (``devset_natural7``): written
 before any change made for it, on corrections said in passing in every language, Chinese and
 Russian changes in everyday words, and a close person referred to by a pronoun in a later
@@ -23,8 +24,9 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # reversals stale 0.50 (1/2). Per language, current: de 0.33 (1/3), en 0.50 (6/12), es 0.50,
 # fr 0.50, ru 0.71 (5/7), zh 0.57 (4/7). Missed: a lower-case correction ("no wait, it's
 # tuesday not monday", "oops, bath not bristol"), a name corrected after a marker ("sorry,
-# autocorrect - Miso, not Mochi", "ой, не Рекс, а Рич", "打错了，它叫来福"), "不对，是上海，不是北京",
-# "ähm, drei Katzen, nicht zwei", "Кофе я больше не пью", and every pronoun follow-up.
+# autocorrect - Miso, not Mochi", "ой, не Рекс, а Рич", "打错了，它叫来福"),
+# "不对，是上海，不是北京", "ähm, drei Katzen, nicht zwei", "Кофе я больше не пью", and every
+# pronoun follow-up.
 FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision": 0.0}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,8 +39,11 @@ class Candidate:
     match: str = ""  # for a retraction: the facts it ends (a pattern)
 
 
-def rule_candidates(messages: list[dict[str, Any]]) -> list[Candidate]:
-    """Explicit statements in user messages, one ADD per clause (see ``statements``).
+def rule_candidates(
+    messages: list[dict[str, Any]], *, context: Sequence[str] = ()
+) -> list[Candidate]:
+    """Explicit statements in user messages, one ADD per clause (see ``statements``);
+    ``context``: the user's earlier messages, read only to know whom a pronoun means.
 
     The subject is "The user"; ``services.learning`` rewrites it to the user's name when known.
     """
@@ -54,7 +58,7 @@ def rule_candidates(messages: list[dict[str, Any]]) -> list[Candidate]:
             value=found.value,
             match=found.match,
         )
-        for found in statements.rule_statements(messages)
+        for found in statements.rule_statements(messages, context=context)
     ]
 
 

@@ -65,6 +65,20 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
+class Coreference:
+    """A close person said again by a pronoun (``[coreference]``): ``person`` finds one named
+    (group ``p`` the whole mention, said again in the pronoun's place; group ``r`` the relation
+    word, whose gender ``female`` or ``male`` give), ``pronouns`` the pronoun starting a
+    sentence (pattern, gender "f" / "m" / "" for either, and what replaces it, ``{p}`` the
+    mention)."""
+
+    person: re.Pattern[str]
+    pronouns: tuple[tuple[re.Pattern[str], str, str], ...] = ()
+    female: frozenset[str] = frozenset()
+    male: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class PlainForm:
     """One shape of a plain first-person statement (``[[plain.form]]``): ``pattern`` anchored at
     the clause's start (group ``v`` the rest, ``w`` the verb), the ``template`` it is stored as;
@@ -150,6 +164,8 @@ class Language:
     kinds: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
     # A first-person statement no rule read, kept in its own words: ``[plain]``.
     plain: Plain | None = None
+    # "She moved to York" after "My sister Anna lives in Leeds": ``[coreference]``.
+    coreference: Coreference | None = None
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -327,6 +343,28 @@ def load(code: str) -> Language:
             for name, words in lexicon.get("value_classes", {}).items()
         },
         plain=_plain(data.get("plain"), compiled),
+        coreference=_coreference(data.get("coreference"), compiled),
+    )
+
+
+def _coreference(
+    data: dict[str, Any] | None, compiled: Callable[[str, str], re.Pattern[str]]
+) -> Coreference | None:
+    """The ``[coreference]`` table of a rule file, compiled (None when the file has none)."""
+    if not data:
+        return None
+    return Coreference(
+        person=compiled(data["person"], "[coreference] person"),
+        pronouns=tuple(
+            (
+                compiled(item["pattern"], f"coreference pronoun {number}"),
+                str(item.get("gender", "")),
+                str(item.get("replace", "{p}")),
+            )
+            for number, item in enumerate(data.get("pronoun", []), start=1)
+        ),
+        female=frozenset(w.lower() for w in data.get("female", [])),
+        male=frozenset(w.lower() for w in data.get("male", [])),
     )
 
 

@@ -98,6 +98,7 @@ def rule_statements(
     *,
     subject: str = DEFAULT_SUBJECT,
     languages: Sequence[str] | None = None,
+    context: Sequence[str] = (),
 ) -> list[Statement]:
     """Explicit statements in user messages, one per clause, about ``subject`` (the user).
 
@@ -107,9 +108,18 @@ def rule_statements(
     Questions, hypotheticals ("if I were ..."), jokes marked as such, quoted and reported
     speech ("my sister says ...") give nothing. A sentence that only corrects a value ("sorry,
     I meant Tuesday") changes the statement before it, or becomes a ``correct`` statement.
+    A sentence starting with a pronoun ("She moved to York last year") is read about the close
+    person it refers to, the last one named ("My sister Anna lives in Leeds") in an earlier
+    sentence, message or ``context`` (the user's earlier messages, read for that only, never
+    learned from); with none, or two it could be, it says nothing about the user.
     """
     codes = tuple(languages) if languages is not None else rulebook.available()
     rulebook.languages(codes)  # ValueError for an unknown language, before any work
+    people = [
+        person
+        for number, text in enumerate(context, start=-len(context))
+        for person in _people(_QUOTED.sub(" ", text), number, codes)
+    ]
     question = rulebook.joined(codes, "question")
     joke = rulebook.joined(codes, "joke")
     correction = rulebook.joined(codes, "correction")
@@ -132,6 +142,8 @@ def rule_statements(
         before: list[Statement] = []
         start = len(found)
         for sentence in _marker_joined(_sentences(content, codes), codes):
+            sentence = _resolved(sentence, people, codes)
+            people.extend(_people(sentence, index, codes))
             if joke is not None and joke.search(sentence):
                 # "I'm a billionaire, lol jk" says nothing; "Just kidding!" on its own takes
                 # back the sentence before it.
@@ -213,6 +225,62 @@ def rule_statements(
             # (a retraction is no fact: "I gave up badminton, now I do yoga").
             found[start:] = [s for s in found[start:] if not s.plain]
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Person:
+    """A close person named in a user message: the mention as said ("My sister Anna"), its
+    language, gender ("f", "m" or "" for either) and message (context before 0)."""
+
+    language: str
+    mention: str
+    gender: str
+    message: int
+
+
+def _people(text: str, message: int, codes: tuple[str, ...]) -> list[_Person]:
+    """The close persons ``text`` names, in order (each language's ``[coreference] person``)."""
+    found: list[_Person] = []
+    for lang in rulebook.languages(codes):
+        known = lang.coreference
+        if known is None:
+            continue
+        for match in known.person.finditer(text):
+            relation = (match.group("r") or "").lower()
+            gender = "f" if relation in known.female else "m" if relation in known.male else ""
+            found.append(_Person(lang.code, " ".join(match.group("p").split()), gender, message))
+    return found
+
+
+def _resolved(sentence: str, people: list[_Person], codes: tuple[str, ...]) -> str:
+    """``sentence`` with the pronoun starting it ("She moved to York") replaced by the close
+    person it refers to: the last one named in its language whose gender fits. Unchanged when
+    it starts with no pronoun, names a person itself, or when the last message naming one that
+    fits names two (the engine then reads nothing about the user from it)."""
+    stripped = _strip_prefix(sentence, codes)
+    for lang in rulebook.languages(codes):
+        known = lang.coreference
+        if known is None:
+            continue
+        for pattern, gender, replacement in known.pronouns:
+            found = pattern.match(stripped)
+            if found is None:
+                continue
+            rest = stripped[found.end() :]
+            if known.person.search(rest):
+                return sentence
+            fits = [
+                p
+                for p in people
+                if p.language == lang.code and (not gender or not p.gender or p.gender == gender)
+            ]
+            if not fits:
+                return sentence
+            last = {p.mention.casefold() for p in fits if p.message == fits[-1].message}
+            if len(last) > 1:
+                return sentence
+            return replacement.format(p=fits[-1].mention) + rest
+    return sentence
 
 
 def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statement]:

@@ -39,6 +39,7 @@ def facts_learn(
     namespace: str,
     messages: Sequence[dict[str, Any]],
     source: tuple[MemorySession, list[int]] | None = None,
+    context: Sequence[str] = (),
 ) -> FactChanges:
     """Extract facts from ``messages`` and apply ADD / UPDATE / SUPERSEDE / RETRACT / NOOP.
 
@@ -56,27 +57,32 @@ def facts_learn(
     address, name, ...) or a reversal ("actually I prefer aisle seats now") SUPERSEDEs the old
     fact, which stays in the chain; "not anymore" / "stopped" / "left" RETRACTs it
     (``valid_to``, no successor); a move from a city never stored keeps that city as history.
-    Facts about people close to the user stay theirs. Running it twice on the same messages
+    Facts about people close to the user stay theirs; ``context`` (the user's earlier messages,
+    never learned from) tells the offline rules whom a pronoun means ("She moved to York" after
+    "My sister Anna lives in Leeds" moves Anna). Running it twice on the same messages
     changes nothing the second time. Skipped, and the skip recorded in the ledger, when the
     namespace's daily token budget is spent. Raises LLMError when the LLM fails (tasks retry).
     See docs/memory.md.
     """
     # The LLM runs outside any transaction; each fact is written by its own service.
     with change("learn", namespace=namespace, stored=True, atomic=False, hold="allow") as gate:
-        return _learn(gate.namespace, messages, source)
+        return _learn(gate.namespace, messages, source, context)
 
 
 def _learn(
     namespace: str,
     messages: Sequence[dict[str, Any]],
     source: tuple[MemorySession, list[int]] | None,
+    context: Sequence[str] = (),
 ) -> FactChanges:
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
         raise MemoryValidationError("messages", "must be a list of message objects")
     messages = [dict(m) for m in messages if isinstance(m, dict)]
     llm = get_llm()
     if llm is None:
-        candidates = extraction.rule_candidates(messages)
+        candidates = extraction.rule_candidates(
+            messages, context=[text for text in context if isinstance(text, str)]
+        )
     else:
         left = budget_left(namespace=namespace)
         if left is not None and left <= 0:
@@ -117,6 +123,9 @@ DEDUPE_NEIGHBOURS = 5
 # A correction said in a later turn ("sorry, I meant Friday") looks this far back for the fact
 # holding a value of its class.
 CORRECTED_WITHIN = 5
+# The user's messages before the range learned that a pronoun in it may refer back to ("She
+# moved to York" after "My sister Anna lives in Leeds", two turns earlier).
+PRONOUN_CONTEXT = 3
 # Current facts stored without a slot (by an LLM that named none, or an earlier release) that
 # are read again for the slot of a new value: the newest ones.
 UNSLOTTED_WITHIN = 200
@@ -799,6 +808,7 @@ def _learn_session(gate: Change, session: MemorySession, upto_seq: int) -> list[
             namespace=session.namespace,
             messages=[data for _, data in context + rows],
             source=(session, seqs),
+            context=_said_before(session),
         )
     MemorySession.objects.filter(pk=session.pk, learned_upto_seq__lt=upto_seq).update(
         learned_upto_seq=upto_seq
@@ -813,6 +823,23 @@ def _learn_session(gate: Change, session: MemorySession, upto_seq: int) -> list[
         ids={"upto_seq": upto_seq},
     )
     return changes
+
+
+def _said_before(session: MemorySession) -> list[str]:
+    """The user's last ``PRONOUN_CONTEXT`` messages already learned, oldest first (text only)."""
+    earlier = (
+        Message.objects.filter(session=session, seq__lte=session.learned_upto_seq)
+        .order_by("-seq")
+        .values_list("data", flat=True)[: 4 * PRONOUN_CONTEXT]
+    )
+    said = [
+        data["content"]
+        for data in earlier
+        if isinstance(data, dict)
+        and data.get("role") == "user"
+        and isinstance(data.get("content"), str)
+    ]
+    return said[:PRONOUN_CONTEXT][::-1]
 
 
 def session_summarise(*, session_id: int) -> bool:
