@@ -337,6 +337,47 @@ def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) 
     ]
 
 
+@pytest.mark.parametrize(
+    ("said", "correction", "old", "new", "query"),
+    [
+        ("my dentist appointment is on monday", "no wait, it's tuesday not monday",
+         "The user's dentist appointment is on monday",
+         "The user's dentist appointment is on tuesday", "When is the dentist?"),
+        ("i live in bristol", "oops, bath not bristol, typo", "The user lives in bristol",
+         "The user lives in bath", "Which town does the user live in?"),
+        ("My cat is called Mochi", "sorry, autocorrect - Miso, not Mochi",
+         "The user's cat is called Mochi", "The user's cat is called Miso",
+         "What is the cat's name?"),
+        ("Я живу в Казани", "ой, не в Казани, а в Самаре", "Пользователь живёт в Казани",
+         "Пользователь живёт в Самаре", "Где живёт пользователь?"),
+        ("Мою собаку зовут Рекс", "ой, не Рекс, а Рич, перепутал",
+         "Собаку пользователя зовут Рекс", "Собаку пользователя зовут Рич", "Как зовут собаку?"),
+        ("我住在北京", "不对，是上海，不是北京", "用户住在北京", "用户住在上海",
+         "用户住在哪个城市"),
+        ("Ich habe zwei Katzen", "ähm, drei Katzen, nicht zwei", "Der Nutzer hat zwei Katzen",
+         "Der Nutzer hat drei Katzen", "Wie viele Katzen hat der Nutzer?"),
+        ("J'ai 30 ans", "pardon, 31 ans, pas 30", "L'utilisateur a 30 ans",
+         "L'utilisateur a 31 ans", "Quel âge a l'utilisateur ?"),
+    ],
+)  # fmt: skip
+def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
+    db: Any, said: str, correction: str, old: str, new: str, query: str
+) -> None:
+    chat(said, correction)
+
+    assert current() == [new]
+    assert chain(old) == [old, new]
+    assert new in served(query)
+
+
+def test_a_correction_naming_a_value_nothing_holds_changes_nothing(db: Any) -> None:
+    chat("I live in Leeds", "sorry, bath not bristol")
+
+    assert [f.text for f in memory.fact_list(namespace=NS, include_superseded=True)] == [
+        "The user lives in Leeds"
+    ]
+
+
 # -- additions, clause tails, time words -------------------------------------------------------
 
 

@@ -36,7 +36,9 @@ class Candidate:
     # latest fact with this value, stored beside it).
     change: str = "add"
     value: str = ""
-    match: str = ""  # for a retraction: the facts it ends (a pattern)
+    # For a retraction: the facts it ends (a pattern); for a correction naming the value it
+    # replaces ("tuesday, not monday"): that old value.
+    match: str = ""
 
 
 def rule_candidates(

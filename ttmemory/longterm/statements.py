@@ -38,6 +38,7 @@ from ttmemory.longterm.values import (
     is_dated,
     is_value_class,
     recount,
+    replace_named,
     shaped_slot,
     strip_value,
     swap_value,
@@ -65,6 +66,7 @@ __all__ = [
     "quality_problem",
     "recount",
     "reframed",
+    "replace_named",
     "rule_statements",
     "similarity",
     "split_statement",
@@ -87,6 +89,7 @@ class Statement:
     message_index: int | None = None
     change: str = "add"
     value: str = ""
+    # A retraction's pattern of the facts it ends; a correction's old value ("not monday").
     match: str = ""
     language: str = ""
     # Kept in the statement's own words because no rule read it (``[plain]``).
@@ -127,6 +130,7 @@ def rule_statements(
     corrected = rulebook.joined(codes, "corrected")
     additive = rulebook.joined(codes, "additive")
     also = rulebook.joined(codes, "also")
+    swap = rulebook.joined(codes, "swap")
     found: list[Statement] = []
     for index, message in enumerate(messages):
         content = message.get("content")
@@ -161,6 +165,14 @@ def rule_statements(
             # Dutch, I grew up near the border"): only what a rule read decides what the
             # sentence is.
             said = [s for s in everything if not s.plain]
+            named = (
+                swap.match(sentence.strip())
+                if swap is not None and all(s.change == "deny" for s in said)
+                else None
+            )
+            if named is not None and _swapped(found, named.groupdict(), index):
+                # "no wait, it's tuesday not monday", "Miso, not Mochi": the old value is named.
+                continue
             fixed = correction.match(sentence.strip()) if correction is not None else None
             fixed_value = next(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
@@ -225,6 +237,26 @@ def rule_statements(
             # (a retraction is no fact: "I gave up badminton, now I do yoga").
             found[start:] = [s for s in found[start:] if not s.plain]
     return found
+
+
+def _swapped(found: list[Statement], groups: dict[str, str | None], index: int) -> bool:
+    """A correction naming the value it replaces (``[text] swap``: groups ``new`` and ``old``)
+    applied: the statement before it that holds the old value rewritten, else a ``correct``
+    statement whose ``match`` is the old value (``services.learning`` finds the fact holding
+    it). False when the groups name no two different values."""
+    new = strip_value(next((v for k, v in groups.items() if k.startswith("new") and v), ""))
+    old = strip_value(next((v for k, v in groups.items() if k.startswith("old") and v), ""))
+    if not new or not old or new.casefold() == old.casefold():
+        return False
+    for number in range(len(found) - 1, -1, -1):
+        earlier = found[number]
+        if earlier.change in {"add", "replace"}:
+            text = replace_named(earlier.text, old, new)
+            if text != earlier.text:
+                found[number] = replace(earlier, text=text, value=new)
+                return True
+    found.append(Statement(new, change="correct", value=new, match=old, message_index=index))
+    return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,29 @@ def swap_value(text: str, old: str, new: str) -> str:
     return text[:at] + new + text[at + len(old) :]
 
 
+def replace_named(text: str, old: str, new: str) -> str:
+    """``text`` with the old value a correction names ("tuesday, not monday", "不是北京")
+    replaced by ``new``; the words of ``new`` that already follow ``old`` in ``text`` are not
+    said twice ("hat zwei Katzen" + "drei Katzen, nicht zwei" -> "hat drei Katzen"). ``text``
+    unchanged when it does not hold ``old`` as a whole word."""
+    old, new = strip_value(old), strip_value(new)
+    if not old or not new:
+        return text
+    edge = "" if CJK.search(old) else r"(?<!\w)"
+    # The last one: a statement's value comes after its subject.
+    every = list(re.finditer(edge + re.escape(old) + edge.replace("<", ""), text, re.I))
+    if not every:
+        return text
+    found = every[-1]
+    words, after = new.split(), text[found.end() :].split()
+    for keep in range(1, len(words)):
+        rest = [w.casefold() for w in words[keep:]]
+        if [w.casefold() for w in after[: len(rest)]] == rest:
+            new = " ".join(words[:keep])
+            break
+    return text[: found.start()] + new + text[found.end() :]
+
+
 def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = False) -> str:
     """``text`` with the value ``new`` corrects put in place ("... on Monday" + "Tuesday").
 

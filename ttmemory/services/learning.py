@@ -123,6 +123,9 @@ DEDUPE_NEIGHBOURS = 5
 # A correction said in a later turn ("sorry, I meant Friday") looks this far back for the fact
 # holding a value of its class.
 CORRECTED_WITHIN = 5
+# A correction naming the old value ("tuesday, not monday") looks for it in this many of the
+# namespace's newest current facts when the session learned none holding it.
+NAMED_WITHIN = 50
 # The user's messages before the range learned that a pronoun in it may refer back to ("She
 # moved to York" after "My sister Anna lives in Leeds", two turns earlier).
 PRONOUN_CONTEXT = 3
@@ -651,6 +654,24 @@ def _corrected(
     if source is not None:
         facts = facts.filter(source_session=source[0])
     recent = list(facts.order_by("-pk")[:CORRECTED_WITHIN])
+    if candidate.match:
+        # "no wait, it's tuesday not monday": the newest fact holding the old value it names, in
+        # the session first, then the namespace.
+        named = Fact.objects.current().filter(namespace=namespace).order_by("-pk")
+        for fact in [*recent, *named[:NAMED_WITHIN]]:
+            text = statements.replace_named(fact.text, candidate.match, candidate.value)
+            if text != fact.text and statements.quality_problem(text) is None:
+                return dataclasses.replace(
+                    candidate,
+                    action="SUPERSEDE",
+                    text=text,
+                    kind=fact.kind,
+                    slot=(fact.metadata or {}).get("slot", ""),
+                    target_id=fact.pk,
+                    change="add",
+                    match="",
+                )
+        return dataclasses.replace(candidate, text="")
     if not recent:
         return dataclasses.replace(candidate, text="")
     latest, text = recent[0], ""
