@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.learning.devset_natural7 import CONVERSATIONS
+from tests.learning.devset_natural import Conversation
+from tests.learning.devset_natural7 import CONVERSATIONS, CONVERSATIONS_B
 from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
@@ -27,9 +28,25 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # autocorrect - Miso, not Mochi", "ой, не Рекс, а Рич", "打错了，它叫来福"),
 # "不对，是上海，不是北京", "ähm, drei Katzen, nicht zwei", "Кофе я больше не пью", and every
 # pronoun follow-up.
+# After a pronoun starting a sentence is read about the last close person named ([coreference]
+# per rule file), a close person's move, employer and age as their slot, and a correction
+# naming the value it replaces ([text] swap): current 0.97 (32/33), stale 0.97, precision 0.97;
+# corrections 0.94, pronoun follow-ups 1.00. Left: "我的狗叫旺财" is not learned, "Кофе я
+# больше не пью" does not end "Пользователь пьёт кофе каждый день".
+# Batch B (29: the same three themes in other words), written after those changes and before any
+# change made for it, first run (after fixing a crash it found in a German rule of those changes,
+# a template naming a group no template may fill, which the rule files now refuse when they
+# load): current 0.83 (24/29), stale 0.86 (24/28; one stale term, "Омск", a substring of the
+# new value "Томске", was the set's error and is now "в Омске"), never 1.00 (6/6), precision
+# 0.89 (24/27). Corrections 11/13 current ("ah sorry, thursdays, not wednesdays", "whoops, a
+# Honda Jazz, not a Civic" missed), pronoun follow-ups 9/9 current, 8/8 stale, 6/6 never;
+# Russian changes 3/3; Chinese changes 1/4 current ("改行做销售", "搬回重庆了", "现在我骑车上班").
 FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision": 0.0}
 
 
 def test_the_seventh_development_set_scores_at_least_its_floors(db: Any) -> None:
-    table = scored(CONVERSATIONS)
+    def part(conversation: Conversation) -> str:
+        return "all:B" if conversation in CONVERSATIONS_B else "all:A"
+
+    table = scored([*CONVERSATIONS, *CONVERSATIONS_B], part)
     assert_floors(table, FLOORS)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from importlib import resources
 from typing import Any
 
 CHANGES = frozenset({"add", "replace", "retract", "previous"})
+# What a rule's template may name (see rules/en.toml's header), besides the subject's forms.
+TEMPLATE_FIELDS = frozenset({"S", "v", "from", "org", "np", "name", "w", "w3", "a"})
 _FRAGMENT = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 
 
@@ -249,6 +252,13 @@ def load(code: str) -> Language:
             change = emit.get("change", "add")
             if change not in CHANGES:
                 raise ValueError(f"rules/{code}.toml: rule {number}: unknown change {change!r}")
+            named = {f for _, f, _, _ in string.Formatter().parse(emit["template"]) if f}
+            unknown = named - TEMPLATE_FIELDS - set(data.get("subject_forms", {}))
+            if unknown:
+                # Found when the file loads, not when a user's sentence first matches the rule.
+                raise ValueError(
+                    f"rules/{code}.toml: rule {number}: template names {sorted(unknown)}"
+                )
             emits.append(
                 Emit(
                     template=emit["template"],
