@@ -358,6 +358,10 @@ def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) 
          "Der Nutzer hat drei Katzen", "Wie viele Katzen hat der Nutzer?"),
         ("J'ai 30 ans", "pardon, 31 ans, pas 30", "L'utilisateur a 30 ans",
          "L'utilisateur a 31 ans", "Quel âge a l'utilisateur ?"),
+        ("I drive a Honda Civic", "whoops, a Honda Jazz, not a Civic",
+         "The user drives a Honda Civic", "The user drives a Honda Jazz", "Which car?"),
+        ("我有一只猫", "不对，是两只猫，不是一只", "用户养了一只猫", "用户养了两只猫",
+         "用户养了几只猫"),
     ],
 )  # fmt: skip
 def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
@@ -368,6 +372,26 @@ def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
     assert current() == [new]
     assert chain(old) == [old, new]
     assert new in served(query)
+
+
+@pytest.mark.parametrize(
+    ("said", "then", "now", "old"),
+    [
+        ("我是老师", "我现在不当老师了，改行做销售", ["用户是销售"], "用户是老师"),
+        ("我住在成都", "我已经不在成都住了，搬回重庆了", ["用户住在重庆"], "用户住在成都"),
+        ("我开车上班", "现在我骑车上班", ["用户骑车上班"], "用户开车上班"),
+        ("我的狗叫旺财", "打错了，它叫来福", ["用户的狗叫来福"], "用户的狗叫旺财"),
+        ("Я пью кофе каждый день", "Кофе я больше не пью", [],
+         "Пользователь пьёт кофе каждый день"),
+    ],
+)  # fmt: skip
+def test_a_chinese_or_russian_change_said_in_everyday_words_replaces_the_old_fact(
+    db: Any, said: str, then: str, now: list[str], old: str
+) -> None:
+    chat(said, then)
+
+    assert current() == now
+    assert stored(old).valid_to is not None or stored(old).superseded_by_id is not None
 
 
 def test_a_correction_naming_a_value_nothing_holds_changes_nothing(db: Any) -> None:

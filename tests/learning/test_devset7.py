@@ -41,7 +41,13 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # 0.89 (24/27). Corrections 11/13 current ("ah sorry, thursdays, not wednesdays", "whoops, a
 # Honda Jazz, not a Civic" missed), pronoun follow-ups 9/9 current, 8/8 stale, 6/6 never;
 # Russian changes 3/3; Chinese changes 1/4 current ("改行做销售", "搬回重庆了", "现在我骑车上班").
-FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision": 0.0}
+# After "ah" and an article ("a Honda Jazz, not a Civic") in the English swap, the words a
+# corrected value shares with the fact said once ("两只猫" for "一只" in "用户养了一只猫"),
+# Chinese "改行做X" as a job, "搬回X" as a move, "现在我..." read as "我...", "在" of "现在" no
+# employer's, a pet's name in Chinese, "打错了，它叫X", and a Russian denial's verb in the third
+# person ("Кофе я больше не пью" ends "Пользователь пьёт кофе"): batch B 1.00 everywhere, batch
+# A 1.00: both are now tuned on; the held-out set is the figure that counts.
+FLOORS = {"current": 0.97, "learned": 0.97, "stale": 0.97, "never": 1.0, "precision": 0.97}
 
 
 def test_the_seventh_development_set_scores_at_least_its_floors(db: Any) -> None:

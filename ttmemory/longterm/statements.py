@@ -745,7 +745,10 @@ def _clause_in(
             pronoun = lang.pattern("first_person")
             if pronoun is not None and CJK.search(denied):
                 denied = pronoun.sub(" ", denied)  # "我 喜欢打篮球": named as the fact writes it
-            denied = " ".join(denied.split()).strip(" ,.")
+            # The fact says the verb in the third person ("Кофе я больше не пью" ends "Пользователь
+            # пьёт кофе"): the language's lexicon of verb forms names it so.
+            denied = " ".join(lang.third_person.get(w.lower(), w) for w in denied.split())
+            denied = denied.strip(" ,.")
             if content_terms(denied, subject=subject):
                 return [Statement(denied, change="deny", language=lang.code)]
             return None

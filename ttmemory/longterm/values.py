@@ -96,13 +96,25 @@ def replace_named(text: str, old: str, new: str) -> str:
     if not every:
         return text
     found = every[-1]
-    words, after = new.split(), text[found.end() :].split()
-    for keep in range(1, len(words)):
-        rest = [w.casefold() for w in words[keep:]]
-        if [w.casefold() for w in after[: len(rest)]] == rest:
-            new = " ".join(words[:keep])
+    before, after = text[: found.start()], text[found.end() :]
+    # Words (characters, in a language written without spaces) of ``new`` the fact already says
+    # around the old value: "a Honda Jazz" for "Civic" in "drives a Honda Civic" is "Jazz".
+    cjk = bool(CJK.search(new))
+    parts = list(new) if cjk else new.split()
+    joiner = "" if cjk else " "
+    said_before = list(before.rstrip().casefold()) if cjk else before.casefold().split()
+    said_after = list(after.lstrip().casefold()) if cjk else after.casefold().split()
+    for keep in range(len(parts) - 1, 0, -1):
+        head = [p.casefold() for p in parts[:keep]]
+        if said_before[len(said_before) - keep :] == head:
+            parts = parts[keep:]
             break
-    return text[: found.start()] + new + text[found.end() :]
+    for keep in range(1, len(parts)):
+        rest = [p.casefold() for p in parts[keep:]]
+        if said_after[: len(rest)] == rest:
+            parts = parts[:keep]
+            break
+    return before + joiner.join(parts) + after
 
 
 def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = False) -> str:
