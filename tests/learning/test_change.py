@@ -362,6 +362,16 @@ def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) 
          "The user drives a Honda Civic", "The user drives a Honda Jazz", "Which car?"),
         ("我有一只猫", "不对，是两只猫，不是一只", "用户养了一只猫", "用户养了两只猫",
          "用户养了几只猫"),
+        ("I live in Linz", "sorry, Graz instead of Linz", "The user lives in Linz",
+         "The user lives in Graz", "Where is home?"),
+        ("Ich wohne in Mannheim", "Verschrieben: Mainz statt Mannheim",
+         "Der Nutzer wohnt in Mannheim", "Der Nutzer wohnt in Mainz", "Wo wohnt der Nutzer?"),
+        ("J'habite à Lyon", "je me suis trompé, c'est Lille et pas Lyon",
+         "L'utilisateur habite à Lyon", "L'utilisateur habite à Lille", "Où habite-t-il ?"),
+        ("我住在苏州", "我说错了，我在南京，不在苏州", "用户住在苏州", "用户住在南京",
+         "用户在哪个城市"),
+        ("我在华为上班", "不好意思，是小米，不是华为", "用户在华为工作", "用户在小米工作",
+         "用户在哪家公司"),
     ],
 )  # fmt: skip
 def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
@@ -383,6 +393,10 @@ def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
         ("我的狗叫旺财", "打错了，它叫来福", ["用户的狗叫来福"], "用户的狗叫旺财"),
         ("Я пью кофе каждый день", "Кофе я больше не пью", [],
          "Пользователь пьёт кофе каждый день"),
+        ("我是单身", "我已经结婚了", ["用户已经结婚"], "用户是单身"),
+        ("我每天喝咖啡", "我改喝茶了", ["用户喝茶"], "用户每天喝咖啡"),
+        ("我是护士", "我离职了，现在在家带孩子", [], "用户是护士"),
+        ("I'm a nurse", "I quit my job last month", [], "The user is a nurse"),
     ],
 )  # fmt: skip
 def test_a_chinese_or_russian_change_said_in_everyday_words_replaces_the_old_fact(

@@ -55,7 +55,13 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # changes 5/5 current, 4/7 stale ("我已经结婚了" after "我是单身", "我改喝茶了", "我离职了");
 # pronoun follow-ups 3/3. All three batches: current 0.95 (79/83), stale 0.90 (76/84),
 # precision 0.91 (79/87).
-FLOORS = {"current": 0.95, "learned": 0.95, "stale": 0.90, "never": 1.0, "precision": 0.90}
+# After "instead of" / "statt" / "au lieu de" / "en vez de" and more markers ("verschrieben",
+# "je me suis trompé", "不好意思") in the swap, a correction that the rules also read as the new
+# value ("我在南京，不在苏州"), Chinese marital status as a slot, "改喝茶" as a change of what the
+# user drinks (the same verb of another value), and leaving one's job ending the job as well as
+# the employer (English and Chinese): batch C 1.00 everywhere. All three: 1.00 (83/83 current,
+# 84/84 stale, 15/15 never, 83/83 precision). Floors a little below: tuned on, not held out.
+FLOORS = {"current": 0.97, "learned": 0.97, "stale": 0.97, "never": 1.0, "precision": 0.97}
 
 
 def test_the_seventh_development_set_scores_at_least_its_floors(db: Any) -> None:

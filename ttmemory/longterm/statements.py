@@ -165,12 +165,15 @@ def rule_statements(
             # Dutch, I grew up near the border"): only what a rule read decides what the
             # sentence is.
             said = [s for s in everything if not s.plain]
-            named = (
-                swap.match(sentence.strip())
-                if swap is not None and all(s.change == "deny" for s in said)
-                else None
-            )
-            if named is not None and _swapped(found, named.groupdict(), index):
+            named = swap.match(sentence.strip()) if swap is not None else None
+            new, old = _swap_values(named.groupdict() if named is not None else {})
+            # What the rules read of it is a denial or says the new value again ("sorry, I'm in
+            # Nanjing, not in Suzhou", in Chinese); else the sentence says more than a correction.
+            if (
+                old
+                and all(s.change == "deny" or new in s.text for s in said)
+                and _swapped(found, new, old, index)
+            ):
                 # "no wait, it's tuesday not monday", "Miso, not Mochi": the old value is named.
                 continue
             fixed = correction.match(sentence.strip()) if correction is not None else None
@@ -239,15 +242,20 @@ def rule_statements(
     return found
 
 
-def _swapped(found: list[Statement], groups: dict[str, str | None], index: int) -> bool:
-    """A correction naming the value it replaces (``[text] swap``: groups ``new`` and ``old``)
-    applied: the statement before it that holds the old value rewritten, else a ``correct``
-    statement whose ``match`` is the old value (``services.learning`` finds the fact holding
-    it). False when the groups name no two different values."""
+def _swap_values(groups: dict[str, str | None]) -> tuple[str, str]:
+    """The new and the old value a correction names (``[text] swap``: groups ``new`` and
+    ``old``), or ("", "") when it names no two different values."""
     new = strip_value(next((v for k, v in groups.items() if k.startswith("new") and v), ""))
     old = strip_value(next((v for k, v in groups.items() if k.startswith("old") and v), ""))
     if not new or not old or new.casefold() == old.casefold():
-        return False
+        return "", ""
+    return new, old
+
+
+def _swapped(found: list[Statement], new: str, old: str, index: int) -> bool:
+    """A correction naming the value it replaces applied: the statement before it that holds
+    the old value rewritten, else a ``correct`` statement whose ``match`` is the old value
+    (``services.learning`` finds the fact holding it)."""
     for number in range(len(found) - 1, -1, -1):
         earlier = found[number]
         if earlier.change in {"add", "replace"}:

@@ -530,6 +530,21 @@ def _replaced(
         # is no term).
         if value_terms & set(rest) or (len(rest) == 1 == len(value_terms) and " " in predicate):
             return fact, "SUPERSEDE"
+    said = next((n for n in _cjk_subjects() if key.startswith(n)), "")
+    verb = predicate[len(said) :] if said and _CJK.search(value) else ""
+    if verb and not candidate.slot:
+        # "我改喝茶了" after "用户每天喝咖啡": the same verb of another value, a word or two of
+        # when or how often before it, in a language written without spaces.
+        for fact, other, _ in others:
+            at = other.find(verb, len(said))
+            if (
+                at >= 0
+                and at - len(said) <= _CJK_ADVERB
+                and not (fact.metadata or {}).get("slot")
+                and _users(other)
+                and value not in other[at:]
+            ):
+                return fact, "SUPERSEDE"
     if not candidate.slot and _about_the_user(key):
         # A change said with another verb ("these days I take the bike to work" after "The
         # user drives to work"): the best recalled current fact about the user without a slot,
@@ -618,6 +633,16 @@ def _users(canonical: str) -> bool:
         for name in map(normalise_text, rulebook.subjects())
         if _CJK.match(name)
     )
+
+
+# How many characters of when or how often may stand between a Chinese or Japanese subject and
+# its verb ("用户每天喝咖啡": 每天).
+_CJK_ADVERB = 3
+
+
+def _cjk_subjects() -> list[str]:
+    """The default subjects of the languages written without spaces, as canonical text."""
+    return [n for n in map(normalise_text, rulebook.subjects()) if _CJK.match(n)]
 
 
 def _negated(text: str) -> bool:
