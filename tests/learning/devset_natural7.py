@@ -647,3 +647,154 @@ CONVERSATIONS_C: list[Conversation] = [
         never=["Пользователь переехал"],
     ),
 ]
+
+
+# Batch D: written after the changes made for batch C and before any change made for it, again
+# on corrections, Chinese changes and pronoun follow-ups, in words not used above.
+CONVERSATIONS_D: list[Conversation] = [
+    # -- corrections -------------------------------------------------------------------------
+    _c(
+        "en7-corr-16",
+        "correction",
+        ["I'm allergic to walnuts", "sorry i meant pecans, not walnuts"],
+        [("which nut must the user avoid", ["pecans"])],
+        stale=["walnuts"],
+    ),
+    _c(
+        "en7-corr-17",
+        "correction",
+        ["my partner's name is Jo", "oops, it's Joe, not Jo"],
+        [("what is the partner called", ["Joe"])],
+    ),
+    _c(
+        "en7-corr-18",
+        "correction",
+        ["I'm vegetarian", "correction: pescatarian, not vegetarian"],
+        [("what does the user eat", ["pescatarian"])],
+        stale=["vegetarian"],
+    ),
+    _c(
+        "ru7-corr-9",
+        "correction",
+        ["Я работаю в МТС", "Не в МТС, а в Билайне, перепутал"],
+        [("в какой компании работает пользователь", ["Билайн"])],
+        stale=["МТС"],
+    ),
+    _c(
+        "ru7-corr-10",
+        "correction",
+        ["Мне 33", "Вернее, 34"],
+        [("возраст пользователя", ["34"])],
+        stale=["33"],
+    ),
+    _c(
+        "zh7-corr-8",
+        "correction",
+        ["我住在上海浦东", "说错了，是浦西"],
+        [("用户住在上海哪里", ["浦西"])],
+        stale=["浦东"],
+    ),
+    _c(
+        "zh7-corr-9",
+        "correction",
+        ["我的生日是5月3日", "不对，是5月4日"],
+        [("用户的生日", ["5月4日"])],
+        stale=["5月3日"],
+    ),
+    _c(
+        "de7-corr-7",
+        "correction",
+        ["Ich arbeite als Krankenpfleger", "Ups, Altenpfleger, nicht Krankenpfleger"],
+        [("was macht der Nutzer beruflich", ["Altenpfleger"])],
+        stale=["Krankenpfleger"],
+    ),
+    _c(
+        "es7-corr-4",
+        "correction",
+        ["Mi cumpleaños es el 3 de mayo", "perdón, el 4 de mayo, no el 3"],
+        [("cuándo cumple años el usuario", ["4 de mayo"])],
+        stale=["3 de mayo"],
+    ),
+    _c(
+        "fr7-corr-4",
+        "correction",
+        ["Je travaille chez Renault", "non pardon, chez Peugeot, pas chez Renault"],
+        [("l'employeur de l'utilisateur", ["Peugeot"])],
+        stale=["Renault"],
+    ),
+    # -- Chinese changes ----------------------------------------------------------------------
+    _c(
+        "zh7-job-7",
+        "job",
+        ["我在深圳上班", "我已经调到广州了"],
+        [("用户在哪个城市上班", ["广州"])],
+        stale=["深圳"],
+    ),
+    _c(
+        "zh7-job-8",
+        "job",
+        ["我是学生", "我毕业了，现在在银行上班"],
+        [("用户在哪里工作", ["银行"])],
+        stale=["学生"],
+    ),
+    _c(
+        "zh7-move-5",
+        "relocation",
+        ["我住在北京", "我回老家了，现在住在西安"],
+        [("用户住在哪座城市", ["西安"])],
+        stale=["北京"],
+    ),
+    _c(
+        "zh7-rev-6",
+        "reversal",
+        ["我喜欢打篮球", "现在不打篮球了，改打羽毛球了"],
+        [("用户做什么运动", ["羽毛球"])],
+        stale=["喜欢打篮球"],
+    ),
+    _c(
+        "zh7-rev-7",
+        "reversal",
+        ["我开的是丰田", "我换车了，现在开特斯拉"],
+        [("用户开什么车", ["特斯拉"])],
+        stale=["丰田"],
+    ),
+    _c(
+        "zh7-rev-8",
+        "reversal",
+        ["我是单身", "我有女朋友了"],
+        [("用户有对象吗", ["女朋友"])],
+        stale=["单身"],
+    ),
+    # -- pronouns ------------------------------------------------------------------------------
+    _c(
+        "en7-pron-9",
+        "pronoun",
+        ["My dad is 60", "he turned 61 yesterday"],
+        [("how old is the user's father", ["61"])],
+        stale=["60"],
+        never=["user is 61"],
+    ),
+    _c(
+        "en7-pron-10",
+        "pronoun",
+        ["My sister Kate is a lawyer.", "Oh and she just became a judge"],
+        [("what does Kate do", ["judge"])],
+        stale=["lawyer"],
+        never=["user is a judge"],
+    ),
+    _c(
+        "zh7-pron-4",
+        "pronoun",
+        ["我女儿在北京上大学", "她现在在上海读研究生"],
+        [("用户的女儿在哪里读书", ["上海"])],
+        never=["用户在上海"],
+    ),
+    _c(
+        "ru7-pron-4",
+        "pronoun",
+        ["Мой сын живёт в Питере", "Он переехал в Москву"],
+        [("где живёт сын пользователя", ["Москв"])],
+        stale=["Питер"],
+        never=["Пользователь переехал"],
+    ),
+]

@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 
 from tests.learning.devset_natural import Conversation
-from tests.learning.devset_natural7 import CONVERSATIONS, CONVERSATIONS_B, CONVERSATIONS_C
+from tests.learning.devset_natural7 import (
+    CONVERSATIONS,
+    CONVERSATIONS_B,
+    CONVERSATIONS_C,
+    CONVERSATIONS_D,
+)
 from tests.learning.test_devset import assert_floors, scored
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
@@ -61,14 +66,25 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # user drinks (the same verb of another value), and leaving one's job ending the job as well as
 # the employer (English and Chinese): batch C 1.00 everywhere. All three: 1.00 (83/83 current,
 # 84/84 stale, 15/15 never, 83/83 precision). Floors a little below: tuned on, not held out.
-FLOORS = {"current": 0.97, "learned": 0.97, "stale": 0.97, "never": 1.0, "precision": 0.97}
+# Batch D (20: corrections, Chinese changes and pronoun follow-ups in words not used above),
+# written after those changes and before any change made for it, first run: current 0.75
+# (15/20), stale 0.68 (13/19; one stale term, "is Jo", a substring of the new "is Joe", was the
+# set's error and is gone: that correction was followed), never 1.00 (4/4), precision 0.71
+# (15/21). Corrections 9/10 current ("perdón, el 4 de mayo, no el 3" missed); Chinese changes
+# 4/6 current, 2/6 stale ("调到广州", "毕业了", "改打羽毛球", "换车了，现在开特斯拉", "有女朋友了");
+# pronoun follow-ups 2/4 current ("Oh and she just became a judge", "她现在在上海读研究生").
+# All four batches: current 0.95 (98/103), stale 0.94, precision 0.94 (98/104).
+FLOORS = {"current": 0.94, "learned": 0.94, "stale": 0.93, "never": 1.0, "precision": 0.93}
 
 
 def test_the_seventh_development_set_scores_at_least_its_floors(db: Any) -> None:
     def part(conversation: Conversation) -> str:
+        if conversation in CONVERSATIONS_D:
+            return "all:D"
         if conversation in CONVERSATIONS_C:
             return "all:C"
         return "all:B" if conversation in CONVERSATIONS_B else "all:A"
 
-    table = scored([*CONVERSATIONS, *CONVERSATIONS_B, *CONVERSATIONS_C], part)
+    every = [*CONVERSATIONS, *CONVERSATIONS_B, *CONVERSATIONS_C, *CONVERSATIONS_D]
+    table = scored(every, part)
     assert_floors(table, FLOORS)
