@@ -372,6 +372,9 @@ def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) 
          "用户在哪个城市"),
         ("我在华为上班", "不好意思，是小米，不是华为", "用户在华为工作", "用户在小米工作",
          "用户在哪家公司"),
+        ("Mi cumpleaños es el 3 de mayo", "perdón, el 4 de mayo, no el 3",
+         "El cumpleaños del usuario es el 3 de mayo", "El cumpleaños del usuario es el 4 de mayo",
+         "¿Cuándo es su cumpleaños?"),
     ],
 )  # fmt: skip
 def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
@@ -397,6 +400,11 @@ def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
         ("我每天喝咖啡", "我改喝茶了", ["用户喝茶"], "用户每天喝咖啡"),
         ("我是护士", "我离职了，现在在家带孩子", [], "用户是护士"),
         ("I'm a nurse", "I quit my job last month", [], "The user is a nurse"),
+        ("我开的是丰田", "我换车了，现在开特斯拉", ["用户开特斯拉"], "用户开的是丰田"),
+        ("我喜欢打篮球", "现在不打篮球了，改打羽毛球了", ["用户打羽毛球"], "用户喜欢打篮球"),
+        ("我是单身", "我有女朋友了", ["用户有女朋友"], "用户是单身"),
+        ("我是学生", "我毕业了，现在在银行上班", ["用户在银行工作"], "用户是学生"),
+        ("I'm a student", "I graduated last summer", [], "The user is a student"),
     ],
 )  # fmt: skip
 def test_a_chinese_or_russian_change_said_in_everyday_words_replaces_the_old_fact(

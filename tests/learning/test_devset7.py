@@ -74,7 +74,13 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # 4/6 current, 2/6 stale ("调到广州", "毕业了", "改打羽毛球", "换车了，现在开特斯拉", "有女朋友了");
 # pronoun follow-ups 2/4 current ("Oh and she just became a judge", "她现在在上海读研究生").
 # All four batches: current 0.95 (98/103), stale 0.94, precision 0.94 (98/104).
-FLOORS = {"current": 0.94, "learned": 0.94, "stale": 0.93, "never": 1.0, "precision": 0.93}
+# After a Spanish birthday, "became a judge" for a close person (and more professions), graduating
+# ending "is a student" (English and Chinese), Chinese "有女朋友了" as marital status, "改打", a
+# subjectless "现在开特斯拉" read with 我 put back, and the same Chinese verb of another value
+# found after a word or two of when ("用户开的是丰田" / "用户开特斯拉"): batch D current 1.00,
+# stale 0.94 (17/18; "我已经调到广州了" leaves "用户在深圳工作"), precision 0.91 (20/22). All four
+# batches: current 1.00 (103/103), stale 0.99 (101/102), never 1.00, precision 0.98 (103/105).
+FLOORS = {"current": 0.97, "learned": 0.97, "stale": 0.97, "never": 1.0, "precision": 0.96}
 
 
 def test_the_seventh_development_set_scores_at_least_its_floors(db: Any) -> None:

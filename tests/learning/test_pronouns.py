@@ -87,6 +87,11 @@ def test_she_in_a_later_message_moves_the_sister_and_leaves_the_users_city(db: A
             "Hermana del usuario Lucía vive en Sevilla",
         ),
         (
+            ["My sister Kate is a lawyer.", "Oh and she just became a judge"],
+            ["The user's sister Kate is a judge"],
+            "The user's sister Kate is a lawyer",
+        ),
+        (
             ["Ma fille a 10 ans", "Elle vient d'avoir 11 ans"],
             ["Fille de l'utilisateur a 11 ans"],
             "Fille de l'utilisateur a 10 ans",

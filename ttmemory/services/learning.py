@@ -531,20 +531,19 @@ def _replaced(
         if value_terms & set(rest) or (len(rest) == 1 == len(value_terms) and " " in predicate):
             return fact, "SUPERSEDE"
     said = next((n for n in _cjk_subjects() if key.startswith(n)), "")
-    verb = predicate[len(said) :] if said and _CJK.search(value) else ""
-    if verb and not candidate.slot:
-        # "我改喝茶了" after "用户每天喝咖啡": the same verb of another value, a word or two of
-        # when or how often before it, in a language written without spaces.
+    if said and _CJK.search(value) and not candidate.slot:
+        # "switched to tea" after "drinks coffee every day", "drives a Tesla now" after "drives a
+        # Toyota", in Chinese: the same verb of another value, a word or two of when or how
+        # often before it, in a language written without spaces.
+        mine = key[len(said) :]
         for fact, other, _ in others:
-            at = other.find(verb, len(said))
-            if (
-                at >= 0
-                and at - len(said) <= _CJK_ADVERB
-                and not (fact.metadata or {}).get("slot")
-                and _users(other)
-                and value not in other[at:]
-            ):
-                return fact, "SUPERSEDE"
+            if (fact.metadata or {}).get("slot") or not _users(other):
+                continue
+            theirs = other[len(said) :]
+            for skip in range(min(_CJK_ADVERB, len(theirs)) + 1):
+                verb = _common_start(mine, theirs[skip:])
+                if verb and mine[len(verb) :] and mine[len(verb) :] not in theirs:
+                    return fact, "SUPERSEDE"
     if not candidate.slot and _about_the_user(key):
         # A change said with another verb ("these days I take the bike to work" after "The
         # user drives to work"): the best recalled current fact about the user without a slot,
@@ -638,6 +637,14 @@ def _users(canonical: str) -> bool:
 # How many characters of when or how often may stand between a Chinese or Japanese subject and
 # its verb ("用户每天喝咖啡": 每天).
 _CJK_ADVERB = 3
+
+
+def _common_start(one: str, other: str) -> str:
+    """The characters ``one`` and ``other`` start with alike."""
+    size = 0
+    while size < min(len(one), len(other)) and one[size] == other[size]:
+        size += 1
+    return one[:size]
 
 
 def _cjk_subjects() -> list[str]:
