@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (Cyrillic and full-width punctuation are the point of several cases)
 """A close person referred to by a pronoun in a later message ("My sister Anna lives in Leeds."
 ... "She moved to York last year."): the fact changes for the person meant, never for the user,
 and with no one (or two) the pronoun could mean nothing about the user is stored (learned
@@ -124,3 +125,50 @@ def test_two_close_persons_a_pronoun_could_mean_leave_it_unread(db: Any) -> None
 
     assert not any("Milan" in text for text in every())
     assert "The user's sister Eva lives in Rome" in current()
+
+
+@pytest.mark.parametrize(
+    ("said", "now"),
+    [
+        (
+            ["My sister Anna lives in Leeds", "Last year she moved to York."],
+            ["The user's sister Anna lives in York"],
+        ),
+        (
+            ["Моя сестра Аня живёт в Казани", "В прошлом году она переехала в Самару"],
+            ["Сестра пользователя Аня переехала в Самару"],
+        ),
+        (["我姐姐住在北京", "去年她搬到了上海"], ["用户的姐姐住在上海"]),
+        (
+            ["Mein Bruder Jonas wohnt in Hamburg", "Letztes Jahr ist er nach Bremen gezogen"],
+            ["Bruder des Nutzers Jonas wohnt in Bremen"],
+        ),
+        (
+            ["Ma sœur Claire habite à Lille", "L'année dernière, elle a déménagé à Nantes"],
+            ["Sœur de l'utilisateur Claire habite à Nantes"],
+        ),
+    ],
+)
+def test_a_time_said_before_the_pronoun_still_means_the_close_person(
+    db: Any, said: list[str], now: list[str]
+) -> None:
+    chat(*said)
+
+    assert current() == now
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Letztes Jahr ist er nach Bremen gezogen",
+        "去年她搬到了上海",
+        "В прошлом году она переехала в Самару",
+        "L'année dernière, elle a déménagé à Nantes",
+    ],
+)
+def test_a_pronoun_after_a_time_with_no_one_named_is_never_the_users_move(
+    db: Any, said: str
+) -> None:
+    chat(said)
+
+    assert every() == []

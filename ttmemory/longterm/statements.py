@@ -319,7 +319,11 @@ def _resolved(sentence: str, people: list[_Person], codes: tuple[str, ...]) -> s
             last = {p.mention.casefold() for p in fits if p.message == fits[-1].message}
             if len(last) > 1:
                 return sentence
-            return replacement.format(p=fits[-1].mention) + rest
+            # Other groups of the pronoun's pattern (a time said before it, a verb before it in
+            # German) are put back where the replacement names them.
+            kept = {k: v.strip() if v else "" for k, v in found.groupdict().items()}
+            said = replacement.format(**kept, p=fits[-1].mention)
+            return re.sub(" {2,}", " ", said).lstrip() + rest
     return sentence
 
 
