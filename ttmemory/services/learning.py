@@ -92,7 +92,7 @@ def _learn(
             logger.info("fact extraction skipped: daily token budget of %s is spent", namespace)
             return FactChanges()
         existing = _closest_facts(namespace, messages)
-        request = extraction.extraction_messages(messages, existing)
+        request = extraction.extraction_messages(messages, existing, context=context)
         response = _call(
             llm.complete, request, namespace=namespace, purpose="extract", model=llm.model
         )
