@@ -798,3 +798,121 @@ CONVERSATIONS_D: list[Conversation] = [
         never=["Пользователь переехал"],
     ),
 ]
+
+
+# Batch E: written after the changes made for batch D and before any change made for it:
+# corrections and changes inside longer chat messages, more Chinese and Russian everyday changes.
+CONVERSATIONS_E: list[Conversation] = [
+    _c(
+        "en7-corr-19",
+        "correction",
+        ["my haircut is booked for thursday", "btw it's friday not thursday, they moved it"],
+        [("when is the haircut", ["friday"])],
+        stale=["thursday"],
+    ),
+    _c(
+        "en7-corr-20",
+        "correction",
+        ["I'm from Galway originally", "sorry, Limerick, not Galway - my parents live in Galway"],
+        [("where is the user from", ["Limerick"])],
+        stale=["from Galway"],
+    ),
+    _c(
+        "en7-corr-21",
+        "correction",
+        ["I have 4 grandchildren", "oh 5 actually, forgot the newest one!"],
+        [("how many grandchildren", ["5"])],
+        stale=["4 grandchildren"],
+    ),
+    _c(
+        "ru7-corr-11",
+        "correction",
+        ["Я работаю учителем физики", "ой, не физики, а химии"],
+        [("что преподаёт пользователь", ["химии"])],
+        stale=["физики"],
+    ),
+    _c(
+        "ru7-corr-12",
+        "correction",
+        ["Мою кошку зовут Муся", "Извините, не Муся, а Маня"],
+        [("как зовут кошку", ["Маня"])],
+        stale=["Муся"],
+    ),
+    _c(
+        "zh7-corr-10",
+        "correction",
+        ["我在杭州上班", "搞错了，我在宁波上班，不是杭州"],
+        [("用户在哪里上班", ["宁波"])],
+        stale=["杭州"],
+    ),
+    _c(
+        "de7-corr-8",
+        "correction",
+        ["Ich spiele Geige", "Sorry, Bratsche, nicht Geige"],
+        [("welches Instrument spielt der Nutzer", ["Bratsche"])],
+        stale=["Geige"],
+    ),
+    _c(
+        "zh7-job-9",
+        "job",
+        ["我在一家外企工作", "我跳槽到腾讯了"],
+        [("用户的公司", ["腾讯"])],
+        stale=["外企"],
+    ),
+    _c(
+        "zh7-move-6",
+        "relocation",
+        ["我住在广州", "我们全家移民到加拿大了"],
+        [("用户住在哪个国家", ["加拿大"])],
+        stale=["广州"],
+    ),
+    _c(
+        "zh7-rev-9",
+        "reversal",
+        ["我不吃辣", "最近开始吃辣了"],
+        [("用户能吃辣吗", ["吃辣"])],
+        stale=["不吃辣"],
+    ),
+    _c(
+        "ru7-move-3",
+        "relocation",
+        ["Я живу в Иркутске", "Мы переехали в Новосибирск прошлой осенью"],
+        [("где живёт пользователь", ["Новосибирск"])],
+        stale=["Иркутск"],
+    ),
+    _c(
+        "ru7-job-4",
+        "job",
+        ["Я работаю в банке", "Ушёл из банка, теперь фрилансер"],
+        [("чем занимается пользователь", ["фрилансер"])],
+        stale=["в банке"],
+    ),
+    _c(
+        "en7-pron-11",
+        "pronoun",
+        ["My best friend Jake lives in Austin", "He's moving to Denver next month"],
+        [("where does Jake live", ["Austin"])],
+        never=["user lives in Denver", "user is moving"],
+    ),
+    _c(
+        "en7-pron-12",
+        "pronoun",
+        ["My daughter Lily is allergic to eggs", "she's also allergic to milk"],
+        [("what is Lily allergic to", ["eggs"]), ("Lily's other allergy", ["milk"])],
+        never=["user is allergic"],
+    ),
+    _c(
+        "zh7-pron-5",
+        "pronoun",
+        ["我老公在银行上班", "他现在自己开公司了"],
+        never=["用户自己开公司"],
+    ),
+    _c(
+        "de7-pron-3",
+        "pronoun",
+        ["Meine Tochter Mia ist 6", "Sie ist letzte Woche 7 geworden"],
+        [("wie alt ist die Tochter", ["7"])],
+        stale=["ist 6"],
+        never=["Nutzer ist 7"],
+    ),
+]
