@@ -372,6 +372,12 @@ def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) 
          "用户在哪个城市"),
         ("我在华为上班", "不好意思，是小米，不是华为", "用户在华为工作", "用户在小米工作",
          "用户在哪家公司"),
+        ("my haircut is booked for thursday", "btw it's friday not thursday, they moved it",
+         "The user's haircut is booked for thursday", "The user's haircut is booked for friday",
+         "When is the haircut?"),
+        ("I have 4 grandchildren", "oh 5 actually, forgot the newest one!",
+         "The user has 4 grandchildren", "The user has 5 grandchildren",
+         "How many grandchildren?"),
         ("Mi cumpleaños es el 3 de mayo", "perdón, el 4 de mayo, no el 3",
          "El cumpleaños del usuario es el 3 de mayo", "El cumpleaños del usuario es el 4 de mayo",
          "¿Cuándo es su cumpleaños?"),
@@ -405,6 +411,10 @@ def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
         ("我是单身", "我有女朋友了", ["用户有女朋友"], "用户是单身"),
         ("我是学生", "我毕业了，现在在银行上班", ["用户在银行工作"], "用户是学生"),
         ("I'm a student", "I graduated last summer", [], "The user is a student"),
+        ("我不吃辣", "最近开始吃辣了", ["用户吃辣"], "用户不吃辣"),
+        ("我住在广州", "我们全家移民到加拿大了", ["用户住在加拿大"], "用户住在广州"),
+        ("Я работаю в банке", "Ушёл из банка, теперь фрилансер", ["Пользователь — фрилансер"],
+         "Пользователь работает в банке"),
     ],
 )  # fmt: skip
 def test_a_chinese_or_russian_change_said_in_everyday_words_replaces_the_old_fact(

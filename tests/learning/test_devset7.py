@@ -88,7 +88,14 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # live in Galway", "The user's best friend Jake is moving to Denver next month", "用户的老公现在自
 # 己开公司" and the husband's old job, which it should have replaced). All five batches: current
 # 0.95 (113/119), stale 0.97 (111/115), never 1.00, precision 0.93 (114/123).
-FLOORS = {"current": 0.94, "learned": 0.94, "stale": 0.96, "never": 1.0, "precision": 0.92}
+# After a count corrected in passing keeping only the count ("oh 5 actually": "actually" is no
+# word it counts), "btw" and an aside after a correction naming the old value (", they moved
+# it"), two facts about the same close person compared on what they say of them (the sister's
+# "also allergic to milk" had replaced her "allergic to eggs"), Chinese "开始吃辣" and "移民到",
+# and a Russian "теперь фрилансер" after a comma: batch E current 0.94 (15/16), stale 1.00,
+# precision 0.75 (15/20: the five facts not asked for, four of them true). All five batches:
+# current 0.99 (118/119), stale 0.99 (114/115), never 1.00, precision 0.94 (118/125).
+FLOORS = {"current": 0.97, "learned": 0.97, "stale": 0.97, "never": 1.0, "precision": 0.93}
 
 
 def test_the_seventh_development_set_scores_at_least_its_floors(db: Any) -> None:

@@ -108,6 +108,16 @@ def test_a_pronoun_changes_the_fact_of_the_close_person_it_means_in_every_langua
     assert chain(before)[-1] in now  # the old value stays in the supersede chain
 
 
+def test_a_close_persons_second_allergy_said_with_a_pronoun_stands_beside_the_first(
+    db: Any,
+) -> None:
+    chat("My daughter Lily is allergic to eggs", "she's also allergic to milk")
+
+    told = served("What is Lily allergic to?")
+    assert "eggs" in told and "milk" in told
+    assert not any(text.startswith("The user is") for text in every())
+
+
 def test_a_pronoun_with_no_close_person_named_before_stores_nothing(db: Any) -> None:
     chat("I live in Munich", "he moved to Berlin last year")
 

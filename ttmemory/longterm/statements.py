@@ -358,6 +358,12 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
                 said = clause_statements(
                     carried + piece, subject=subject, languages=codes, plain=False
                 )
+                opened = _strip_prefix(piece, codes)
+                if not said and opened != piece:
+                    # After the words a clause may open with ("теперь фрилансер": "я фрилансер").
+                    said = clause_statements(
+                        carried + opened, subject=subject, languages=codes, plain=False
+                    )
                 if said:
                     break
         found.extend(said)
@@ -419,7 +425,10 @@ def _loose_correction(sentence: str, codes: tuple[str, ...], *, counts: bool = T
             )
             counted = re.search(rf"(?<!\w)(?:\d+|{words})\s+\w[\w'-]*", sentence, re.I)
             if counted is not None:
-                return counted.group(0)
+                # Not a word the language drops after a value ("oh 5 actually": the count).
+                trailing = lang.pattern("trailing")
+                found = counted.group(0)
+                return trailing.sub("", found) if trailing is not None else found
     return ""
 
 

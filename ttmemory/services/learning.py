@@ -809,6 +809,18 @@ def _existing(
         if value and not _holds_value(normalise_text(fact.text), value):
             continue
         score = statements.similarity(candidate.text, fact.text, subject=subject)
+        owner = _owner(key, statements.canonical(fact.text, subject=subject))
+        if owner:
+            # Two facts about the same person of the user's share their name's words: alike
+            # only in what they say of them ("Lily is also allergic to milk" is not "Lily is
+            # allergic to eggs" said again).
+            score = _jaccard(
+                statements.content_terms(key[len(owner) :], subject=subject),
+                statements.content_terms(
+                    statements.canonical(fact.text, subject=subject)[len(owner) :],
+                    subject=subject,
+                ),
+            )
         if score > best[0]:
             best = (score, fact)
     score, fact = best
@@ -818,6 +830,25 @@ def _existing(
     if terms <= statements.content_terms(fact.text, subject=subject):
         return fact, "NOOP"
     return fact, "UPDATE"
+
+
+def _owner(one: str, other: str) -> str:
+    """The words two canonical statements about the same person of the user's start with ("@'s
+    daughter lily"), up to their verb; "" when either is about the user or they differ."""
+    found = _SOMEONE_OF_THE_USERS.match(one)
+    if found is None or _SOMEONE_OF_THE_USERS.match(other) is None:
+        return ""
+    words, others = one.split(), other.split()
+    size = 0
+    while size < min(len(words), len(others)) and words[size] == others[size]:
+        size += 1
+    # The person: the possessive and at most the relation and a name after it.
+    size = min(size, 3)
+    return " ".join(words[:size]) + " " if size >= 2 else ""
+
+
+def _jaccard(one: set[str], other: set[str]) -> float:
+    return len(one & other) / len(one | other) if one | other else 0.0
 
 
 def _with_subject(key: str, subject: str) -> str:
