@@ -337,6 +337,103 @@ def test_a_correction_in_the_same_message_never_stores_the_wrong_value(db: Any) 
     ]
 
 
+@pytest.mark.parametrize(
+    ("said", "correction", "old", "new", "query"),
+    [
+        ("my dentist appointment is on monday", "no wait, it's tuesday not monday",
+         "The user's dentist appointment is on monday",
+         "The user's dentist appointment is on tuesday", "When is the dentist?"),
+        ("i live in bristol", "oops, bath not bristol, typo", "The user lives in bristol",
+         "The user lives in bath", "Which town does the user live in?"),
+        ("My cat is called Mochi", "sorry, autocorrect - Miso, not Mochi",
+         "The user's cat is called Mochi", "The user's cat is called Miso",
+         "What is the cat's name?"),
+        ("Я живу в Казани", "ой, не в Казани, а в Самаре", "Пользователь живёт в Казани",
+         "Пользователь живёт в Самаре", "Где живёт пользователь?"),
+        ("Мою собаку зовут Рекс", "ой, не Рекс, а Рич, перепутал",
+         "Собаку пользователя зовут Рекс", "Собаку пользователя зовут Рич", "Как зовут собаку?"),
+        ("我住在北京", "不对，是上海，不是北京", "用户住在北京", "用户住在上海",
+         "用户住在哪个城市"),
+        ("Ich habe zwei Katzen", "ähm, drei Katzen, nicht zwei", "Der Nutzer hat zwei Katzen",
+         "Der Nutzer hat drei Katzen", "Wie viele Katzen hat der Nutzer?"),
+        ("J'ai 30 ans", "pardon, 31 ans, pas 30", "L'utilisateur a 30 ans",
+         "L'utilisateur a 31 ans", "Quel âge a l'utilisateur ?"),
+        ("I drive a Honda Civic", "whoops, a Honda Jazz, not a Civic",
+         "The user drives a Honda Civic", "The user drives a Honda Jazz", "Which car?"),
+        ("我有一只猫", "不对，是两只猫，不是一只", "用户养了一只猫", "用户养了两只猫",
+         "用户养了几只猫"),
+        ("I live in Linz", "sorry, Graz instead of Linz", "The user lives in Linz",
+         "The user lives in Graz", "Where is home?"),
+        ("Ich wohne in Mannheim", "Verschrieben: Mainz statt Mannheim",
+         "Der Nutzer wohnt in Mannheim", "Der Nutzer wohnt in Mainz", "Wo wohnt der Nutzer?"),
+        ("J'habite à Lyon", "je me suis trompé, c'est Lille et pas Lyon",
+         "L'utilisateur habite à Lyon", "L'utilisateur habite à Lille", "Où habite-t-il ?"),
+        ("我住在苏州", "我说错了，我在南京，不在苏州", "用户住在苏州", "用户住在南京",
+         "用户在哪个城市"),
+        ("我在华为上班", "不好意思，是小米，不是华为", "用户在华为工作", "用户在小米工作",
+         "用户在哪家公司"),
+        ("my haircut is booked for thursday", "btw it's friday not thursday, they moved it",
+         "The user's haircut is booked for thursday", "The user's haircut is booked for friday",
+         "When is the haircut?"),
+        ("I have 4 grandchildren", "oh 5 actually, forgot the newest one!",
+         "The user has 4 grandchildren", "The user has 5 grandchildren",
+         "How many grandchildren?"),
+        ("Mi cumpleaños es el 3 de mayo", "perdón, el 4 de mayo, no el 3",
+         "El cumpleaños del usuario es el 3 de mayo", "El cumpleaños del usuario es el 4 de mayo",
+         "¿Cuándo es su cumpleaños?"),
+    ],
+)  # fmt: skip
+def test_a_correction_naming_the_old_value_supersedes_it_in_every_language(
+    db: Any, said: str, correction: str, old: str, new: str, query: str
+) -> None:
+    chat(said, correction)
+
+    assert current() == [new]
+    assert chain(old) == [old, new]
+    assert new in served(query)
+
+
+@pytest.mark.parametrize(
+    ("said", "then", "now", "old"),
+    [
+        ("我是老师", "我现在不当老师了，改行做销售", ["用户是销售"], "用户是老师"),
+        ("我住在成都", "我已经不在成都住了，搬回重庆了", ["用户住在重庆"], "用户住在成都"),
+        ("我开车上班", "现在我骑车上班", ["用户骑车上班"], "用户开车上班"),
+        ("我的狗叫旺财", "打错了，它叫来福", ["用户的狗叫来福"], "用户的狗叫旺财"),
+        ("Я пью кофе каждый день", "Кофе я больше не пью", [],
+         "Пользователь пьёт кофе каждый день"),
+        ("我是单身", "我已经结婚了", ["用户已经结婚"], "用户是单身"),
+        ("我每天喝咖啡", "我改喝茶了", ["用户喝茶"], "用户每天喝咖啡"),
+        ("我是护士", "我离职了，现在在家带孩子", [], "用户是护士"),
+        ("I'm a nurse", "I quit my job last month", [], "The user is a nurse"),
+        ("我开的是丰田", "我换车了，现在开特斯拉", ["用户开特斯拉"], "用户开的是丰田"),
+        ("我喜欢打篮球", "现在不打篮球了，改打羽毛球了", ["用户打羽毛球"], "用户喜欢打篮球"),
+        ("我是单身", "我有女朋友了", ["用户有女朋友"], "用户是单身"),
+        ("我是学生", "我毕业了，现在在银行上班", ["用户在银行工作"], "用户是学生"),
+        ("I'm a student", "I graduated last summer", [], "The user is a student"),
+        ("我不吃辣", "最近开始吃辣了", ["用户吃辣"], "用户不吃辣"),
+        ("我住在广州", "我们全家移民到加拿大了", ["用户住在加拿大"], "用户住在广州"),
+        ("Я работаю в банке", "Ушёл из банка, теперь фрилансер", ["Пользователь — фрилансер"],
+         "Пользователь работает в банке"),
+    ],
+)  # fmt: skip
+def test_a_chinese_or_russian_change_said_in_everyday_words_replaces_the_old_fact(
+    db: Any, said: str, then: str, now: list[str], old: str
+) -> None:
+    chat(said, then)
+
+    assert current() == now
+    assert stored(old).valid_to is not None or stored(old).superseded_by_id is not None
+
+
+def test_a_correction_naming_a_value_nothing_holds_changes_nothing(db: Any) -> None:
+    chat("I live in Leeds", "sorry, bath not bristol")
+
+    assert [f.text for f in memory.fact_list(namespace=NS, include_superseded=True)] == [
+        "The user lives in Leeds"
+    ]
+
+
 # -- additions, clause tails, time words -------------------------------------------------------
 
 

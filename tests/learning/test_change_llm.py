@@ -95,6 +95,43 @@ def test_the_prompt_asks_for_change_retraction_others_and_refusals() -> None:
         assert asked in prompt
 
 
+def test_the_model_sees_the_users_earlier_messages_to_know_whom_a_pronoun_means(
+    fake: FakeOpenAI,
+) -> None:
+    assert "earlier_user_messages" in extraction.EXTRACTION_SYSTEM_PROMPT
+    turn(
+        fake,
+        "My sister Anna lives in Leeds.",
+        {
+            "action": "ADD",
+            "text": "The user's sister Anna lives in Leeds",
+            "slot": "sister anna location",
+        },
+    )
+    leeds = stored("The user's sister Anna lives in Leeds")
+
+    turn(
+        fake,
+        "She moved to York last year.",
+        {"action": "SUPERSEDE", "text": "The user's sister Anna lives in York",
+         "target_id": leeds.pk, "slot": "sister anna location"},
+    )  # fmt: skip
+
+    payload = json.loads(
+        fake.requests_to("/v1/chat/completions")[-1].json["messages"][1]["content"]
+    )
+    assert payload["earlier_user_messages"] == ["My sister Anna lives in Leeds."]
+    assert [m["content"] for m in payload["new_messages"] if m["role"] == "user"] == [
+        "She moved to York last year."
+    ]
+    assert current() == ["The user's sister Anna lives in York"]
+    leeds.refresh_from_db()
+    assert history(leeds) == [
+        "The user's sister Anna lives in Leeds",
+        "The user's sister Anna lives in York",
+    ]
+
+
 def test_a_move_supersedes_the_shown_fact_and_the_chain_keeps_it(fake: FakeOpenAI) -> None:
     turn(fake, "I live in Paris.", {"action": "ADD", "text": "The user lives in Paris"})
     paris = stored("The user lives in Paris")

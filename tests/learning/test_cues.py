@@ -75,10 +75,8 @@ def test_a_cue_sets_its_slot(said: str, slot: str, stored: str) -> None:
 @pytest.mark.parametrize(
     "said",
     [
-        "mi madre se ha mudado a Valencia",
         "si me mudara a Bilbao, buscaría trabajo en Iberdrola",
         "no vivo en Granada",
-        "ma sœur a déménagé à Lille",
         "si je déménageais à Nice, je travaillerais chez Airbus",
         "私の姉は大阪に引っ越しました",
         "もし東京に引っ越したら、楽天で働きたい",
@@ -86,6 +84,22 @@ def test_a_cue_sets_its_slot(said: str, slot: str, stored: str) -> None:
 )
 def test_a_cue_never_reads_someone_else_a_negation_or_a_hypothetical(said: str) -> None:
     assert statements.rule_statements([user(said)]) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "stored", "slot"),
+    [
+        ("mi madre se ha mudado a Valencia", "Madre del usuario vive en Valencia",
+         "madre location"),
+        ("ma sœur a déménagé à Lille", "Sœur de l'utilisateur habite à Lille", "sœur location"),
+    ],
+)  # fmt: skip
+def test_a_close_persons_move_is_stored_as_theirs_never_the_users(
+    said: str, stored: str, slot: str
+) -> None:
+    found = statements.rule_statements([user(said)])
+
+    assert [(s.text, s.slot) for s in found] == [(stored, slot)]
 
 
 def test_a_cue_supersedes_the_value_a_pattern_stored(db: Any) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,11 +36,16 @@ class Candidate:
     # latest fact with this value, stored beside it).
     change: str = "add"
     value: str = ""
-    match: str = ""  # for a retraction: the facts it ends (a pattern)
+    # For a retraction: the facts it ends (a pattern); for a correction naming the value it
+    # replaces ("tuesday, not monday"): that old value.
+    match: str = ""
 
 
-def rule_candidates(messages: list[dict[str, Any]]) -> list[Candidate]:
-    """Explicit statements in user messages, one ADD per clause (see ``statements``).
+def rule_candidates(
+    messages: list[dict[str, Any]], *, context: Sequence[str] = ()
+) -> list[Candidate]:
+    """Explicit statements in user messages, one ADD per clause (see ``statements``);
+    ``context``: the user's earlier messages, read only to know whom a pronoun means.
 
     The subject is "The user"; ``services.learning`` rewrites it to the user's name when known.
     """
@@ -54,7 +60,7 @@ def rule_candidates(messages: list[dict[str, Any]]) -> list[Candidate]:
             value=found.value,
             match=found.match,
         )
-        for found in statements.rule_statements(messages)
+        for found in statements.rule_statements(messages, context=context)
     ]
 
 
@@ -74,7 +80,10 @@ EXTRACTION_SYSTEM_PROMPT = (
     'old one is kept as history. An addition ("I\'m vegetarian too", "also") is a fact '
     'without the word "too".\n'
     'Facts about people close to the user stay theirs: "my sister Lena is a teacher" is '
-    '"The user\'s sister Lena is a teacher", never a fact about the user. Nothing from '
+    '"The user\'s sister Lena is a teacher", never a fact about the user. '
+    '"earlier_user_messages", when given, are what the user said before: read them only to '
+    'know whom a pronoun means ("She moved to York" after "My sister Anna lives in Leeds" is '
+    '"The user\'s sister Anna lives in York"), never extract facts from them. Nothing from '
     "questions, hypotheticals, plans and wishes, quoted or reported speech (what someone says "
     'or said), or jokes marked as such ("just kidding").\n'
     'Write each fact as one short third-person statement ("The user is allergic to peanuts"), '
@@ -92,18 +101,24 @@ EXTRACTION_SYSTEM_PROMPT = (
 
 
 def extraction_messages(
-    new_messages: list[dict[str, Any]], existing: list[tuple[int, str]]
+    new_messages: list[dict[str, Any]],
+    existing: list[tuple[int, str]],
+    *,
+    context: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """The chat request for the LLM extractor (untrusted text is passed as JSON data)."""
+    """The chat request for the LLM extractor (untrusted text is passed as JSON data);
+    ``context``: the user's earlier messages, sent as ``earlier_user_messages`` when any."""
     lines = [
         {"role": m.get("role"), "content": m.get("content")}
         for m in new_messages
         if m.get("role") in {"user", "assistant"} and isinstance(m.get("content"), str)
     ]
-    payload = {
+    payload: dict[str, Any] = {
         "existing_facts": [{"id": fact_id, "text": text} for fact_id, text in existing],
         "new_messages": lines,
     }
+    if context:
+        payload["earlier_user_messages"] = [text for text in context if isinstance(text, str)]
     return [
         {"role": "system", "content": EXTRACTION_SYSTEM_PROMPT},
         {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},

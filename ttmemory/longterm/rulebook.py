@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 import tomllib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +16,8 @@ from importlib import resources
 from typing import Any
 
 CHANGES = frozenset({"add", "replace", "retract", "previous"})
+# What a rule's template may name (see rules/en.toml's header), besides the subject's forms.
+TEMPLATE_FIELDS = frozenset({"S", "v", "from", "org", "np", "name", "w", "w3", "a"})
 _FRAGMENT = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 
 
@@ -62,6 +65,20 @@ class Event:
     when: re.Pattern[str]
     template: str
     drop: re.Pattern[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Coreference:
+    """A close person said again by a pronoun (``[coreference]``): ``person`` finds one named
+    (group ``p`` the whole mention, said again in the pronoun's place; group ``r`` the relation
+    word, whose gender ``female`` or ``male`` give), ``pronouns`` the pronoun starting a
+    sentence (pattern, gender "f" / "m" / "" for either, and what replaces it, ``{p}`` the
+    mention)."""
+
+    person: re.Pattern[str]
+    pronouns: tuple[tuple[re.Pattern[str], str, str], ...] = ()
+    female: frozenset[str] = frozenset()
+    male: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +167,8 @@ class Language:
     kinds: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = ()
     # A first-person statement no rule read, kept in its own words: ``[plain]``.
     plain: Plain | None = None
+    # "She moved to York" after "My sister Anna lives in Leeds": ``[coreference]``.
+    coreference: Coreference | None = None
 
     def pattern(self, name: str) -> re.Pattern[str] | None:
         """The language's ``[text]`` pattern ``name`` (``sentence``, ``negation``, ...), or None."""
@@ -233,6 +252,13 @@ def load(code: str) -> Language:
             change = emit.get("change", "add")
             if change not in CHANGES:
                 raise ValueError(f"rules/{code}.toml: rule {number}: unknown change {change!r}")
+            named = {f for _, f, _, _ in string.Formatter().parse(emit["template"]) if f}
+            unknown = named - TEMPLATE_FIELDS - set(data.get("subject_forms", {}))
+            if unknown:
+                # Found when the file loads, not when a user's sentence first matches the rule.
+                raise ValueError(
+                    f"rules/{code}.toml: rule {number}: template names {sorted(unknown)}"
+                )
             emits.append(
                 Emit(
                     template=emit["template"],
@@ -327,6 +353,28 @@ def load(code: str) -> Language:
             for name, words in lexicon.get("value_classes", {}).items()
         },
         plain=_plain(data.get("plain"), compiled),
+        coreference=_coreference(data.get("coreference"), compiled),
+    )
+
+
+def _coreference(
+    data: dict[str, Any] | None, compiled: Callable[[str, str], re.Pattern[str]]
+) -> Coreference | None:
+    """The ``[coreference]`` table of a rule file, compiled (None when the file has none)."""
+    if not data:
+        return None
+    return Coreference(
+        person=compiled(data["person"], "[coreference] person"),
+        pronouns=tuple(
+            (
+                compiled(item["pattern"], f"coreference pronoun {number}"),
+                str(item.get("gender", "")),
+                str(item.get("replace", "{p}")),
+            )
+            for number, item in enumerate(data.get("pronoun", []), start=1)
+        ),
+        female=frozenset(w.lower() for w in data.get("female", [])),
+        male=frozenset(w.lower() for w in data.get("male", [])),
     )
 
 

@@ -38,6 +38,7 @@ from ttmemory.longterm.values import (
     is_dated,
     is_value_class,
     recount,
+    replace_named,
     shaped_slot,
     strip_value,
     swap_value,
@@ -65,6 +66,7 @@ __all__ = [
     "quality_problem",
     "recount",
     "reframed",
+    "replace_named",
     "rule_statements",
     "similarity",
     "split_statement",
@@ -87,6 +89,7 @@ class Statement:
     message_index: int | None = None
     change: str = "add"
     value: str = ""
+    # A retraction's pattern of the facts it ends; a correction's old value ("not monday").
     match: str = ""
     language: str = ""
     # Kept in the statement's own words because no rule read it (``[plain]``).
@@ -98,6 +101,7 @@ def rule_statements(
     *,
     subject: str = DEFAULT_SUBJECT,
     languages: Sequence[str] | None = None,
+    context: Sequence[str] = (),
 ) -> list[Statement]:
     """Explicit statements in user messages, one per clause, about ``subject`` (the user).
 
@@ -107,9 +111,18 @@ def rule_statements(
     Questions, hypotheticals ("if I were ..."), jokes marked as such, quoted and reported
     speech ("my sister says ...") give nothing. A sentence that only corrects a value ("sorry,
     I meant Tuesday") changes the statement before it, or becomes a ``correct`` statement.
+    A sentence starting with a pronoun ("She moved to York last year") is read about the close
+    person it refers to, the last one named ("My sister Anna lives in Leeds") in an earlier
+    sentence, message or ``context`` (the user's earlier messages, read for that only, never
+    learned from); with none, or two it could be, it says nothing about the user.
     """
     codes = tuple(languages) if languages is not None else rulebook.available()
     rulebook.languages(codes)  # ValueError for an unknown language, before any work
+    people = [
+        person
+        for number, text in enumerate(context, start=-len(context))
+        for person in _people(_QUOTED.sub(" ", text), number, codes)
+    ]
     question = rulebook.joined(codes, "question")
     joke = rulebook.joined(codes, "joke")
     correction = rulebook.joined(codes, "correction")
@@ -117,6 +130,7 @@ def rule_statements(
     corrected = rulebook.joined(codes, "corrected")
     additive = rulebook.joined(codes, "additive")
     also = rulebook.joined(codes, "also")
+    swap = rulebook.joined(codes, "swap")
     found: list[Statement] = []
     for index, message in enumerate(messages):
         content = message.get("content")
@@ -132,6 +146,8 @@ def rule_statements(
         before: list[Statement] = []
         start = len(found)
         for sentence in _marker_joined(_sentences(content, codes), codes):
+            sentence = _resolved(sentence, people, codes)
+            people.extend(_people(sentence, index, codes))
             if joke is not None and joke.search(sentence):
                 # "I'm a billionaire, lol jk" says nothing; "Just kidding!" on its own takes
                 # back the sentence before it.
@@ -149,6 +165,17 @@ def rule_statements(
             # Dutch, I grew up near the border"): only what a rule read decides what the
             # sentence is.
             said = [s for s in everything if not s.plain]
+            named = swap.match(sentence.strip()) if swap is not None else None
+            new, old = _swap_values(named.groupdict() if named is not None else {})
+            # What the rules read of it is a denial or says the new value again ("sorry, I'm in
+            # Nanjing, not in Suzhou", in Chinese); else the sentence says more than a correction.
+            if (
+                old
+                and all(s.change == "deny" or new in s.text for s in said)
+                and _swapped(found, new, old, index)
+            ):
+                # "no wait, it's tuesday not monday", "Miso, not Mochi": the old value is named.
+                continue
             fixed = correction.match(sentence.strip()) if correction is not None else None
             fixed_value = next(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
@@ -215,6 +242,91 @@ def rule_statements(
     return found
 
 
+def _swap_values(groups: dict[str, str | None]) -> tuple[str, str]:
+    """The new and the old value a correction names (``[text] swap``: groups ``new`` and
+    ``old``), or ("", "") when it names no two different values."""
+    new = strip_value(next((v for k, v in groups.items() if k.startswith("new") and v), ""))
+    old = strip_value(next((v for k, v in groups.items() if k.startswith("old") and v), ""))
+    if not new or not old or new.casefold() == old.casefold():
+        return "", ""
+    return new, old
+
+
+def _swapped(found: list[Statement], new: str, old: str, index: int) -> bool:
+    """A correction naming the value it replaces applied: the statement before it that holds
+    the old value rewritten, else a ``correct`` statement whose ``match`` is the old value
+    (``services.learning`` finds the fact holding it)."""
+    for number in range(len(found) - 1, -1, -1):
+        earlier = found[number]
+        if earlier.change in {"add", "replace"}:
+            text = replace_named(earlier.text, old, new)
+            if text != earlier.text:
+                found[number] = replace(earlier, text=text, value=new)
+                return True
+    found.append(Statement(new, change="correct", value=new, match=old, message_index=index))
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Person:
+    """A close person named in a user message: the mention as said ("My sister Anna"), its
+    language, gender ("f", "m" or "" for either) and message (context before 0)."""
+
+    language: str
+    mention: str
+    gender: str
+    message: int
+
+
+def _people(text: str, message: int, codes: tuple[str, ...]) -> list[_Person]:
+    """The close persons ``text`` names, in order (each language's ``[coreference] person``)."""
+    found: list[_Person] = []
+    for lang in rulebook.languages(codes):
+        known = lang.coreference
+        if known is None:
+            continue
+        for match in known.person.finditer(text):
+            relation = (match.group("r") or "").lower()
+            gender = "f" if relation in known.female else "m" if relation in known.male else ""
+            found.append(_Person(lang.code, " ".join(match.group("p").split()), gender, message))
+    return found
+
+
+def _resolved(sentence: str, people: list[_Person], codes: tuple[str, ...]) -> str:
+    """``sentence`` with the pronoun starting it ("She moved to York") replaced by the close
+    person it refers to: the last one named in its language whose gender fits. Unchanged when
+    it starts with no pronoun, names a person itself, or when the last message naming one that
+    fits names two (the engine then reads nothing about the user from it)."""
+    stripped = _strip_prefix(sentence, codes)
+    for lang in rulebook.languages(codes):
+        known = lang.coreference
+        if known is None:
+            continue
+        for pattern, gender, replacement in known.pronouns:
+            found = pattern.match(stripped)
+            if found is None:
+                continue
+            rest = stripped[found.end() :]
+            if known.person.search(rest):
+                return sentence
+            fits = [
+                p
+                for p in people
+                if p.language == lang.code and (not gender or not p.gender or p.gender == gender)
+            ]
+            if not fits:
+                return sentence
+            last = {p.mention.casefold() for p in fits if p.message == fits[-1].message}
+            if len(last) > 1:
+                return sentence
+            # Other groups of the pronoun's pattern (a time said before it, a verb before it in
+            # German) are put back where the replacement names them.
+            kept = {k: v.strip() if v else "" for k, v in found.groupdict().items()}
+            said = replacement.format(**kept, p=fits[-1].mention)
+            return re.sub(" {2,}", " ", said).lstrip() + rest
+    return sentence
+
+
 def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statement]:
     """The statements of a clause, cut further where its language drops the subject of the
     clauses after the first; each such piece that says nothing alone is read with the subject
@@ -246,6 +358,12 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
                 said = clause_statements(
                     carried + piece, subject=subject, languages=codes, plain=False
                 )
+                opened = _strip_prefix(piece, codes)
+                if not said and opened != piece:
+                    # After the words a clause may open with ("теперь фрилансер": "я фрилансер").
+                    said = clause_statements(
+                        carried + opened, subject=subject, languages=codes, plain=False
+                    )
                 if said:
                     break
         found.extend(said)
@@ -307,7 +425,10 @@ def _loose_correction(sentence: str, codes: tuple[str, ...], *, counts: bool = T
             )
             counted = re.search(rf"(?<!\w)(?:\d+|{words})\s+\w[\w'-]*", sentence, re.I)
             if counted is not None:
-                return counted.group(0)
+                # Not a word the language drops after a value ("oh 5 actually": the count).
+                trailing = lang.pattern("trailing")
+                found = counted.group(0)
+                return trailing.sub("", found) if trailing is not None else found
     return ""
 
 
@@ -645,7 +766,10 @@ def _clause_in(
             pronoun = lang.pattern("first_person")
             if pronoun is not None and CJK.search(denied):
                 denied = pronoun.sub(" ", denied)  # "我 喜欢打篮球": named as the fact writes it
-            denied = " ".join(denied.split()).strip(" ,.")
+            # The fact says the verb in the third person ("Кофе я больше не пью" ends "Пользователь
+            # пьёт кофе"): the language's lexicon of verb forms names it so.
+            denied = " ".join(lang.third_person.get(w.lower(), w) for w in denied.split())
+            denied = denied.strip(" ,.")
             if content_terms(denied, subject=subject):
                 return [Statement(denied, change="deny", language=lang.code)]
             return None

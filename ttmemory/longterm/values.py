@@ -82,6 +82,41 @@ def swap_value(text: str, old: str, new: str) -> str:
     return text[:at] + new + text[at + len(old) :]
 
 
+def replace_named(text: str, old: str, new: str) -> str:
+    """``text`` with the old value a correction names ("tuesday, not monday", "不是北京")
+    replaced by ``new``; the words of ``new`` that already follow ``old`` in ``text`` are not
+    said twice ("hat zwei Katzen" + "drei Katzen, nicht zwei" -> "hat drei Katzen"). ``text``
+    unchanged when it does not hold ``old`` as a whole word."""
+    old, new = strip_value(old), strip_value(new)
+    if not old or not new:
+        return text
+    edge = "" if CJK.search(old) else r"(?<!\w)"
+    # The last one: a statement's value comes after its subject.
+    every = list(re.finditer(edge + re.escape(old) + edge.replace("<", ""), text, re.I))
+    if not every:
+        return text
+    found = every[-1]
+    before, after = text[: found.start()], text[found.end() :]
+    # Words (characters, in a language written without spaces) of ``new`` the fact already says
+    # around the old value: "a Honda Jazz" for "Civic" in "drives a Honda Civic" is "Jazz".
+    cjk = bool(CJK.search(new))
+    parts = list(new) if cjk else new.split()
+    joiner = "" if cjk else " "
+    said_before = list(before.rstrip().casefold()) if cjk else before.casefold().split()
+    said_after = list(after.lstrip().casefold()) if cjk else after.casefold().split()
+    for keep in range(len(parts) - 1, 0, -1):
+        head = [p.casefold() for p in parts[:keep]]
+        if said_before[len(said_before) - keep :] == head:
+            parts = parts[keep:]
+            break
+    for keep in range(1, len(parts)):
+        rest = [p.casefold() for p in parts[keep:]]
+        if said_after[: len(rest)] == rest:
+            parts = parts[:keep]
+            break
+    return before + joiner.join(parts) + after
+
+
 def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = False) -> str:
     """``text`` with the value ``new`` corrects put in place ("... on Monday" + "Tuesday").
 

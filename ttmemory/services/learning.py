@@ -39,6 +39,7 @@ def facts_learn(
     namespace: str,
     messages: Sequence[dict[str, Any]],
     source: tuple[MemorySession, list[int]] | None = None,
+    context: Sequence[str] = (),
 ) -> FactChanges:
     """Extract facts from ``messages`` and apply ADD / UPDATE / SUPERSEDE / RETRACT / NOOP.
 
@@ -56,27 +57,32 @@ def facts_learn(
     address, name, ...) or a reversal ("actually I prefer aisle seats now") SUPERSEDEs the old
     fact, which stays in the chain; "not anymore" / "stopped" / "left" RETRACTs it
     (``valid_to``, no successor); a move from a city never stored keeps that city as history.
-    Facts about people close to the user stay theirs. Running it twice on the same messages
+    Facts about people close to the user stay theirs; ``context`` (the user's earlier messages,
+    never learned from) tells the offline rules whom a pronoun means ("She moved to York" after
+    "My sister Anna lives in Leeds" moves Anna). Running it twice on the same messages
     changes nothing the second time. Skipped, and the skip recorded in the ledger, when the
     namespace's daily token budget is spent. Raises LLMError when the LLM fails (tasks retry).
     See docs/memory.md.
     """
     # The LLM runs outside any transaction; each fact is written by its own service.
     with change("learn", namespace=namespace, stored=True, atomic=False, hold="allow") as gate:
-        return _learn(gate.namespace, messages, source)
+        return _learn(gate.namespace, messages, source, context)
 
 
 def _learn(
     namespace: str,
     messages: Sequence[dict[str, Any]],
     source: tuple[MemorySession, list[int]] | None,
+    context: Sequence[str] = (),
 ) -> FactChanges:
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
         raise MemoryValidationError("messages", "must be a list of message objects")
     messages = [dict(m) for m in messages if isinstance(m, dict)]
     llm = get_llm()
     if llm is None:
-        candidates = extraction.rule_candidates(messages)
+        candidates = extraction.rule_candidates(
+            messages, context=[text for text in context if isinstance(text, str)]
+        )
     else:
         left = budget_left(namespace=namespace)
         if left is not None and left <= 0:
@@ -86,7 +92,7 @@ def _learn(
             logger.info("fact extraction skipped: daily token budget of %s is spent", namespace)
             return FactChanges()
         existing = _closest_facts(namespace, messages)
-        request = extraction.extraction_messages(messages, existing)
+        request = extraction.extraction_messages(messages, existing, context=context)
         response = _call(
             llm.complete, request, namespace=namespace, purpose="extract", model=llm.model
         )
@@ -117,6 +123,12 @@ DEDUPE_NEIGHBOURS = 5
 # A correction said in a later turn ("sorry, I meant Friday") looks this far back for the fact
 # holding a value of its class.
 CORRECTED_WITHIN = 5
+# A correction naming the old value ("tuesday, not monday") looks for it in this many of the
+# namespace's newest current facts when the session learned none holding it.
+NAMED_WITHIN = 50
+# The user's messages before the range learned that a pronoun in it may refer back to ("She
+# moved to York" after "My sister Anna lives in Leeds", two turns earlier).
+PRONOUN_CONTEXT = 3
 # Current facts stored without a slot (by an LLM that named none, or an earlier release) that
 # are read again for the slot of a new value: the newest ones.
 UNSLOTTED_WITHIN = 200
@@ -518,6 +530,20 @@ def _replaced(
         # is no term).
         if value_terms & set(rest) or (len(rest) == 1 == len(value_terms) and " " in predicate):
             return fact, "SUPERSEDE"
+    said = next((n for n in _cjk_subjects() if key.startswith(n)), "")
+    if said and _CJK.search(value) and not candidate.slot:
+        # "switched to tea" after "drinks coffee every day", "drives a Tesla now" after "drives a
+        # Toyota", in Chinese: the same verb of another value, a word or two of when or how
+        # often before it, in a language written without spaces.
+        mine = key[len(said) :]
+        for fact, other, _ in others:
+            if (fact.metadata or {}).get("slot") or not _users(other):
+                continue
+            theirs = other[len(said) :]
+            for skip in range(min(_CJK_ADVERB, len(theirs)) + 1):
+                verb = _common_start(mine, theirs[skip:])
+                if verb and mine[len(verb) :] and mine[len(verb) :] not in theirs:
+                    return fact, "SUPERSEDE"
     if not candidate.slot and _about_the_user(key):
         # A change said with another verb ("these days I take the bike to work" after "The
         # user drives to work"): the best recalled current fact about the user without a slot,
@@ -608,6 +634,24 @@ def _users(canonical: str) -> bool:
     )
 
 
+# How many characters of when or how often may stand between a Chinese or Japanese subject and
+# its verb ("用户每天喝咖啡": 每天).
+_CJK_ADVERB = 3
+
+
+def _common_start(one: str, other: str) -> str:
+    """The characters ``one`` and ``other`` start with alike."""
+    size = 0
+    while size < min(len(one), len(other)) and one[size] == other[size]:
+        size += 1
+    return one[:size]
+
+
+def _cjk_subjects() -> list[str]:
+    """The default subjects of the languages written without spaces, as canonical text."""
+    return [n for n in map(normalise_text, rulebook.subjects()) if _CJK.match(n)]
+
+
 def _negated(text: str) -> bool:
     """Whether a statement says its value with a negation (the language's ``[text] negation``)."""
     negation = rulebook.detect(text).pattern("negation")
@@ -642,6 +686,24 @@ def _corrected(
     if source is not None:
         facts = facts.filter(source_session=source[0])
     recent = list(facts.order_by("-pk")[:CORRECTED_WITHIN])
+    if candidate.match:
+        # "no wait, it's tuesday not monday": the newest fact holding the old value it names, in
+        # the session first, then the namespace.
+        named = Fact.objects.current().filter(namespace=namespace).order_by("-pk")
+        for fact in [*recent, *named[:NAMED_WITHIN]]:
+            text = statements.replace_named(fact.text, candidate.match, candidate.value)
+            if text != fact.text and statements.quality_problem(text) is None:
+                return dataclasses.replace(
+                    candidate,
+                    action="SUPERSEDE",
+                    text=text,
+                    kind=fact.kind,
+                    slot=(fact.metadata or {}).get("slot", ""),
+                    target_id=fact.pk,
+                    change="add",
+                    match="",
+                )
+        return dataclasses.replace(candidate, text="")
     if not recent:
         return dataclasses.replace(candidate, text="")
     latest, text = recent[0], ""
@@ -747,6 +809,18 @@ def _existing(
         if value and not _holds_value(normalise_text(fact.text), value):
             continue
         score = statements.similarity(candidate.text, fact.text, subject=subject)
+        owner = _owner(key, statements.canonical(fact.text, subject=subject))
+        if owner:
+            # Two facts about the same person of the user's share their name's words: alike
+            # only in what they say of them ("Lily is also allergic to milk" is not "Lily is
+            # allergic to eggs" said again).
+            score = _jaccard(
+                statements.content_terms(key[len(owner) :], subject=subject),
+                statements.content_terms(
+                    statements.canonical(fact.text, subject=subject)[len(owner) :],
+                    subject=subject,
+                ),
+            )
         if score > best[0]:
             best = (score, fact)
     score, fact = best
@@ -756,6 +830,25 @@ def _existing(
     if terms <= statements.content_terms(fact.text, subject=subject):
         return fact, "NOOP"
     return fact, "UPDATE"
+
+
+def _owner(one: str, other: str) -> str:
+    """The words two canonical statements about the same person of the user's start with ("@'s
+    daughter lily"), up to their verb; "" when either is about the user or they differ."""
+    found = _SOMEONE_OF_THE_USERS.match(one)
+    if found is None or _SOMEONE_OF_THE_USERS.match(other) is None:
+        return ""
+    words, others = one.split(), other.split()
+    size = 0
+    while size < min(len(words), len(others)) and words[size] == others[size]:
+        size += 1
+    # The person: the possessive and at most the relation and a name after it.
+    size = min(size, 3)
+    return " ".join(words[:size]) + " " if size >= 2 else ""
+
+
+def _jaccard(one: set[str], other: set[str]) -> float:
+    return len(one & other) / len(one | other) if one | other else 0.0
 
 
 def _with_subject(key: str, subject: str) -> str:
@@ -799,6 +892,7 @@ def _learn_session(gate: Change, session: MemorySession, upto_seq: int) -> list[
             namespace=session.namespace,
             messages=[data for _, data in context + rows],
             source=(session, seqs),
+            context=_said_before(session),
         )
     MemorySession.objects.filter(pk=session.pk, learned_upto_seq__lt=upto_seq).update(
         learned_upto_seq=upto_seq
@@ -813,6 +907,23 @@ def _learn_session(gate: Change, session: MemorySession, upto_seq: int) -> list[
         ids={"upto_seq": upto_seq},
     )
     return changes
+
+
+def _said_before(session: MemorySession) -> list[str]:
+    """The user's last ``PRONOUN_CONTEXT`` messages already learned, oldest first (text only)."""
+    earlier = (
+        Message.objects.filter(session=session, seq__lte=session.learned_upto_seq)
+        .order_by("-seq")
+        .values_list("data", flat=True)[: 4 * PRONOUN_CONTEXT]
+    )
+    said = [
+        data["content"]
+        for data in earlier
+        if isinstance(data, dict)
+        and data.get("role") == "user"
+        and isinstance(data.get("content"), str)
+    ]
+    return said[:PRONOUN_CONTEXT][::-1]
 
 
 def session_summarise(*, session_id: int) -> bool:
