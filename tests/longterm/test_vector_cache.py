@@ -434,6 +434,9 @@ def test_bm25_statistics_are_reused_while_the_generation_holds(vcache: Any, vect
     makes the next recall count again."""
     remember(TEXTS)
     question = QUESTIONS[0]
+    # A namespace not seen for a while is counted first, its generation not yet tracked (this
+    # test used to lean on statistics an earlier test had left for the same namespace name).
+    keyword_list(question, vector=vector)
     before = keyword_list(question, vector=vector)
     kept = vector_cache.known_stats(NS)
     assert kept is not None and kept[0] == generation() and kept[1] == len(TEXTS)
