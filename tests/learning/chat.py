@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tests.conftest import assistant, user
 from ttmemory import memory
+from ttmemory.models import Fact
 
 
 def chat(namespace: str, *said: str, key: str = "chat-1", reply: str = "Noted.") -> None:
@@ -20,6 +21,25 @@ def chat(namespace: str, *said: str, key: str = "chat-1", reply: str = "Noted.")
 def current(namespace: str) -> list[str]:
     """The namespace's current facts, sorted."""
     return sorted(f.text for f in memory.fact_list(namespace=namespace))
+
+
+def served(namespace: str, query: str) -> str:
+    """What a later session is told: the recalled facts and the prompt's memories, together."""
+    later = memory.session_open(namespace=namespace, key="later")
+    recalled = [f.text for f in memory.fact_recall(namespace=namespace, query=query, k=5).facts]
+    prompt = memory.prompt_build(session=later, query=query, max_tokens=4000)
+    return "\n".join([*recalled, prompt.sections["memories"]])
+
+
+def chain(namespace: str, text: str) -> list[str]:
+    """The fact ``text`` and the facts that superseded it, oldest first (its history)."""
+    [fact] = [f for f in Fact.objects.filter(namespace=namespace) if f.text == text]
+    found: list[str] = []
+    step: Fact | None = fact
+    while step is not None:
+        found.append(step.text)
+        step = step.superseded_by
+    return found
 
 
 @dataclass(frozen=True)
@@ -35,3 +55,9 @@ class Talk:
 
     def current(self) -> list[str]:
         return current(self.namespace)
+
+    def served(self, query: str) -> str:
+        return served(self.namespace, query)
+
+    def chain(self, text: str) -> list[str]:
+        return chain(self.namespace, text)

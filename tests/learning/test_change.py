@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import assistant, user
 from tests.learning.chat import Talk
+from tests.learning.chat import served as served_in
 from ttmemory import memory
 from ttmemory.models import Fact
 
@@ -23,11 +24,7 @@ chat, current = talk.chat, talk.current
 
 
 def served(query: str) -> str:
-    """What a later session is told: the recalled facts and the prompt's memories, together."""
-    later = memory.session_open(namespace=NS, key="later")
-    recalled = [fact.text for fact in memory.fact_recall(namespace=NS, query=query, k=5).facts]
-    prompt = memory.prompt_build(session=later, query=query, max_tokens=4000)
-    return "\n".join([*recalled, prompt.sections["memories"]])
+    return served_in(NS, query)
 
 
 def stored(text: str) -> Fact:

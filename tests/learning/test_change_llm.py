@@ -12,6 +12,7 @@ import pytest
 
 from tests.conftest import assistant, user
 from tests.fakes.openai_server import FakeOpenAI
+from tests.learning.chat import served as served_in
 from tests.learning.test_change import history
 from ttmemory import memory
 from ttmemory.longterm import extraction
@@ -60,10 +61,7 @@ def stored(text: str) -> Fact:
 
 
 def served(query: str) -> str:
-    later = memory.session_open(namespace=NS, key="later")
-    recalled = [fact.text for fact in memory.fact_recall(namespace=NS, query=query, k=5).facts]
-    prompt = memory.prompt_build(session=later, query=query, max_tokens=4000)
-    return "\n".join([*recalled, prompt.sections["memories"]])
+    return served_in(NS, query)
 
 
 def shown_facts(fake: FakeOpenAI) -> list[dict[str, Any]]:

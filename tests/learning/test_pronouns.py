@@ -11,33 +11,13 @@ from typing import Any
 import pytest
 
 from tests.learning.chat import Talk
-from ttmemory import memory
 from ttmemory.models import Fact
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 NS = "user-pronouns"
 
 talk = Talk(NS)
-chat, current = talk.chat, talk.current
-
-
-def served(query: str) -> str:
-    """What a later session is told: the recalled facts and the prompt's memories, together."""
-    later = memory.session_open(namespace=NS, key="later")
-    recalled = [fact.text for fact in memory.fact_recall(namespace=NS, query=query, k=5).facts]
-    prompt = memory.prompt_build(session=later, query=query, max_tokens=4000)
-    return "\n".join([*recalled, prompt.sections["memories"]])
-
-
-def chain(text: str) -> list[str]:
-    """The fact ``text`` and the facts that superseded it, oldest first (its history)."""
-    [fact] = [f for f in Fact.objects.filter(namespace=NS) if f.text == text]
-    found: list[str] = []
-    current_fact: Fact | None = fact
-    while current_fact is not None:
-        found.append(current_fact.text)
-        current_fact = current_fact.superseded_by
-    return found
+chat, current, served, chain = talk.chat, talk.current, talk.served, talk.chain
 
 
 def every() -> list[str]:

@@ -693,16 +693,7 @@ def _corrected(
         for fact in [*recent, *named[:NAMED_WITHIN]]:
             text = statements.replace_named(fact.text, candidate.match, candidate.value)
             if text != fact.text and statements.quality_problem(text) is None:
-                return dataclasses.replace(
-                    candidate,
-                    action="SUPERSEDE",
-                    text=text,
-                    kind=fact.kind,
-                    slot=(fact.metadata or {}).get("slot", ""),
-                    target_id=fact.pk,
-                    change="add",
-                    match="",
-                )
+                return _superseding(candidate, fact, text, match="")
         return dataclasses.replace(candidate, text="")
     if not recent:
         return dataclasses.replace(candidate, text="")
@@ -727,14 +718,22 @@ def _corrected(
     text = text or statements.correct_value(latest.text, candidate.value)
     if text == latest.text or statements.quality_problem(text) is not None:
         return dataclasses.replace(candidate, text="")
+    return _superseding(candidate, latest, text)
+
+
+def _superseding(
+    candidate: extraction.Candidate, fact: Fact, text: str, **more: Any
+) -> extraction.Candidate:
+    """``candidate`` as the correction of ``fact``: ``text`` supersedes it, in its kind and slot."""
     return dataclasses.replace(
         candidate,
         action="SUPERSEDE",
         text=text,
-        kind=latest.kind,
-        slot=(latest.metadata or {}).get("slot", ""),
-        target_id=latest.pk,
+        kind=fact.kind,
+        slot=(fact.metadata or {}).get("slot", ""),
+        target_id=fact.pk,
         change="add",
+        **more,
     )
 
 
