@@ -109,6 +109,14 @@ def scored(conversations: list[Conversation], part: Any = None) -> Table:
     return table
 
 
+def scored_batches(batches: dict[str, list[Conversation]]) -> Table:
+    """``scored`` over every batch of a development set, each conversation also counted in its
+    batch's group ("all:A", "all:B", ...)."""
+    group = {id(c): f"all:{name}" for name, batch in batches.items() for c in batch}
+    every = [c for batch in batches.values() for c in batch]
+    return scored(every, lambda conversation: group[id(conversation)])
+
+
 def assert_floors(table: Table, floors: dict[str, float]) -> None:
     overall = {m: table["all"][m][0] / max(table["all"][m][1], 1) for m in METRICS}
     for metric, floor in floors.items():

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from tests.learning.devset_natural import Conversation
 from tests.learning.devset_natural7 import (
     CONVERSATIONS,
     CONVERSATIONS_B,
@@ -20,7 +19,7 @@ from tests.learning.devset_natural7 import (
     CONVERSATIONS_D,
     CONVERSATIONS_E,
 )
-from tests.learning.test_devset import assert_floors, scored
+from tests.learning.test_devset import assert_floors, scored_batches
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 
@@ -99,21 +98,12 @@ FLOORS = {"current": 0.97, "learned": 0.97, "stale": 0.97, "never": 1.0, "precis
 
 
 def test_the_seventh_development_set_scores_at_least_its_floors(db: Any) -> None:
-    def part(conversation: Conversation) -> str:
-        if conversation in CONVERSATIONS_E:
-            return "all:E"
-        if conversation in CONVERSATIONS_D:
-            return "all:D"
-        if conversation in CONVERSATIONS_C:
-            return "all:C"
-        return "all:B" if conversation in CONVERSATIONS_B else "all:A"
-
-    every = [
-        *CONVERSATIONS,
-        *CONVERSATIONS_B,
-        *CONVERSATIONS_C,
-        *CONVERSATIONS_D,
-        *CONVERSATIONS_E,
-    ]
-    table = scored(every, part)
+    batches = {
+        "A": CONVERSATIONS,
+        "B": CONVERSATIONS_B,
+        "C": CONVERSATIONS_C,
+        "D": CONVERSATIONS_D,
+        "E": CONVERSATIONS_E,
+    }
+    table = scored_batches(batches)
     assert_floors(table, FLOORS)
