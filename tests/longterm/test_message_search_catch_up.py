@@ -285,3 +285,49 @@ def test_kept_postings_of_unindexed_messages_follow_pops_and_appends(db: Any) ->
     assert memory.message_search(namespace="user-1", query="blue pot", k=3, window=0) == []
     hits = memory.message_search(namespace="user-1", query="spare tyre garage", k=1)
     assert hits[0].seq == 12 and hits[0].message["content"].endswith("garage.")
+
+
+class _Undone(Exception):
+    pass
+
+
+def test_a_message_id_given_again_after_a_rollback_is_searched_by_its_own_words(db: Any) -> None:
+    """SQLite gives a rolled-back insert's id to the next message: postings kept for the first
+    (searched inside the transaction) are never read for the second."""
+    from django.db import transaction
+
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=CHAT)  # pending: the job has not run
+    with pytest.raises(_Undone), transaction.atomic():
+        memory.message_add(session=session, message=user("The spare key is under the blue pot."))
+        assert memory.message_search(namespace="user-1", query="blue pot", k=1)[0].seq == 11
+        raise _Undone
+    memory.message_add(session=session, message=user("The spare tyre is in the garage."))
+    assert memory.message_search(namespace="user-1", query="blue pot", k=3, window=0) == []
+    hits = memory.message_search(namespace="user-1", query="tyre garage", k=1)
+    assert hits[0].message["content"].endswith("garage.")
+
+
+def test_a_message_indexed_between_the_index_read_and_the_tail_read_is_still_found(
+    db: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index job (another thread or process) may commit a message's postings and move its
+    session's mark after a search read the index and before it read the unindexed tail: the
+    message is then in neither read unless the tail takes it as still unindexed."""
+    from ttmemory.longterm import episodes
+
+    session = memory.session_open(namespace="user-1", key="c")
+    memory.message_add_many(session=session, messages=CHAT)  # pending: the job has not run
+    memory.message_add(session=session, message=user("The spare key is under the blue pot."))
+    tail = episodes._pending
+
+    def indexed_meanwhile(*args: Any, **kwargs: Any) -> Any:
+        messages_index_pending(session_id=session.pk)  # commits between the two reads
+        return tail(*args, **kwargs)
+
+    monkeypatch.setattr(episodes, "_pending", indexed_meanwhile)
+    hits = memory.message_search(namespace="user-1", query="spare key blue pot", k=1)
+    assert [hit.seq for hit in hits] == [11]
+    monkeypatch.setattr(episodes, "_pending", tail)
+    indexed = memory.message_search(namespace="user-1", query="spare key blue pot", k=1)
+    assert [(hit.seq, hit.score) for hit in hits] == [(hit.seq, hit.score) for hit in indexed]

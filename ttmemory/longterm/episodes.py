@@ -613,15 +613,23 @@ def _pending(
     if not past:  # every session left out (a limit of 0): an empty Q() would match every row
         return {}, cut
     indexed = MessageEntry.objects.filter(session_id=OuterRef("session_id"), seq=OuterRef("seq"))
-    rows = Message.objects.filter(past).exclude(Exists(indexed))
+    # Past the marks the index read saw: a message with an entry is left out only when it is
+    # still past its session's mark (an entry that outlived a restore, whose postings that read
+    # had). One the index job wrote since, with the mark moved over it in the same
+    # transaction, was in neither read: it is scored here, as still unindexed.
+    rows = Message.objects.filter(past).exclude(
+        Exists(indexed), seq__gt=F("session__indexed_upto_seq")
+    )
     # The unindexed messages' keys first (nothing decrypted); the postings of those this
-    # process has not hashed yet next, kept by message id, the head of its sealed value (its
-    # nonce: SQLite can give a rolled-back insert's id to the next message) and the index
-    # version (a key or language change). A lagging index then costs each later search a read
-    # of keys, not a decryption and hashing of every pending message (about 30 us each).
+    # process has not hashed yet next, kept by message id, the authentication tag of its sealed
+    # value (its last 16 bytes, one per sealing: SQLite can give a rolled-back insert's id to
+    # the next message) and the index version (a key or language change). A lagging index then
+    # costs each later search a read of keys, not a decryption and hashing of every pending
+    # message (about 30 us each).
     version = blind.index_version(namespace)
-    head = RawSQL(f"substr({connection.ops.quote_name(Message._meta.db_table)}.data, 1, 32)", [])
-    keys = list(rows.annotate(head=head).values_list("pk", "session_id", "seq", "head"))
+    data = f"{connection.ops.quote_name(Message._meta.db_table)}.data"
+    tag = RawSQL(f"substr({data}, length({data}) - 15, 16)", [])
+    keys = list(rows.annotate(tag=tag).values_list("pk", "session_id", "seq", "tag"))
     out: dict[SessionSeq, tuple[int, dict[int, int]]] = {}
     missing: dict[int, tuple[int, bytes, str]] = {}
     for pk, session_id, seq, sealed in keys:
