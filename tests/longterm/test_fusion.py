@@ -13,7 +13,7 @@ import pytest
 from tests.longterm.test_facts import use_broken_embedder
 from ttmemory import memory
 from ttmemory.backends.embedders.base import Embedder
-from ttmemory.longterm import blind, fusion, recall
+from ttmemory.longterm import blind, bm25, fusion, recall
 from ttmemory.models import Fact, FactTerm
 
 NS = "user-fusion"
@@ -287,7 +287,8 @@ def test_fact_related_scores_like_keyword_recall(
     db: Any, settings: Any, monkeypatch: Any, cached: bool
 ) -> None:
     use_broken_embedder(settings)
-    monkeypatch.setattr(recall, "_stats", {})  # this test's statistics stay in this test
+    # This test's statistics stay in this test.
+    monkeypatch.setattr(recall, "_stats", bm25.KeptStats())
     for text in TWO_TURNS:
         memory.fact_remember(namespace=NS, text=text, kind="turn")
     memory.fact_remember(namespace="user-fusion-other", text=TWO_TURNS[8], kind="turn")
@@ -298,7 +299,7 @@ def test_fact_related_scores_like_keyword_recall(
         stats = (5000, 9.0)
     else:
         stats = recall.namespace_stats(NS)
-        monkeypatch.setattr(recall, "_stats", {})  # none counted lately: counted here
+        monkeypatch.setattr(recall, "_stats", bm25.KeptStats())  # none counted lately: counted here
     words = FactTerm.objects.filter(fact_id__in=seeds).values_list("term", flat=True)
     asked = {term: term for term in words if term not in query}
 

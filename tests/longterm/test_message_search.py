@@ -289,17 +289,18 @@ def test_a_large_namespaces_statistics_kept_for_a_while_still_find_a_new_message
 ) -> None:
     """BM25's N and mean length are kept for a while in large namespaces: a message indexed
     meanwhile is still found, its word's count never above the kept N."""
-    from ttmemory.longterm import episodes
+    from ttmemory.longterm import bm25, episodes
 
     monkeypatch.setattr(episodes, "STATS_CACHE_MIN_MESSAGES", 1)
-    monkeypatch.setattr(episodes, "_stats", {})
+    monkeypatch.setattr(episodes, "_stats", bm25.KeptStats())
     session = seed()
     assert _searched("user-1", "cat vet")[0][0] == 7
-    assert "user-1" in episodes._stats  # kept
-    kept = episodes._stats["user-1"][1]
+    kept_stats = episodes._stats.get("user-1")
+    assert kept_stats is not None  # kept
+    kept = kept_stats[0]
     later = [user(f"Zephyrine is a word in message {n}.") for n in range(kept + 5)]
     with TestCase.captureOnCommitCallbacks(execute=True):
         memory.message_add_many(session=session, messages=later)
     hits = _searched("user-1", "zephyrine")
     assert len(hits) == 10 and all(score > 0 for _, score, _ in hits)
-    assert episodes._stats["user-1"][1] == kept  # still the kept count
+    assert episodes._stats.get("user-1") == kept_stats  # still the kept count

@@ -22,6 +22,7 @@ words. ``uncapped`` lifts the budget (benchmarks compare both: docs/benchmarks.m
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -43,6 +44,10 @@ BUDGET_ABOVE_FACTS = 2_000
 
 _capped = True
 
+#: How long a large namespace's counted statistics (N, lengths) are used before they are
+#: counted again: counting every document on every query costs more than they change.
+KEPT_SECONDS = 30.0
+
 
 def idf(total: Any, n: Any, *, ln: Any = math.log) -> Any:
     """Inverse document frequency of a word in ``n`` of ``total`` documents (``ln``: the
@@ -54,12 +59,17 @@ def term_score(tf: Any, length: Any, *, weight: Any, avgdl: Any) -> Any:
     """One word's BM25 score in a document of ``length`` terms where it occurs ``tf`` times;
     ``weight`` is its ``idf``. Operands: floats, Django expressions or ``Sql`` (the result is
     of their kind)."""
-    return saturated(tf, weight=weight, length_part=K1 * B * length / avgdl)
+    return saturated(tf, weight=weight, length_part=length_part(length, avgdl=avgdl))
+
+
+def length_part(length: Any, *, avgdl: Any) -> Any:
+    """``term_score``'s part of a document's length, ``K1 * B * length / avgdl``."""
+    return K1 * B * length / avgdl
 
 
 def saturated(tf: Any, *, weight: Any, length_part: Any) -> Any:
-    """``term_score`` given its length's part, ``K1 * B * length / avgdl``: the same arithmetic
-    in the same order, for a caller scoring many words of one length (computed once)."""
+    """``term_score`` given its ``length_part``: the same arithmetic in the same order, for a
+    caller scoring many words of one length (computed once), or numpy arrays of them."""
     return weight * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B) + length_part)
 
 
@@ -124,3 +134,30 @@ def uncapped() -> Iterator[None]:
         yield
     finally:
         _capped = before
+
+
+class KeptStats:
+    """BM25 statistics counted per namespace, each kept ``KEPT_SECONDS`` in this process (fact
+    recall's in ``recall``, ``message_search``'s in ``episodes``). Past 10,000 namespaces it
+    starts again."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[float, tuple[Any, ...]]] = {}
+
+    def get(self, namespace: str) -> tuple[Any, ...] | None:
+        """The values kept for ``namespace``, if kept less than ``KEPT_SECONDS`` ago."""
+        kept = self._kept.get(namespace)
+        if kept is None or kept[0] <= time.monotonic():
+            return None
+        return kept[1]
+
+    def put(self, namespace: str, *values: Any) -> None:
+        if len(self._kept) > 10_000:
+            self._kept.clear()
+        self._kept[namespace] = (time.monotonic() + KEPT_SECONDS, values)
+
+    def drop(self, namespace: str) -> None:
+        self._kept.pop(namespace, None)
+
+    def clear(self) -> None:
+        self._kept.clear()

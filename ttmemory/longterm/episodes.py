@@ -15,7 +15,6 @@ elsewhere); a message that asks keeps ``QUESTION_WEIGHT`` of its cosine too (``d
 
 from __future__ import annotations
 
-import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -183,11 +182,12 @@ def window_scores(
     weights = np.array([idf[t] for t in windows.terms], dtype=np.float64)[windows.term]
     # First pass at the mean length, then the best candidates again at their own length
     # (which also drops neighbour seqs that are no indexed message: gaps, tool calls).
-    # bm25.term_score's arithmetic, in its order, on every (message, term) at once; summed per
-    # message in term order by bincount (sequential), so every float is the one-by-one sum's.
-    part = bm25.K1 * bm25.B * window_avg / window_avg
+    # bm25's arithmetic on every (message, term) at once (numpy arrays through the same
+    # function); summed per message in term order by bincount (sequential), so every float is
+    # the one-by-one sum's.
+    part = bm25.length_part(window_avg, avgdl=window_avg)
     tf = windows.tf
-    per_term = weights * tf * (bm25.K1 + 1.0) / (tf + bm25.K1 * (1.0 - bm25.B) + part)
+    per_term = bm25.saturated(tf, weight=weights, length_part=part)
     rough = np.bincount(windows.message, weights=per_term, minlength=len(windows.sessions))
     # Best first; ties by the larger (session, seq), as sorting (score, key) in reverse did.
     order = np.lexsort((-windows.seqs, -windows.sessions, -rough))[: limit * 3]
@@ -201,7 +201,7 @@ def window_scores(
     for i, key in zip(order.tolist(), found, strict=True):
         if key not in lengths:
             continue
-        part = bm25.K1 * bm25.B * (lengths[key] + neighbour_len) / window_avg
+        part = bm25.length_part(lengths[key] + neighbour_len, avgdl=window_avg)
         score = 0.0
         for g in range(starts[i], starts[i + 1]):
             score += saturated(tf_values[g], weight=weight_values[g], length_part=part)
@@ -483,27 +483,22 @@ def entry_lengths(namespace: str, keys: Iterable[SessionSeq]) -> dict[SessionSeq
 
 
 #: Namespaces with at least this many indexed messages keep their BM25 statistics (N and the
-#: summed length) for ``STATS_CACHE_SECONDS`` in each process, as fact recall does
+#: summed length) for ``bm25.KEPT_SECONDS`` in each process, as fact recall does
 #: (``recall.STATS_CACHE_MIN_FACTS``); smaller ones are counted by every search.
 STATS_CACHE_MIN_MESSAGES = 2000
-STATS_CACHE_SECONDS = 30.0
-_stats: dict[str, tuple[float, int, int]] = {}
+_stats = bm25.KeptStats()
 
 
 def _recent_stats(namespace: str) -> tuple[int, int] | None:
     cached = _stats.get(namespace)
-    if cached is None or cached[0] <= time.monotonic():
-        return None
-    return cached[1], cached[2]
+    return None if cached is None else (cached[0], cached[1])
 
 
 def _remember_stats(namespace: str, total: int, total_terms: int) -> None:
     if total < STATS_CACHE_MIN_MESSAGES:
-        _stats.pop(namespace, None)
-        return
-    if len(_stats) > 10_000:
-        _stats.clear()
-    _stats[namespace] = (time.monotonic() + STATS_CACHE_SECONDS, total, total_terms)
+        _stats.drop(namespace)
+    else:
+        _stats.put(namespace, total, total_terms)
 
 
 def _gather_statement(

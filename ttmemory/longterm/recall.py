@@ -12,7 +12,6 @@ docs/benchmarks.md (plain reciprocal rank fusion ranked worse there).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, TypeVar
@@ -117,8 +116,8 @@ def keyword_scores(
 # recall's own statement on PostgreSQL, see ``candidates``); only their size is remembered, to
 # choose exact or approximate vector search without another round trip.
 STATS_CACHE_MIN_FACTS = 2000
-STATS_CACHE_SECONDS = 30.0
-_stats: dict[str, tuple[float, int, float]] = {}
+STATS_CACHE_SECONDS = bm25.KEPT_SECONDS
+_stats = bm25.KeptStats()
 
 
 def cached_stats(namespace: str) -> tuple[int, float] | None:
@@ -131,9 +130,7 @@ def recent_stats(namespace: str) -> tuple[int, float] | None:
     """N and avgdl of ``namespace`` counted less than ``STATS_CACHE_SECONDS`` ago, whatever its
     size (recall's candidate statement has usually just counted them)."""
     cached = _stats.get(namespace)
-    if cached is None or cached[0] <= time.monotonic():
-        return None
-    return cached[1], cached[2]
+    return None if cached is None else (cached[0], cached[1])
 
 
 def size_hint(namespace: str) -> int | None:
@@ -144,9 +141,7 @@ def size_hint(namespace: str) -> int | None:
 
 def remember_stats(namespace: str, total: int, avg_len: float) -> None:
     """Keep a namespace's counted statistics (used as BM25's only when it is large)."""
-    if len(_stats) > 10_000:
-        _stats.clear()
-    _stats[namespace] = (time.monotonic() + STATS_CACHE_SECONDS, total, avg_len or 1.0)
+    _stats.put(namespace, total, avg_len or 1.0)
 
 
 def namespace_stats(namespace: str) -> tuple[int, float]:
