@@ -154,6 +154,7 @@ def _fresh_cache() -> None:
     cache.clear()
     recall._stats.clear()
     episodes._stats.clear()
+    episodes._frequent.clear()
     episodes._pending_postings.clear()
 
 

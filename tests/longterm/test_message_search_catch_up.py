@@ -331,3 +331,54 @@ def test_a_message_indexed_between_the_index_read_and_the_tail_read_is_still_fou
     monkeypatch.setattr(episodes, "_pending", tail)
     indexed = memory.message_search(namespace="user-1", query="spare key blue pot", k=1)
     assert [(hit.seq, hit.score) for hit in hits] == [(hit.seq, hit.score) for hit in indexed]
+
+
+def test_a_frequent_terms_weight_counts_every_message_though_its_postings_are_cut(
+    db: Any, settings: Any
+) -> None:
+    """Past ``MESSAGE_SEARCH_TERM_LIMIT`` a term's newest postings only are read, but its
+    document frequency still counts every message: each message found scores as it does when
+    every posting is read."""
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(
+            session=session,
+            messages=[user("the zebra and the otters"), user("a quiet day")]
+            + [user(f"otters again, note {n}") for n in range(6)]
+            + [user("no animals here")],
+        )
+    every = {seq: score for _, seq, score in search("otters", k=10, window=0)}
+    assert sorted(every) == [1, 3, 4, 5, 6, 7, 8]
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_TERM_LIMIT": 3}
+    cut = {seq: score for _, seq, score in search("otters", k=10, window=0)}
+    assert cut == {seq: every[seq] for seq in (6, 7, 8)}  # the newest, scored as before
+
+
+def test_a_large_namespace_keeps_a_frequent_terms_count_for_a_while(
+    db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a large namespace a frequent term's count is kept as its N is (``bm25.KeptStats``):
+    the second search makes no count statement; a message indexed meanwhile is still found."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from ttmemory.longterm import episodes
+
+    monkeypatch.setattr(episodes, "STATS_CACHE_MIN_MESSAGES", 1)
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_TERM_LIMIT": 2}
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(
+            session=session, messages=[user(f"otters again, note {n}") for n in range(5)]
+        )
+
+    def counts() -> int:
+        with CaptureQueriesContext(connection) as seen:
+            assert {seq for _, seq, _ in search("otters", k=10, window=0)} == {4, 5}
+        return sum("GROUP BY" in q["sql"] and "COUNT(*)" in q["sql"] for q in seen.captured_queries)
+
+    assert counts() == 1
+    assert counts() == 0  # kept
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add(session=session, message=user("otters once more"))
+    assert 6 in {seq for _, seq, _ in search("otters", k=10, window=0)}

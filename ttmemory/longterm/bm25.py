@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -137,26 +137,26 @@ def uncapped() -> Iterator[None]:
 
 
 class KeptStats:
-    """BM25 statistics counted per namespace, each kept ``KEPT_SECONDS`` in this process (fact
-    recall's in ``recall``, ``message_search``'s in ``episodes``). Past 10,000 namespaces it
-    starts again."""
+    """BM25 statistics counted per namespace (or per namespace and word), each kept
+    ``KEPT_SECONDS`` in this process (fact recall's in ``recall``, ``message_search``'s in
+    ``episodes``). Past 10,000 keys it starts again."""
 
     def __init__(self) -> None:
-        self._kept: dict[str, tuple[float, tuple[Any, ...]]] = {}
+        self._kept: dict[Hashable, tuple[float, tuple[Any, ...]]] = {}
 
-    def get(self, namespace: str) -> tuple[Any, ...] | None:
+    def get(self, namespace: Hashable) -> tuple[Any, ...] | None:
         """The values kept for ``namespace``, if kept less than ``KEPT_SECONDS`` ago."""
         kept = self._kept.get(namespace)
         if kept is None or kept[0] <= time.monotonic():
             return None
         return kept[1]
 
-    def put(self, namespace: str, *values: Any) -> None:
+    def put(self, namespace: Hashable, *values: Any) -> None:
         if len(self._kept) > 10_000:
             self._kept.clear()
         self._kept[namespace] = (time.monotonic() + KEPT_SECONDS, values)
 
-    def drop(self, namespace: str) -> None:
+    def drop(self, namespace: Hashable) -> None:
         self._kept.pop(namespace, None)
 
     def clear(self) -> None:

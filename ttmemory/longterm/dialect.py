@@ -35,7 +35,7 @@ class Dialect:
         the array on PostgreSQL (``bigint``, ``text``)."""
         values = list(values)
         if self.arrays:
-            params.append(_array(values, kind))
+            params.append(array(values, kind))
             return f"{column} = ANY(%s::{kind}[])"
         params.extend(values)
         return f"{column} IN ({', '.join(['%s'] * len(values))})"
@@ -46,7 +46,7 @@ class Dialect:
         """``any_of`` with named parameters (``name``, or ``name_0``... one per value)."""
         values = list(values)
         if self.arrays:
-            params[name] = _array(values, kind)
+            params[name] = array(values, kind)
             return f"{column} = ANY(%({name})s::{kind}[])"
         params.update((f"{name}_{i}", value) for i, value in enumerate(values))
         marks = ", ".join(f"%({name}_{i})s" for i in range(len(values)))
@@ -62,7 +62,7 @@ class Dialect:
         if self.arrays:
             arrays = []
             for name, values in columns.items():
-                params[name] = _array(values, kind)
+                params[name] = array(values, kind)
                 arrays.append(f"%({name})s::{kind}[]")
             return f"SELECT * FROM unnest({', '.join(arrays)}) AS t({', '.join(names)})"
         rows = list(zip(*columns.values(), strict=True))
@@ -100,6 +100,33 @@ class Dialect:
             )
         return f"{self.then} {table} {alias} ON {where}"
 
+    def first_each(
+        self,
+        name: str,
+        values: Iterable[Any],
+        params: dict[str, Any],
+        *,
+        table: str,
+        where: str,
+        columns: str,
+        order: str,
+        limit: str,
+    ) -> str:
+        """A SELECT of ``name`` and ``columns``: for each of ``values``, the first ``limit``
+        rows by ``order`` of ``table`` that ``where`` names (``{value}`` in it stands for the
+        value), one subquery per value joined by ``UNION ALL``: each an index scan that stops
+        at ``limit`` rows. For SQLite, which has no ``LATERAL`` (PostgreSQL's planner chose a
+        bitmap scan and a sort for such a subquery: ``episodes`` calls a function there)."""
+        parts = []
+        for i, value in enumerate(values):
+            params[f"{name}_{i}"] = value
+            mark = f"%({name}_{i})s"
+            parts.append(
+                f"SELECT * FROM (SELECT {mark} AS {name}, {columns} FROM {table} "
+                f"WHERE {where.format(value=mark)} ORDER BY {order} LIMIT {limit})"
+            )
+        return " UNION ALL ".join(parts)
+
     def join_first(self, alias: str, table: str, subquery: str) -> str:
         """A join of the rows of ``table`` (as ``alias``) whose ``id`` the correlated
         ``subquery`` (one column, ``id``, with its ORDER BY and LIMIT) returns for each outer
@@ -129,7 +156,7 @@ class Dialect:
             yield cursor
 
 
-def _array(values: Iterable[Any], kind: str) -> Any:
+def array(values: Iterable[Any], kind: str) -> Any:
     """An array parameter: integers (``bigint``) in PostgreSQL's text form of an array, which
     the statement's cast reads (psycopg's list dumper, in Python, cost more per recall than the
     server took to read the ids); any other kind as the list itself (psycopg quotes it)."""

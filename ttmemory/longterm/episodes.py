@@ -15,6 +15,7 @@ elsewhere); a message that asks keeps ``QUESTION_WEIGHT`` of its cosine too (``d
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -384,14 +385,15 @@ def question_keys(
 
     ``read`` gives the text of at most ``QUESTION_CHECK_LIMIT`` messages, the best by the
     share of the query's words they hold."""
-    own: dict[SessionSeq, dict[Any, float]] = defaultdict(dict)
-    for session_id, seq, term, count in rows:
-        own[(session_id, seq)][term] = own[(session_id, seq)].get(term, 0.0) + count
+    own: dict[SessionSeq, set[Any]] = defaultdict(set)
+    for session_id, seq, term, _ in rows:
+        own[(session_id, seq)].add(term)
     need = max(1, (len(wanted) + 1) // 2)
-    asked = sorted(
-        (key for key, counts in own.items() if len(counts) >= need),
+    asked = heapq.nsmallest(
+        QUESTION_CHECK_LIMIT,
+        (key for key, held in own.items() if len(held) >= need),
         key=lambda key: (-len(own[key]), -key[0], -key[1]),
-    )[:QUESTION_CHECK_LIMIT]
+    )
     if not asked:
         return set(), set()
     texts = read(asked)
@@ -416,12 +418,13 @@ class _Index:
 def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int) -> _Index:
     """The index's statistics, the query terms' postings and the lengths of the messages in
     their windows, and the sessions the ``message_index`` job is behind on: one statement,
-    written once for both databases (``dialect``: the lists of terms and sessions, and the
-    cursor, prepared on PostgreSQL).
+    written once for both databases (``dialect``: the lists of terms and sessions, the read of
+    each term's newest postings, and the cursor, prepared on PostgreSQL).
 
     A term found in more than ``MESSAGE_SEARCH_TERM_LIMIT`` messages contributes its newest
-    postings only (highest session, then seq), so a word used in every message cannot make a
-    search read them all; its document frequency (its weight) still counts every message.
+    postings only (highest session, then seq), read by one index scan that stops there, so a
+    word used in every message cannot make a search read them all; its document frequency (its
+    weight) still counts every message (``_frequent_df``).
     """
     d = dialect.current()
     # A large namespace's N and summed length, counted less than STATS_CACHE_SECONDS ago (in
@@ -435,23 +438,80 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     with d.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    for kind, a, b, c, d in rows:
-        if kind == 3:
-            found.postings.append((int(a), int(b), int(c), int(d)))
+    per_term: dict[int, list[tuple[int, int, int, int]]] = defaultdict(list)
+    read = 0
+    for row in rows:
+        kind, a, b, c, d = row
+        if kind == 3:  # (session, seq, term, tf): integers from either driver
+            per_term[c].append(row[1:])
+            read += 1
         elif kind == 4:
             found.lengths[(int(a), int(b))] = int(c)
-        elif kind == 1:
-            found.df[int(a)] = int(b)
         elif kind == 2:
             found.behind[int(a)] = (int(b), int(c))
         else:
             found.total, found.total_terms = int(a), int(b)
             if ids is None:
                 _remember_stats(namespace, found.total, found.total_terms)
+    cap = app_settings.MESSAGE_SEARCH_TERM_LIMIT
+    frequent = []
+    for term, postings in per_term.items():
+        if len(postings) > cap:  # one more than the limit was read: the term is frequent
+            postings.sort(reverse=True)
+            del postings[cap:]
+            frequent.append(term)
+        else:
+            found.df[term] = len(postings)
+        found.postings.extend(postings)
+    if frequent:
+        large = ids is None and found.total >= STATS_CACHE_MIN_MESSAGES
+        counted = _frequent_df(namespace, frequent, ids, kept=large)
+        found.df.update((term, max(counted.get(term, 0), cap + 1)) for term in frequent)
     if found.df:  # stale statistics: never fewer messages than a term's own count
         found.total = max(found.total, *found.df.values())
-    found.all_lengths = len(found.postings) <= NEAR_LENGTHS_LIMIT
+    found.all_lengths = read <= NEAR_LENGTHS_LIMIT  # as the statement decided
     return found
+
+
+_frequent = bm25.KeptStats()
+
+
+def _frequent_df(
+    namespace: str, terms: list[int], ids: list[int] | None, *, kept: bool
+) -> dict[int, int]:
+    """The document frequencies of ``terms``, each found in more messages than
+    ``MESSAGE_SEARCH_TERM_LIMIT``: counted by one statement (every posting of those terms, so
+    a scan growing with them), and in a large namespace (``kept``) kept ``bm25.KEPT_SECONDS``
+    per word, as its N is: a search of a word used in most of a million messages counts it
+    once per interval, not every time."""
+    counts: dict[int, int] = {}
+    missing = []
+    for term in terms:
+        known = _frequent.get((namespace, term)) if kept else None
+        if known is None:
+            missing.append(term)
+        else:
+            counts[term] = known[0]
+    if not missing:
+        return counts
+    d = dialect.current()
+    params: dict[str, Any] = {"ns": namespace}
+    wanted = d.one_of("term", "term", missing, params, kind="bigint")
+    only = ""
+    if ids is not None:
+        only = " AND " + d.one_of("session_id", "session", ids, params, kind="bigint")
+    table = connection.ops.quote_name(MessageTerm._meta.db_table)
+    with d.cursor() as cursor:
+        cursor.execute(
+            f"SELECT term, COUNT(*) FROM {table} WHERE namespace = %(ns)s AND {wanted}{only} "
+            "GROUP BY term",
+            params,
+        )
+        for term, n in cursor.fetchall():
+            counts[int(term)] = int(n)
+            if kept:
+                _frequent.put((namespace, int(term)), int(n))
+    return counts
 
 
 #: The candidate statement returns the lengths of the messages around the query terms' postings
@@ -510,28 +570,47 @@ def _gather_statement(
     *,
     counted: bool = True,
 ) -> tuple[str, dict[str, Any]]:
-    """``_gather``'s statement and its parameters. One read of the query terms' postings
-    (``ranked``, through the term index) gives both their document frequencies (kind 1) and
-    the newest postings of each (kind 3); ``counted``: also the index's N and summed length
-    (kind 0). The lengths of the messages around the postings (kind 4) are looked up per
-    posting (``Dialect.join_each``: a hash join read every indexed message of the table), when
-    there are at most ``NEAR_LENGTHS_LIMIT`` postings; else ``keyword_scores`` reads those of
-    its best candidates afterwards (``entry_lengths``)."""
+    """``_gather``'s statement and its parameters. The newest postings of each query term, one
+    more than ``MESSAGE_SEARCH_TERM_LIMIT`` (kind 3: one index scan per term, on
+    ``(term, session, seq)``, that stops there; a term with that many is frequent and
+    ``_gather`` counts it apart); ``counted``: also the index's N and summed length (kind 0);
+    the sessions the job is behind on (kind 2). The lengths of the messages around the
+    postings (kind 4) are looked up per posting (``Dialect.join_each``: a hash join read every
+    indexed message of the table), when there are at most ``NEAR_LENGTHS_LIMIT`` postings;
+    else ``keyword_scores`` reads those of its best candidates afterwards (``entry_lengths``)."""
     quote = connection.ops.quote_name
     entry_table = quote(MessageEntry._meta.db_table)
     term_table = quote(MessageTerm._meta.db_table)
     session_table = quote(MemorySession._meta.db_table)
     params: dict[str, Any] = {
         "ns": namespace,
-        "cap": app_settings.MESSAGE_SEARCH_TERM_LIMIT,
+        "cap": app_settings.MESSAGE_SEARCH_TERM_LIMIT + 1,
         "window": window,
         "near": NEAR_LENGTHS_LIMIT,
     }
-    wanted = d.one_of("term", "term", terms, params, kind="bigint")
     only = only_session = ""
     if ids is not None:
         only = " AND " + d.one_of("session_id", "session", ids, params, kind="bigint")
         only_session = " AND " + d.one_of("id", "session", ids, params, kind="bigint")
+    if d.arrays:  # PostgreSQL: each term through migration 0025's function (its docstring)
+        params["term"] = dialect.array(terms, "bigint")
+        params["in"] = None if ids is None else dialect.array(ids, "bigint")
+        newest = (
+            "SELECT v.term, x.session_id, x.seq, x.tf FROM unnest(%(term)s::bigint[]) AS v(term) "
+            "CROSS JOIN LATERAL ttmemory_newest_postings("
+            "v.term, %(ns)s::text, %(cap)s::integer, %(in)s::bigint[]) x"
+        )
+    else:
+        newest = d.first_each(
+            "term",
+            terms,
+            params,
+            table=term_table,
+            where="term = {value} AND namespace = %(ns)s" + only,
+            columns="session_id, seq, tf",
+            order="session_id DESC, seq DESC",
+            limit="%(cap)s",
+        )
     count = (
         f"SELECT 0, COUNT(*), COALESCE(SUM(term_count), 0), 0, 0 FROM {entry_table} "
         f"WHERE namespace = %(ns)s{only} UNION ALL "
@@ -546,13 +625,8 @@ def _gather_statement(
         columns="e.session_id, e.seq, e.term_count",
     )
     sql = (
-        "WITH ranked AS (SELECT session_id, seq, term, tf, "
-        "ROW_NUMBER() OVER (PARTITION BY term ORDER BY session_id DESC, seq DESC) AS r, "
-        "COUNT(*) OVER (PARTITION BY term) AS n "
-        f"FROM {term_table} WHERE namespace = %(ns)s AND {wanted}{only}), "
-        "p AS (SELECT session_id, seq, term, tf FROM ranked WHERE r <= %(cap)s) "
-        f"{count}SELECT 1, term, n, 0, 0 FROM ranked WHERE r = 1 "
-        f"UNION ALL SELECT 2, id, indexed_upto_seq, last_seq, 0 FROM {session_table} "
+        f"WITH {d.materialized('p', newest)} "
+        f"{count}SELECT 2, id, indexed_upto_seq, last_seq, 0 FROM {session_table} "
         f"WHERE namespace = %(ns)s AND indexed_upto_seq < last_seq{only_session} "
         "UNION ALL SELECT 3, session_id, seq, term, tf FROM p "
         "UNION ALL SELECT DISTINCT 4, e.session_id, e.seq, e.term_count, 0 "

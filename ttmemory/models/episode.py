@@ -47,7 +47,10 @@ class MessageTerm(models.Model):
     """One blind-index posting of a message: a keyed term hash and its frequency there.
 
     Two B-trees per posting, both needed: the primary key ``(session, seq, term)`` (deletes by
-    session and seq, one posting per term) and ``(term)`` (search). The term hashes are keyed
+    session and seq, one posting per term) and ``(term, session, seq)`` (search: a term's
+    newest postings are read in index order and the read stops at ``MESSAGE_SEARCH_TERM_LIMIT``;
+    on ``(term)`` alone, before 0025, a word in most of a namespace's messages had every posting
+    read and sorted by each search). The term hashes are keyed
     per namespace, so the search index needs no namespace column in front; queries still filter
     by ``namespace`` (checked on the rows the term index finds). Before 0018 each posting also
     had a surrogate ``id`` and a ``(namespace, term)`` index: three B-trees, written 2,800 times
@@ -78,7 +81,7 @@ class MessageTerm(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["term"], name="ttm_msgterm_term_idx"),
+            models.Index(fields=["term", "session", "seq"], name="ttm_msgterm_term_seq_idx"),
         ]
 
     def __str__(self) -> str:
