@@ -592,13 +592,12 @@ def _gather_statement(
     if ids is not None:
         only = " AND " + d.one_of("session_id", "session", ids, params, kind="bigint")
         only_session = " AND " + d.one_of("id", "session", ids, params, kind="bigint")
-    if d.arrays:  # PostgreSQL: each term through migration 0025's function (its docstring)
+    if d.arrays:  # PostgreSQL: migration 0025's function, one call (its FUNCTION's comment)
         params["term"] = dialect.array(terms, "bigint")
         params["in"] = None if ids is None else dialect.array(ids, "bigint")
         newest = (
-            "SELECT v.term, x.session_id, x.seq, x.tf FROM unnest(%(term)s::bigint[]) AS v(term) "
-            "CROSS JOIN LATERAL ttmemory_newest_postings("
-            "v.term, %(ns)s::text, %(cap)s::integer, %(in)s::bigint[]) x"
+            "SELECT term, session_id, seq, tf FROM ttmemory_newest_postings("
+            "%(term)s::bigint[], %(ns)s::text, %(cap)s::integer, %(in)s::bigint[])"
         )
     else:
         newest = d.first_each(

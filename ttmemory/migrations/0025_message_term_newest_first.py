@@ -9,24 +9,30 @@ from typing import Any
 
 from django.db import migrations, models
 
-#: A term's newest postings in a namespace (of ``sessions`` only, unless NULL), at most
-#: ``lim``. Planned inside the function with bitmap scans and sorts off: the planner estimates a
-#: term's postings from the column's statistics (a few hundred), and for so few it read every
-#: posting of the term by a bitmap scan and sorted them, which for a word in most of a million
-#: messages is the whole list; the backward index scan on ``(term, session, seq)`` stops at
-#: ``lim`` whatever the estimate. (A function with SET clauses is never inlined.)
+#: The newest postings of each of ``terms`` in a namespace (of ``sessions`` only, unless NULL),
+#: at most ``lim`` per term. Planned inside the function with bitmap scans and sorts off: the
+#: planner estimates a term's postings from the column's statistics (a few hundred), and for so
+#: few it read every posting of the term by a bitmap scan and sorted them, which for a word in
+#: most of a million messages is the whole list; the backward index scan on
+#: ``(term, session, seq)`` stops at ``lim`` whatever the estimate. One call per search (a
+#: function with SET clauses is never inlined, and each call costs its setting and resetting).
 FUNCTION = """
 CREATE OR REPLACE FUNCTION ttmemory_newest_postings(
-    t bigint, ns text, lim integer, sessions bigint[]
-) RETURNS TABLE (session_id bigint, seq bigint, tf integer)
+    terms bigint[], ns text, lim integer, sessions bigint[]
+) RETURNS TABLE (term bigint, session_id bigint, seq bigint, tf integer)
 LANGUAGE sql STABLE PARALLEL SAFE
 SET enable_bitmapscan = off
 SET enable_sort = off
 AS $$
-    SELECT p.session_id::bigint, p.seq::bigint, p.tf::integer FROM ttmemory_messageterm p
-    WHERE p.term = t AND p.namespace = ns AND (sessions IS NULL OR p.session_id = ANY(sessions))
-    ORDER BY p.session_id DESC, p.seq DESC
-    LIMIT lim
+    SELECT v.t, p.session_id::bigint, p.seq::bigint, p.tf::integer
+    FROM unnest(terms) AS v(t)
+    CROSS JOIN LATERAL (
+        SELECT m.session_id, m.seq, m.tf FROM ttmemory_messageterm m
+        WHERE m.term = v.t AND m.namespace = ns
+            AND (sessions IS NULL OR m.session_id = ANY(sessions))
+        ORDER BY m.session_id DESC, m.seq DESC
+        LIMIT lim
+    ) p
 $$
 """
 
@@ -39,7 +45,7 @@ def create_function(apps: Any, schema_editor: Any) -> None:
 def drop_function(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(
-            "DROP FUNCTION IF EXISTS ttmemory_newest_postings(bigint, text, integer, bigint[])"
+            "DROP FUNCTION IF EXISTS ttmemory_newest_postings(bigint[], text, integer, bigint[])"
         )
 
 
