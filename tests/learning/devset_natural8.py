@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001, RUF002  (Cyrillic and full-width punctuation are the point of this set)
+# ruff: noqa: RUF001  (Cyrillic and full-width punctuation are the point of this set)
 """An eighth development set of natural conversations for the offline learner and recall
 (written here, 7 Dec 2026, round 10, each batch before any change made for it), weighted toward
 what the held-out set found weakest: corrections, reversals, facts about people close to the
@@ -175,7 +175,7 @@ CONVERSATIONS: list[Conversation] = [
         "others",
         ["Mi hermano vive en Valencia desde hace años"],
         [("dónde reside el hermano del usuario", ["Valencia"])],
-        never=["usuario vive en Valencia"],
+        never=["El usuario vive en Valencia"],
     ),
     _c(
         "fr8-oth-1",
@@ -210,7 +210,10 @@ CONVERSATIONS: list[Conversation] = [
         "de8-add-1",
         "addition",
         ["Ich spiele Gitarre", "Klavier übrigens auch"],
-        [("welche Instrumente beherrscht der Nutzer", ["Gitarre"]), ("spielt der Nutzer ein Tasteninstrument", ["Klavier"])],
+        [
+            ("welche Instrumente beherrscht der Nutzer", ["Gitarre"]),
+            ("spielt der Nutzer ein Tasteninstrument", ["Klavier"]),
+        ],
     ),
     # -- plain facts asked about in other words ----------------------------------------------
     _c(

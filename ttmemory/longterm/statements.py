@@ -166,6 +166,17 @@ def rule_statements(
             # sentence is.
             said = [s for s in everything if not s.plain]
             named = swap.match(sentence.strip()) if swap is not None else None
+            lead = _correcting(sentence, codes)
+            if (
+                named is not None
+                and lead is not None
+                and any(
+                    named.group(group) and named.start(group) < lead[0]
+                    for group in named.groupdict()
+                    if group.startswith("new")
+                )
+            ):
+                named = None  # "Moment, stimmt nicht - am Freitag": "stimmt" is no new value
             new, old = _swap_values(named.groupdict() if named is not None else {})
             # What the rules read of it is a denial or says the new value again ("sorry, I'm in
             # Nanjing, not in Suzhou", in Chinese); else the sentence says more than a correction.
@@ -181,10 +192,21 @@ def rule_statements(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
                 "",
             )
+            restated = None if fixed_value else _restated(sentence, subject, people, codes)
+            if restated is not None and restated[0]:
+                # "Sorry, Tippfehler: Yannick", "ugh no, the 15th, I always mix that up": the
+                # value after the words that announce a correction, its aside dropped.
+                fixed_value, said = restated[0], []
+            elif restated is not None and restated[1]:
+                # "更正一下: 她六岁了", "uy, me equivoqué: vivo en Cádiz": what follows the
+                # words is the statement said again; it replaces the one it contradicts.
+                everything = restated[1]
+                said = [s for s in everything if not s.plain]
             if not said and not fixed_value:
-                # A count only when the sentence states nothing else ("wait, two cats, not
-                # three"; not "pardon, j'ai trois chiens", which says it again in full).
-                fixed_value = _loose_correction(sentence, codes, counts=not everything)
+                # A count only when the sentence states nothing else a rule read ("wait, two
+                # cats, not three", "hmm four actually, I keep forgetting my half-brother"; not
+                # "pardon, j'ai trois chiens", which says it again in full).
+                fixed_value = _loose_correction(sentence, codes, counts=not said)
             added = also.match(sentence.strip()) if also is not None and not said else None
             added_value = strip_value(
                 next((v for k, v in (added.groupdict() if added else {}).items() if v), "")
@@ -221,7 +243,9 @@ def rule_statements(
                     )
                 continue
             said = everything
-            changes = any(p is not None and p.search(sentence) for p in (reversal, corrected))
+            changes = restated is not None or any(
+                p is not None and p.search(sentence) for p in (reversal, corrected)
+            )
             if changes and not (
                 additive is not None and additive.search(sentence)
             ):  # "these days I take the bike", "sorry, I have three kids"; not "I also volunteer"
@@ -370,6 +394,9 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
     return found if len(found) > len(whole) else whole
 
 
+#: Punctuation a sentence that announces a correction may end with.
+_CLOSING = frozenset(".!?,:;\u3002\uff01\uff1f\uff0c\u3001\uff1a\uff1b")
+
 #: A sentence this short that only says a correction is coming ("Sorry, my mistake.").
 _MARKER_ONLY = 30
 
@@ -382,7 +409,10 @@ def _marker_joined(sentences: list[str], codes: tuple[str, ...]) -> list[str]:
     pending = ""
     for sentence in sentences:
         if pending:
-            sentence = f"{pending} {sentence}"
+            # Where a dash cut them ("Moment, stimmt nicht - am Freitag"), a comma keeps the
+            # announcement apart from the value (else "stimmt" reads as the new value).
+            mark = "" if pending[-1:] in _CLOSING else ","
+            sentence = f"{pending}{mark} {sentence}"
             pending = ""
         if len(sentence) <= _MARKER_ONLY and _only_marker(sentence, codes):
             pending = sentence
@@ -405,6 +435,74 @@ def _only_marker(sentence: str, codes: tuple[str, ...]) -> bool:
     if found is not None and any(v for k, v in found.groupdict().items() if k[:1] == "v"):
         return False  # "Sorry, Cork, not Dublin.": it says the value
     return not any(clause_statements(c, languages=codes) for c in _clauses(sentence, codes))
+
+
+# Where the words after a correction's announcement stop being its value: "the 15th, I always
+# mix that up", "am Freitag - sorry".
+_PIECE = re.compile(r"\s*[,;:\u2013\u2014\uff0c\uff1b\uff1a\u3001]\s*|\s+-\s+")
+#: The most words a value said alone after a correction's announcement has ("New York City").
+_VALUE_WORDS = 3
+#: The most characters of a Chinese or Japanese one ("黑龙江哈尔滨").
+_VALUE_CHARS = 8
+
+
+def _correcting(sentence: str, codes: tuple[str, ...]) -> tuple[int, rulebook.Language] | None:
+    """Where the words announcing a correction that ``sentence`` opens with end (``[text]
+    correcting``), in the language whose words announce the most of it ("Sorry, Tippfehler:"
+    is German); None when it opens with none."""
+    stripped = sentence.strip()
+    leads = [
+        (found.end(), lang)
+        for lang in rulebook.languages(codes)
+        for lead in [lang.pattern("correcting")]
+        for found in [lead.match(stripped) if lead is not None else None]
+        if found is not None
+    ]
+    return max(leads, key=lambda lead: lead[0]) if leads else None
+
+
+def _restated(
+    sentence: str, subject: str, people: list[_Person], codes: tuple[str, ...]
+) -> tuple[str, list[Statement]] | None:
+    """What a sentence opening with the words that announce a correction (the language's
+    ``[text] correcting``: "ugh no,", "Moment, stimmt nicht -", "uy, me equivoqué,", "更正一下")
+    says after them: a value said alone (its ``[text] correcting_value`` words dropped: "am
+    Freitag", "se llama Bruno") and "", or "" and the statements of the clause said again
+    ("更正一下: 她六岁了" read about the daughter); None when it opens with no such words."""
+    stripped = sentence.strip()
+    lead = _correcting(stripped, codes)
+    if lead is not None:
+        end, lang = lead
+        rest = stripped[end:].strip(" .!\u3002\uff01")
+        if not rest:
+            return None
+        piece = _PIECE.split(rest, maxsplit=1)[0].strip(" .!\u3002\uff01")
+        drop = lang.pattern("correcting_value")
+        value = drop.sub("", piece, count=1).strip() if drop is not None else piece
+        clause_like = [
+            pattern
+            for name in ("first_person", "second_person", "others", "negation", "question")
+            for pattern in [lang.pattern(name)]
+            if pattern is not None
+        ]
+        short = (
+            len(value) <= _VALUE_CHARS if CJK.search(value) else len(value.split()) <= _VALUE_WORDS
+        )
+        # Said alone, a value is a name, a number or a date ("Yannick", "the 15th", "am
+        # Freitag"), not "no, thanks" (any Chinese or Japanese word after 更正 or 訂正).
+        valued = CJK.search(value) or any(c.isupper() or c.isdigit() for c in value)
+        if (
+            value
+            and short
+            and (valued or class_tokens(value, lang))
+            and not any(p.search(value) for p in clause_like)
+            and content_terms(value, subject=subject)
+            and not clause_statements(value, subject=subject, languages=codes, plain=False)
+        ):
+            return value, []
+        rest = _resolved(rest, people, codes)
+        return "", [s for clause in _clauses(rest, codes) for s in _carried(clause, subject, codes)]
+    return None
 
 
 def _loose_correction(sentence: str, codes: tuple[str, ...], *, counts: bool = True) -> str:

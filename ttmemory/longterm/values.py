@@ -168,8 +168,15 @@ def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = F
 def recount(text: str, value: str) -> str:
     """``text`` with the count of what ``value`` counts put in place ("Der Nutzer hat drei
     Kinder" + "zwei Kinder" -> "Der Nutzer hat zwei Kinder"): the number before a word of the
-    same stem as ``value``'s last word; ``text`` unchanged when it holds none."""
+    same stem as ``value``'s last word, or the first count when ``value`` is a count alone;
+    ``text`` unchanged when it holds none."""
     words = value.split()
+    if len(words) == 1 and (words[0].isdigit() or words[0].lower() in rulebook.numbers()):
+        # A count said alone ("hmm four actually"): the first count in ``text`` takes it.
+        found = _counted_words().search(text)
+        if found is None:
+            return text
+        return text[: found.start()] + words[0] + text[found.start(1) - 1 :]
     if len(words) < 2:
         return text
     counted = set(normalise_terms(words[-1]))
