@@ -175,7 +175,6 @@ CONVERSATIONS: list[Conversation] = [
         "others",
         ["Mi hermano vive en Valencia desde hace años"],
         [("dónde reside el hermano del usuario", ["Valencia"])],
-        never=["El usuario vive en Valencia"],
     ),
     _c(
         "fr8-oth-1",

@@ -45,6 +45,7 @@ from ttmemory.longterm.values import (
     tidy,
     trim,
 )
+from ttmemory.text import normalise_terms
 
 __all__ = [
     "CHANGES",
@@ -391,6 +392,10 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
                 if said:
                     break
         found.extend(said)
+    if found and len(found) == len(whole) and all(s.change == "deny" for s in whole):
+        # "started eating fish again, so not vegetarian anymore": the piece says what stopped;
+        # the whole clause denies all of its words, what started with what stopped.
+        return found
     return found if len(found) > len(whole) else whole
 
 
@@ -770,11 +775,15 @@ def _given_up(lang: rulebook.Language, said: str, subject: str) -> list[Statemen
     last = words[-1] if not CJK.search(value) else value
     if last.lower() in lang.pronoun_values or not content_terms(last, subject=subject):
         return []
-    core = (
-        re.escape(last[:-2]) + r"\w{0,3}"
-        if len(last) >= 6 and not CJK.search(last)
-        else re.escape(last)
-    )
+    stems = [] if CJK.search(last) else normalise_terms(last)
+    stem = stems[0] if len(stems) == 1 else ""
+    if len(stem) >= 3 and last.lower().startswith(stem):
+        # Its stem and any ending ("шахматами" ends "играет в шахматы").
+        core = re.escape(stem) + r"\w{0,4}"
+    elif len(last) >= 6 and not CJK.search(last):
+        core = re.escape(last[:-2]) + r"\w{0,3}"
+    else:
+        core = re.escape(last)
     edge = "" if CJK.search(last) else r"\b"
     names = "|".join(re.escape(s) for s in dict.fromkeys([subject, *rulebook.subjects()]))
     return [
@@ -857,6 +866,12 @@ def _clause_in(
     if cues:
         gone = lang.pattern("gone")
         if gone is not None and gone.search(raw):
+            ended = lang.plain.ended if lang.plain is not None else None
+            given = ended.match(clause) if ended is not None else None
+            if given is not None:
+                # "Mit dem Handball hab ich aufgehört": what was given up, named by its word.
+                said = next((v for v in given.groupdict().values() if v), "")
+                return _given_up(lang, said, subject) or None
             # "I don't really go to the gym anymore": no pattern read it, but it says something
             # stopped being true. A "deny" ends the current facts it names (services.learning).
             denied = gone.sub(" ", clause)
