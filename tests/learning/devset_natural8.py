@@ -275,3 +275,224 @@ CONVERSATIONS: list[Conversation] = [
         stale=["ivan@mail.ru"],
     ),
 ]
+
+
+# Batch B, written after batch A's changes and before any change made for it: the same
+# categories in words not used above.
+CONVERSATIONS_B: list[Conversation] = [
+    # -- corrections ------------------------------------------------------------------------
+    _c(
+        "en8-corr-4",
+        "correction",
+        ["my mum's birthday is march 3rd", "argh, march 13th I mean"],
+        [("when is the mother's birthday", ["13th"])],
+        stale=["march 3rd"],
+    ),
+    _c(
+        "en8-corr-5",
+        "correction",
+        ["I work at Deloitte", "correction - PwC, Deloitte was my internship"],
+        [("which firm does the user work for", ["PwC"])],
+        stale=["works at Deloitte"],
+    ),
+    _c(
+        "ru8-corr-3",
+        "correction",
+        ["Моего сына зовут Миша", "ой, то есть Саша, Миша — это племянник"],
+        [("как зовут ребёнка пользователя", ["Саша"])],
+        stale=["зовут Миша"],
+    ),
+    _c(
+        "ru8-corr-4",
+        "correction",
+        ["Я живу в Перми", "Не в Перми, в Ижевске, опечатался"],
+        [("в каком городе обитает пользователь", ["Ижевск"])],
+        stale=["Перм"],
+    ),
+    _c(
+        "zh8-corr-3",
+        "correction",
+        ["我是1990年出生的", "记错了，是1991年"],
+        [("用户哪年生的", ["1991"])],
+        stale=["1990"],
+    ),
+    _c(
+        "zh8-corr-4",
+        "correction",
+        ["我在上海交大读书", "哎，口误，是复旦"],
+        [("用户在哪所大学上学", ["复旦"])],
+        stale=["交大"],
+    ),
+    _c(
+        "de8-corr-3",
+        "correction",
+        ["Meine Frau heißt Katrin", "Ups, mit C: Catrin"],
+        [("wie heißt die Ehefrau des Nutzers", ["Catrin"])],
+        stale=["Katrin"],
+    ),
+    _c(
+        "de8-corr-4",
+        "correction",
+        ["Ich bin 44", "Nee, falsch, 45 bin ich"],
+        [("wie alt ist der Nutzer", ["45"])],
+        stale=["44"],
+    ),
+    _c(
+        "fr8-corr-2",
+        "correction",
+        ["Mon rendez-vous chez le médecin est mardi", "Non pardon, c'est mercredi"],
+        [("quand l'utilisateur voit-il le médecin", ["mercredi"])],
+        stale=["mardi"],
+    ),
+    _c(
+        "es8-corr-2",
+        "correction",
+        ["Tengo 3 hermanos", "bueno, 4, contando a mi medio hermano"],
+        [("cuántos hermanos tiene el usuario", ["4"])],
+        stale=["3 hermanos"],
+    ),
+    # -- reversals ----------------------------------------------------------------------------
+    _c(
+        "en8-rev-2",
+        "reversal",
+        [
+            "I go climbing every weekend",
+            "haven't been climbing since my knee surgery, kind of done with it",
+        ],
+        stale=["climbing every weekend"],
+    ),
+    _c(
+        "ru8-rev-2",
+        "reversal",
+        ["Я пью по утрам кофе", "От кофе я отказался"],
+        stale=["кофе"],
+    ),
+    _c(
+        "zh8-rev-2",
+        "reversal",
+        ["我养了一只猫", "猫送人了"],
+        stale=["猫"],
+    ),
+    _c(
+        "de8-rev-2",
+        "reversal",
+        ["Ich rauche", "Seit drei Monaten rauchfrei!"],
+        stale=["raucht"],
+    ),
+    _c(
+        "es8-rev-2",
+        "reversal",
+        ["Juego al pádel los martes", "Lo del pádel ya se acabó"],
+        stale=["pádel"],
+    ),
+    # -- people close to the user -------------------------------------------------------------
+    _c(
+        "en8-oth-3",
+        "others",
+        ["my daughter Mia just started at Oxford, studying law"],
+        [("what is Mia studying", ["law"])],
+        never=["user is studying law"],
+    ),
+    _c(
+        "ru8-oth-2",
+        "others",
+        ["Мой брат Олег недавно переехал в Казань"],
+        [("где теперь живёт Олег", ["Казан"])],
+        never=["Пользователь живёт в Казани"],
+    ),
+    _c(
+        "zh8-oth-2",
+        "others",
+        ["我妈在医院当护士"],
+        [("用户的母亲是做什么的", ["护士"])],
+        never=["用户是护士", "用户在医院"],
+    ),
+    _c(
+        "de8-oth-2",
+        "others",
+        ["Mein Mann arbeitet seit Kurzem bei Bosch"],
+        [("wo arbeitet der Ehemann des Nutzers", ["Bosch"])],
+        never=["Der Nutzer arbeitet bei Bosch"],
+    ),
+    _c(
+        "fr8-oth-2",
+        "others",
+        ["Ma fille Chloé a 7 ans"],
+        [("quel âge a Chloé", ["7"])],
+    ),
+    # -- additions ----------------------------------------------------------------------------
+    _c(
+        "ru8-add-2",
+        "addition",
+        ["Я говорю по-английски", "Ну и по-немецки немного"],
+        [
+            ("на каких языках говорит пользователь", ["английск"]),
+            ("знает ли пользователь немецкий", ["немецк"]),
+        ],
+    ),
+    _c(
+        "zh8-add-2",
+        "addition",
+        ["我会弹钢琴", "吉他也会一点"],
+        [("用户会什么乐器", ["钢琴"]), ("用户还会弹什么", ["吉他"])],
+    ),
+    _c(
+        "fr8-add-1",
+        "addition",
+        ["J'ai un chien", "et deux chats aussi"],
+        [
+            ("quels animaux a l'utilisateur", ["chien"]),
+            ("l'utilisateur a-t-il des chats", ["chats"]),
+        ],
+    ),
+    _c(
+        "de8-add-2",
+        "addition",
+        ["Ich trinke gern Tee", "Kaffee mag ich aber auch"],
+        [("was trinkt der Nutzer gern", ["Tee"]), ("mag der Nutzer Kaffee", ["Kaffee"])],
+    ),
+    # -- plain facts asked about in other words ----------------------------------------------
+    _c(
+        "zh8-plain-2",
+        "plain",
+        ["我戴隐形眼镜"],
+        [("用户视力怎么样", ["眼镜"])],
+    ),
+    _c(
+        "de8-plain-2",
+        "plain",
+        ["Ich bin Linkshänderin"],
+        [("mit welcher Hand schreibt der Nutzer", ["Linkshänder"])],
+    ),
+    _c(
+        "en8-plain-2",
+        "plain",
+        ["I've been vegan since 2019"],
+        [("does the user eat animal products", ["vegan"])],
+    ),
+    # -- changes in Chinese, Russian, German -------------------------------------------------
+    _c(
+        "zh8-job-1",
+        "job",
+        ["我在一家银行做柜员", "我辞职了，现在自己开咖啡店"],
+        [("用户现在做什么工作", ["咖啡店"])],
+        stale=["柜员"],
+    ),
+    _c(
+        "ru8-move-1",
+        "relocation",
+        ["Живу в Самаре", "Всё, мы переехали, теперь мы в Питере"],
+        [("где живёт пользователь", ["Питер"])],
+        stale=["Самар"],
+    ),
+    _c(
+        "de8-contact-2",
+        "contact",
+        [
+            "Meine Mail ist tom@web.de",
+            "Die alte Adresse nutze ich nicht mehr, schreib an tom.k@posteo.de",
+        ],
+        [("welche E-Mail hat der Nutzer", ["tom.k@posteo.de"])],
+        stale=["tom@web.de"],
+    ),
+]

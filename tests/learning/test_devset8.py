@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.learning.devset_natural8 import CONVERSATIONS
+from tests.learning.devset_natural8 import CONVERSATIONS, CONVERSATIONS_B
 from tests.learning.test_devset import assert_floors, scored_batches
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
@@ -40,6 +40,6 @@ FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision
 
 
 def test_the_eighth_development_set_scores_at_least_its_floors(db: Any) -> None:
-    batches = {"A": CONVERSATIONS}
+    batches = {"A": CONVERSATIONS, "B": CONVERSATIONS_B}
     table = scored_batches(batches)
     assert_floors(table, FLOORS)
