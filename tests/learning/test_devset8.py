@@ -1,3 +1,4 @@
+# ruff: noqa: RUF003  (Cyrillic and full-width punctuation are quoted from the set)
 """The offline learner and recall on the eighth development set (``devset_natural8``): written
 before any change made for it (each batch before the changes made for it), on corrections,
 reversals, people close to the user, additions and plain facts asked about in other words, most
@@ -36,6 +37,21 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # the verb, "мой/mi" + something of the user's with its value, "Я родом из", and "My wife's
 # allergic": batch A current 1.00 (35/35), stale 1.00 (21/21), never 1.00 (6/6), precision
 # 0.97 (35/36: the teacher wife's school, true and not asked for).
+# Batch B (30: the same categories in words not used in A), written after A's changes and
+# before any change made for it, first run: current 0.62 (18/29), learned 0.62, stale 0.44
+# (8/18), never 1.00 (5/5), precision 0.64 (18/28). Missed: corrections "argh, march 13th I
+# mean", "ой, то есть Саша, ...", "Не в Перми, в Ижевске, опечатался", "Ups, mit C: Catrin",
+# "bueno, 4, contando a mi medio hermano"; reversals "От кофе я отказался", "猫送人了", "Lo del
+# pádel ya se acabó", "haven't been climbing since my knee surgery, kind of done with it";
+# additions said in a later turn ("Ну и по-немецки немного", "吉他也会一点", "et deux chats
+# aussi", "Kaffee mag ich aber auch"); "我辞职了，现在自己开咖啡店"; a new e-mail after "nutze ich
+# nicht mehr". Every current miss (11) was extraction again, none recall.
+# After a value added or corrected in a later turn put in place of the word of its kind in the
+# fact (the rule files' [[kind]] members: "吉他" for "钢琴", "deux chats" for "un chien"), words
+# that introduce the value without punctuation ("ой, то есть Саша"), a day beside the month
+# ("march 13th") and ordinals replaced whole, and data for the rest: batch B current 0.97
+# (28/29), stale 0.89 (16/18), precision 0.93 (28/30). Left: "Ups, mit C: Catrin" (a name
+# spelled again), "kind of done with it" (climbing).
 FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision": 0.0}
 
 

@@ -501,7 +501,7 @@ def _restated(
             and short
             and (valued or class_tokens(value, lang))
             and not any(p.search(value) for p in clause_like)
-            and content_terms(value, subject=subject)
+            and (content_terms(value, subject=subject) or value.isdigit())
             and not clause_statements(value, subject=subject, languages=codes, plain=False)
         ):
             return value, []
@@ -521,7 +521,20 @@ def _loose_correction(sentence: str, codes: tuple[str, ...], *, counts: bool = T
             continue
         tokens = class_tokens(sentence, lang)
         if tokens:
-            return " ".join(dict.fromkeys(match.group(0) for _, match in tokens))
+            # With the day said beside a month ("march 13th I mean", "am 13. März").
+            dated = [
+                found.group(0) if found is not None else match.group(0)
+                for _, match in tokens
+                for found in [
+                    re.search(
+                        rf"(?:\b\d{{1,2}}(?:st|nd|rd|th|\.)?\s+)?{re.escape(match.group(0))}"
+                        rf"(?:\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\b)?",
+                        sentence,
+                        re.I,
+                    )
+                ]
+            ]
+            return " ".join(dict.fromkeys(dated))
         if counts and lang.numbers and not CJK.search(sentence):
             words = "|".join(
                 re.escape(word) for word in sorted(lang.numbers, key=len, reverse=True)

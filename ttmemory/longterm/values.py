@@ -117,13 +117,53 @@ def replace_named(text: str, old: str, new: str) -> str:
     return before + joiner.join(parts) + after
 
 
+def swap_kind(text: str, new: str) -> str | None:
+    """``text`` with its word of the same kind as ``new`` replaced by it ("用户会弹钢琴" + "吉他",
+    "L'utilisateur a un chien" + "deux chats", "говорит по-английски" + "по-немецки"): the kinds
+    are the rule files' ``[[kind]]`` members, compared by their stems; a count or article before
+    the word goes with it when ``new`` has its own. None when ``new`` names no member of a kind
+    or ``text`` holds no other member of it."""
+    new_terms = set(normalise_terms(new))
+    if not new_terms:
+        return None
+    cjk = bool(CJK.search(new))
+    for lang in rulebook.languages():
+        for _, members in lang.kinds:
+            if cjk:
+                if not any(m in new for m in members):
+                    continue
+                others = sorted((m for m in members if m not in new and m in text), key=len)
+                if others:
+                    at = text.rfind(others[-1])
+                    return text[:at] + new + text[at + len(others[-1]) :]
+                continue
+            stems = [set(normalise_terms(m)) for m in members]
+            if not any(terms and terms <= new_terms for terms in stems):
+                continue
+            words = list(re.finditer(r"[\w'-]+", text))
+            for index in range(len(words) - 1, 0, -1):
+                word = words[index]
+                terms = set(normalise_terms(word.group(0)))
+                if not terms or terms & new_terms or not any(terms == m for m in stems):
+                    continue
+                start = word.start()
+                counts = lang.numbers
+                first = new.split()[0].lower()
+                before = words[index - 1].group(0).lower()
+                if (first in counts or first.isdigit()) and (before in counts or before.isdigit()):
+                    start = words[index - 1].start()  # "un chien" -> "deux chats"
+                return text[:start] + new + text[word.end() :]
+    return None
+
+
 def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = False) -> str:
     """``text`` with the value ``new`` corrects put in place ("... on Monday" + "Tuesday").
 
     A weekday, month or number replaces the last word of the same class (the classes are
     lexicons of the rule files), also inside a short phrase ("Thursday at 5", "el martes": each
-    dated word replaces its own class); a capitalised value the trailing capitalised words;
-    anything else the ``old`` value when known, else as many trailing words as it has.
+    dated word replaces its own class); the ``old`` value when known; a word of the same kind
+    (``swap_kind``); a capitalised value the trailing capitalised words;
+    anything else as many trailing words as it has.
     ``by_class_only``: ``text`` unchanged unless it holds a word of ``new``'s class.
     """
     new = strip_value(new)
@@ -134,6 +174,9 @@ def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = F
         return swapped if swapped is not None else text
     if old and old.lower() in text.lower():
         return swap_value(text, old, new)
+    kind = swap_kind(text, new)
+    if kind is not None:
+        return kind
     for lang in rulebook.languages():
         # A language written without spaces names where a statement's value sits
         # ("用户住在苏州": after 住在): ``[text] value_tail``, group ``old``.
@@ -193,7 +236,8 @@ def _counted_words() -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:\d+|{words})\s+(\w[\w'-]*)", re.I)
 
 
-_NUMBER = re.compile(r"\d[\d.,:]*")
+# A number, with its ordinal ending ("13th" replaces "3rd" whole).
+_NUMBER = re.compile(r"\d[\d.,:]*(?:(?:st|nd|rd|th)\b)?")
 
 
 # Words a dated correction may hold besides its dates: "at", "on the", "el", "am", "во".
