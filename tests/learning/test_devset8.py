@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.learning.devset_natural8 import CONVERSATIONS, CONVERSATIONS_B
+from tests.learning.devset_natural8 import CONVERSATIONS, CONVERSATIONS_B, CONVERSATIONS_C
 from tests.learning.test_devset import assert_floors, scored_batches
 
 pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
@@ -56,6 +56,6 @@ FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision
 
 
 def test_the_eighth_development_set_scores_at_least_its_floors(db: Any) -> None:
-    batches = {"A": CONVERSATIONS, "B": CONVERSATIONS_B}
+    batches = {"A": CONVERSATIONS, "B": CONVERSATIONS_B, "C": CONVERSATIONS_C}
     table = scored_batches(batches)
     assert_floors(table, FLOORS)
