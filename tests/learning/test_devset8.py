@@ -52,7 +52,23 @@ pytestmark = [pytest.mark.contract, pytest.mark.usefixtures("inline_learning")]
 # ("march 13th") and ordinals replaced whole, and data for the rest: batch B current 0.97
 # (28/29), stale 0.89 (16/18), precision 0.93 (28/30). Left: "Ups, mit C: Catrin" (a name
 # spelled again), "kind of done with it" (climbing).
-FLOORS = {"current": 0.0, "learned": 0.0, "stale": 0.0, "never": 0.0, "precision": 0.0}
+# Batch C (25: the same categories again in words not used in A or B), written after B's
+# changes and before any change made for it, first run: current 0.62 (15/24), learned 0.62,
+# stale 0.53 (9/17), never 1.00 (4/4), precision 0.58 (15/26). Every current miss (9) was
+# extraction, none recall. After a value that is a correction's own word refused ("Ach nee,
+# Quatsch - Bonn" stored "wohnt in Quatsch"), what was given up read before the negation of its
+# aside ("quit smoking in March, not touched one since") and named by what its word and stem
+# start with ("smok" ends "smoker"; a retraction's pattern also reads the namespace's 50 newest
+# facts), a kind swap only for a value that is one member ("a Toyota Yaris" is no kind swap),
+# and data (ru "Моей дочке 8 лет", "У моей жены ...", "неверно написал", "репетитор"; zh "还有X",
+# "在X住" as location; de "und ein bisschen X"; en "X actually", "... lol"): batch C current
+# 0.92 (22/24), stale 0.82 (14/17), precision 0.81 (22/27). All three batches: current 0.97
+# (85/88), stale 0.91 (51/56), never 1.00 (15/15), precision 0.91 (85/93). Left: "Ups, mit C:
+# Catrin"; "kind of done with it" (climbing); "酒我已经好久不碰了"; "Seit Weihnachten esse ich
+# wieder Käse und Eier" (no longer vegan); "Mi novio y yo lo dejamos, ahora vivo sola"; "Ach nee,
+# Quatsch - Bonn. Köln war früher" ends Köln but stores no Bonn; "oh and a bearded dragon lol".
+# Floors a little below: tuned on, not held out.
+FLOORS = {"current": 0.95, "learned": 0.95, "stale": 0.89, "never": 1.0, "precision": 0.89}
 
 
 def test_the_eighth_development_set_scores_at_least_its_floors(db: Any) -> None:

@@ -496,10 +496,12 @@ def _restated(
         # Said alone, a value is a name, a number or a date ("Yannick", "the 15th", "am
         # Freitag"), not "no, thanks" (any Chinese or Japanese word after 更正 or 訂正).
         valued = CJK.search(value) or any(c.isupper() or c.isdigit() for c in value)
+        marker = lang.pattern("corrected")
         if (
             value
             and short
             and (valued or class_tokens(value, lang))
+            and not (marker is not None and marker.fullmatch(value))
             and not any(p.search(value) for p in clause_like)
             and (content_terms(value, subject=subject) or value.isdigit())
             and not clause_statements(value, subject=subject, languages=codes, plain=False)
@@ -656,6 +658,12 @@ def _fallback(
     hypothetical = lang.pattern("hypothetical")
     if hypothetical is not None and hypothetical.search(clause):
         return []
+    ended = lang.plain.ended if lang.plain is not None else None
+    given = ended.match(clause) if ended is not None else None
+    if given is not None:
+        # "quit smoking in March, not touched one since": what was given up, whatever the
+        # aside after it denies.
+        return _given_up(lang, next((v for v in given.groupdict().values() if v), ""), subject)
     negation = lang.pattern("negation")
     negated = negation is not None and negation.search(clause) is not None
     others = lang.pattern("others")
@@ -790,7 +798,13 @@ def _given_up(lang: rulebook.Language, said: str, subject: str) -> list[Statemen
         return []
     stems = [] if CJK.search(last) else normalise_terms(last)
     stem = stems[0] if len(stems) == 1 else ""
-    if len(stem) >= 3 and last.lower().startswith(stem):
+    # What the word and its stem start with ("smoking", "smoke": "smok" also ends "smoker").
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(stem, last.lower(), strict=False)) if a != b),
+        min(len(stem), len(last)),
+    )
+    stem = stem[:shared]
+    if len(stem) >= 3:
         # Its stem and any ending ("шахматами" ends "играет в шахматы").
         core = re.escape(stem) + r"\w{0,4}"
     elif len(last) >= 6 and not CJK.search(last):

@@ -120,39 +120,39 @@ def replace_named(text: str, old: str, new: str) -> str:
 def swap_kind(text: str, new: str) -> str | None:
     """``text`` with its word of the same kind as ``new`` replaced by it ("用户会弹钢琴" + "吉他",
     "L'utilisateur a un chien" + "deux chats", "говорит по-английски" + "по-немецки"): the kinds
-    are the rule files' ``[[kind]]`` members, compared by their stems; a count or article before
-    the word goes with it when ``new`` has its own. None when ``new`` names no member of a kind
-    or ``text`` holds no other member of it."""
-    new_terms = set(normalise_terms(new))
-    if not new_terms:
-        return None
+    are the rule files' ``[[kind]]`` members, compared by their stems; ``new`` must be one member
+    and nothing more (a count or article may go with it, and replaces the one before the word).
+    None when it is not, or ``text`` holds no other member of its kind."""
     cjk = bool(CJK.search(new))
     for lang in rulebook.languages():
+        counts = lang.numbers
+        said = [w for w in new.split() if w.lower() not in counts and not w.isdigit()]
+        new_terms = set(normalise_terms(" ".join(said)))
+        if not new_terms and not cjk:
+            continue
         for _, members in lang.kinds:
             if cjk:
-                if not any(m in new for m in members):
+                if new not in members:
                     continue
-                others = sorted((m for m in members if m not in new and m in text), key=len)
+                others = sorted((m for m in members if m != new and m in text), key=len)
                 if others:
-                    at = text.rfind(others[-1])
-                    return text[:at] + new + text[at + len(others[-1]) :]
+                    return replace_named(text, others[-1], new)
                 continue
             stems = [set(normalise_terms(m)) for m in members]
-            if not any(terms and terms <= new_terms for terms in stems):
+            if new_terms not in stems:
                 continue
             words = list(re.finditer(r"[\w'-]+", text))
             for index in range(len(words) - 1, 0, -1):
                 word = words[index]
                 terms = set(normalise_terms(word.group(0)))
-                if not terms or terms & new_terms or not any(terms == m for m in stems):
+                if not terms or terms == new_terms or terms not in stems:
                     continue
-                start = word.start()
-                counts = lang.numbers
-                first = new.split()[0].lower()
-                before = words[index - 1].group(0).lower()
-                if (first in counts or first.isdigit()) and (before in counts or before.isdigit()):
-                    start = words[index - 1].start()  # "un chien" -> "deux chats"
-                return text[:start] + new + text[word.end() :]
+                old = word.group(0)
+                before = words[index - 1].group(0)
+                if len(said) < len(new.split()) and (before.lower() in counts or before.isdigit()):
+                    old = text[words[index - 1].start() : word.end()]  # "un chien" -> "deux chats"
+                replaced = replace_named(text, old, new)
+                return replaced if replaced != text else None
     return None
 
 
