@@ -121,8 +121,18 @@ def content_terms(text: str, *, subject: str = DEFAULT_SUBJECT) -> set[str]:
             if CJK.match(name) and key.startswith(normalise_text(name)):
                 key = key[len(normalise_text(name)) :].lstrip("はの")
                 break
+    # The subject in another case ("Hund des Nutzers", Russian "u polzovatelya") is no
+    # more what a fact says than the subject starting it: else any two facts so worded share it.
+    forms = {
+        term
+        for lang in rulebook.languages()
+        for form in lang.subject_forms.values()
+        for term in normalise_terms(form)
+    }
     # Hiragana alone are endings and particles ("を", "ている"), not what a fact says.
-    return {t for t in normalise_terms(key.lstrip("@")) if not _HIRAGANA.fullmatch(t)}
+    return {
+        t for t in normalise_terms(key.lstrip("@")) if not _HIRAGANA.fullmatch(t) and t not in forms
+    }
 
 
 _HIRAGANA = re.compile("[\u3040-\u309f]+")

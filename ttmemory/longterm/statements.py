@@ -45,6 +45,7 @@ from ttmemory.longterm.values import (
     tidy,
     trim,
 )
+from ttmemory.text import normalise_terms
 
 __all__ = [
     "CHANGES",
@@ -166,6 +167,17 @@ def rule_statements(
             # sentence is.
             said = [s for s in everything if not s.plain]
             named = swap.match(sentence.strip()) if swap is not None else None
+            lead = _correcting(sentence, codes)
+            if (
+                named is not None
+                and lead is not None
+                and any(
+                    named.group(group) and named.start(group) < lead[0]
+                    for group in named.groupdict()
+                    if group.startswith("new")
+                )
+            ):
+                named = None  # "Moment, stimmt nicht - am Freitag": "stimmt" is no new value
             new, old = _swap_values(named.groupdict() if named is not None else {})
             # What the rules read of it is a denial or says the new value again ("sorry, I'm in
             # Nanjing, not in Suzhou", in Chinese); else the sentence says more than a correction.
@@ -181,10 +193,21 @@ def rule_statements(
                 (v for k, v in (fixed.groupdict() if fixed else {}).items() if k[:1] == "v" and v),
                 "",
             )
+            restated = None if fixed_value else _restated(sentence, subject, people, codes)
+            if restated is not None and restated[0]:
+                # "Sorry, Tippfehler: Yannick", "ugh no, the 15th, I always mix that up": the
+                # value after the words that announce a correction, its aside dropped.
+                fixed_value, said = restated[0], []
+            elif restated is not None and restated[1]:
+                # "更正一下: 她六岁了", "uy, me equivoqué: vivo en Cádiz": what follows the
+                # words is the statement said again; it replaces the one it contradicts.
+                everything = restated[1]
+                said = [s for s in everything if not s.plain]
             if not said and not fixed_value:
-                # A count only when the sentence states nothing else ("wait, two cats, not
-                # three"; not "pardon, j'ai trois chiens", which says it again in full).
-                fixed_value = _loose_correction(sentence, codes, counts=not everything)
+                # A count only when the sentence states nothing else a rule read ("wait, two
+                # cats, not three", "hmm four actually, I keep forgetting my half-brother"; not
+                # "pardon, j'ai trois chiens", which says it again in full).
+                fixed_value = _loose_correction(sentence, codes, counts=not said)
             added = also.match(sentence.strip()) if also is not None and not said else None
             added_value = strip_value(
                 next((v for k, v in (added.groupdict() if added else {}).items() if v), "")
@@ -221,7 +244,9 @@ def rule_statements(
                     )
                 continue
             said = everything
-            changes = any(p is not None and p.search(sentence) for p in (reversal, corrected))
+            changes = restated is not None or any(
+                p is not None and p.search(sentence) for p in (reversal, corrected)
+            )
             if changes and not (
                 additive is not None and additive.search(sentence)
             ):  # "these days I take the bike", "sorry, I have three kids"; not "I also volunteer"
@@ -367,8 +392,15 @@ def _carried(clause: str, subject: str, codes: tuple[str, ...]) -> list[Statemen
                 if said:
                     break
         found.extend(said)
+    if found and len(found) == len(whole) and all(s.change == "deny" for s in whole):
+        # "started eating fish again, so not vegetarian anymore": the piece says what stopped;
+        # the whole clause denies all of its words, what started with what stopped.
+        return found
     return found if len(found) > len(whole) else whole
 
+
+#: Punctuation a sentence that announces a correction may end with.
+_CLOSING = frozenset(".!?,:;\u3002\uff01\uff1f\uff0c\u3001\uff1a\uff1b")
 
 #: A sentence this short that only says a correction is coming ("Sorry, my mistake.").
 _MARKER_ONLY = 30
@@ -382,7 +414,10 @@ def _marker_joined(sentences: list[str], codes: tuple[str, ...]) -> list[str]:
     pending = ""
     for sentence in sentences:
         if pending:
-            sentence = f"{pending} {sentence}"
+            # Where a dash cut them ("Moment, stimmt nicht - am Freitag"), a comma keeps the
+            # announcement apart from the value (else "stimmt" reads as the new value).
+            mark = "" if pending[-1:] in _CLOSING else ","
+            sentence = f"{pending}{mark} {sentence}"
             pending = ""
         if len(sentence) <= _MARKER_ONLY and _only_marker(sentence, codes):
             pending = sentence
@@ -407,6 +442,76 @@ def _only_marker(sentence: str, codes: tuple[str, ...]) -> bool:
     return not any(clause_statements(c, languages=codes) for c in _clauses(sentence, codes))
 
 
+# Where the words after a correction's announcement stop being its value: "the 15th, I always
+# mix that up", "am Freitag - sorry".
+_PIECE = re.compile(r"\s*[,;:\u2013\u2014\uff0c\uff1b\uff1a\u3001]\s*|\s+-\s+")
+#: The most words a value said alone after a correction's announcement has ("New York City").
+_VALUE_WORDS = 3
+#: The most characters of a Chinese or Japanese one ("黑龙江哈尔滨").
+_VALUE_CHARS = 8
+
+
+def _correcting(sentence: str, codes: tuple[str, ...]) -> tuple[int, rulebook.Language] | None:
+    """Where the words announcing a correction that ``sentence`` opens with end (``[text]
+    correcting``), in the language whose words announce the most of it ("Sorry, Tippfehler:"
+    is German); None when it opens with none."""
+    stripped = sentence.strip()
+    leads = [
+        (found.end(), lang)
+        for lang in rulebook.languages(codes)
+        for lead in [lang.pattern("correcting")]
+        for found in [lead.match(stripped) if lead is not None else None]
+        if found is not None
+    ]
+    return max(leads, key=lambda lead: lead[0]) if leads else None
+
+
+def _restated(
+    sentence: str, subject: str, people: list[_Person], codes: tuple[str, ...]
+) -> tuple[str, list[Statement]] | None:
+    """What a sentence opening with the words that announce a correction (the language's
+    ``[text] correcting``: "ugh no,", "Moment, stimmt nicht -", "uy, me equivoqué,", "更正一下")
+    says after them: a value said alone (its ``[text] correcting_value`` words dropped: "am
+    Freitag", "se llama Bruno") and "", or "" and the statements of the clause said again
+    ("更正一下: 她六岁了" read about the daughter); None when it opens with no such words."""
+    stripped = sentence.strip()
+    lead = _correcting(stripped, codes)
+    if lead is not None:
+        end, lang = lead
+        rest = stripped[end:].strip(" .!\u3002\uff01")
+        if not rest:
+            return None
+        piece = _PIECE.split(rest, maxsplit=1)[0].strip(" .!\u3002\uff01")
+        drop = lang.pattern("correcting_value")
+        value = drop.sub("", piece, count=1).strip() if drop is not None else piece
+        clause_like = [
+            pattern
+            for name in ("first_person", "second_person", "others", "negation", "question")
+            for pattern in [lang.pattern(name)]
+            if pattern is not None
+        ]
+        short = (
+            len(value) <= _VALUE_CHARS if CJK.search(value) else len(value.split()) <= _VALUE_WORDS
+        )
+        # Said alone, a value is a name, a number or a date ("Yannick", "the 15th", "am
+        # Freitag"), not "no, thanks" (any Chinese or Japanese word after 更正 or 訂正).
+        valued = CJK.search(value) or any(c.isupper() or c.isdigit() for c in value)
+        marker = lang.pattern("corrected")
+        if (
+            value
+            and short
+            and (valued or class_tokens(value, lang))
+            and not (marker is not None and marker.fullmatch(value))
+            and not any(p.search(value) for p in clause_like)
+            and (content_terms(value, subject=subject) or value.isdigit())
+            and not clause_statements(value, subject=subject, languages=codes, plain=False)
+        ):
+            return value, []
+        rest = _resolved(rest, people, codes)
+        return "", [s for clause in _clauses(rest, codes) for s in _carried(clause, subject, codes)]
+    return None
+
+
 def _loose_correction(sentence: str, codes: tuple[str, ...], *, counts: bool = True) -> str:
     """The dates or the count a sentence that only corrects puts in place, said in any words
     ("actually scratch that, he moved it to Wednesday", "wait, two cats, not three"): the
@@ -418,7 +523,20 @@ def _loose_correction(sentence: str, codes: tuple[str, ...], *, counts: bool = T
             continue
         tokens = class_tokens(sentence, lang)
         if tokens:
-            return " ".join(dict.fromkeys(match.group(0) for _, match in tokens))
+            # With the day said beside a month ("march 13th I mean", "am 13. März").
+            dated = [
+                found.group(0) if found is not None else match.group(0)
+                for _, match in tokens
+                for found in [
+                    re.search(
+                        rf"(?:\b\d{{1,2}}(?:st|nd|rd|th|\.)?\s+)?{re.escape(match.group(0))}"
+                        rf"(?:\s+(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)?\b)?",
+                        sentence,
+                        re.I,
+                    )
+                ]
+            ]
+            return " ".join(dict.fromkeys(dated))
         if counts and lang.numbers and not CJK.search(sentence):
             words = "|".join(
                 re.escape(word) for word in sorted(lang.numbers, key=len, reverse=True)
@@ -540,6 +658,12 @@ def _fallback(
     hypothetical = lang.pattern("hypothetical")
     if hypothetical is not None and hypothetical.search(clause):
         return []
+    ended = lang.plain.ended if lang.plain is not None else None
+    given = ended.match(clause) if ended is not None else None
+    if given is not None:
+        # "quit smoking in March, not touched one since": what was given up, whatever the
+        # aside after it denies.
+        return _given_up(lang, next((v for v in given.groupdict().values() if v), ""), subject)
     negation = lang.pattern("negation")
     negated = negation is not None and negation.search(clause) is not None
     others = lang.pattern("others")
@@ -672,11 +796,21 @@ def _given_up(lang: rulebook.Language, said: str, subject: str) -> list[Statemen
     last = words[-1] if not CJK.search(value) else value
     if last.lower() in lang.pronoun_values or not content_terms(last, subject=subject):
         return []
-    core = (
-        re.escape(last[:-2]) + r"\w{0,3}"
-        if len(last) >= 6 and not CJK.search(last)
-        else re.escape(last)
+    stems = [] if CJK.search(last) else normalise_terms(last)
+    stem = stems[0] if len(stems) == 1 else ""
+    # What the word and its stem start with ("smoking", "smoke": "smok" also ends "smoker").
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(stem, last.lower(), strict=False)) if a != b),
+        min(len(stem), len(last)),
     )
+    stem = stem[:shared]
+    if len(stem) >= 3:
+        # Its stem and any ending ("шахматами" ends "играет в шахматы").
+        core = re.escape(stem) + r"\w{0,4}"
+    elif len(last) >= 6 and not CJK.search(last):
+        core = re.escape(last[:-2]) + r"\w{0,3}"
+    else:
+        core = re.escape(last)
     edge = "" if CJK.search(last) else r"\b"
     names = "|".join(re.escape(s) for s in dict.fromkeys([subject, *rulebook.subjects()]))
     return [
@@ -759,6 +893,12 @@ def _clause_in(
     if cues:
         gone = lang.pattern("gone")
         if gone is not None and gone.search(raw):
+            ended = lang.plain.ended if lang.plain is not None else None
+            given = ended.match(clause) if ended is not None else None
+            if given is not None:
+                # "Mit dem Handball hab ich aufgehört": what was given up, named by its word.
+                said = next((v for v in given.groupdict().values() if v), "")
+                return _given_up(lang, said, subject) or None
             # "I don't really go to the gym anymore": no pattern read it, but it says something
             # stopped being true. A "deny" ends the current facts it names (services.learning).
             denied = gone.sub(" ", clause)

@@ -117,13 +117,53 @@ def replace_named(text: str, old: str, new: str) -> str:
     return before + joiner.join(parts) + after
 
 
+def swap_kind(text: str, new: str) -> str | None:
+    """``text`` with its word of the same kind as ``new`` replaced by it ("用户会弹钢琴" + "吉他",
+    "L'utilisateur a un chien" + "deux chats", "говорит по-английски" + "по-немецки"): the kinds
+    are the rule files' ``[[kind]]`` members, compared by their stems; ``new`` must be one member
+    and nothing more (a count or article may go with it, and replaces the one before the word).
+    None when it is not, or ``text`` holds no other member of its kind."""
+    cjk = bool(CJK.search(new))
+    for lang in rulebook.languages():
+        counts = lang.numbers
+        said = [w for w in new.split() if w.lower() not in counts and not w.isdigit()]
+        new_terms = set(normalise_terms(" ".join(said)))
+        if not new_terms and not cjk:
+            continue
+        for _, members in lang.kinds:
+            if cjk:
+                if new not in members:
+                    continue
+                others = sorted((m for m in members if m != new and m in text), key=len)
+                if others:
+                    return replace_named(text, others[-1], new)
+                continue
+            stems = [set(normalise_terms(m)) for m in members]
+            if new_terms not in stems:
+                continue
+            words = list(re.finditer(r"[\w'-]+", text))
+            for index in range(len(words) - 1, 0, -1):
+                word = words[index]
+                terms = set(normalise_terms(word.group(0)))
+                if not terms or terms == new_terms or terms not in stems:
+                    continue
+                old = word.group(0)
+                before = words[index - 1].group(0)
+                if len(said) < len(new.split()) and (before.lower() in counts or before.isdigit()):
+                    old = text[words[index - 1].start() : word.end()]  # "un chien" -> "deux chats"
+                replaced = replace_named(text, old, new)
+                return replaced if replaced != text else None
+    return None
+
+
 def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = False) -> str:
     """``text`` with the value ``new`` corrects put in place ("... on Monday" + "Tuesday").
 
     A weekday, month or number replaces the last word of the same class (the classes are
     lexicons of the rule files), also inside a short phrase ("Thursday at 5", "el martes": each
-    dated word replaces its own class); a capitalised value the trailing capitalised words;
-    anything else the ``old`` value when known, else as many trailing words as it has.
+    dated word replaces its own class); the ``old`` value when known; a word of the same kind
+    (``swap_kind``); a capitalised value the trailing capitalised words;
+    anything else as many trailing words as it has.
     ``by_class_only``: ``text`` unchanged unless it holds a word of ``new``'s class.
     """
     new = strip_value(new)
@@ -134,6 +174,9 @@ def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = F
         return swapped if swapped is not None else text
     if old and old.lower() in text.lower():
         return swap_value(text, old, new)
+    kind = swap_kind(text, new)
+    if kind is not None:
+        return kind
     for lang in rulebook.languages():
         # A language written without spaces names where a statement's value sits
         # ("用户住在苏州": after 住在): ``[text] value_tail``, group ``old``.
@@ -168,8 +211,15 @@ def correct_value(text: str, new: str, *, old: str = "", by_class_only: bool = F
 def recount(text: str, value: str) -> str:
     """``text`` with the count of what ``value`` counts put in place ("Der Nutzer hat drei
     Kinder" + "zwei Kinder" -> "Der Nutzer hat zwei Kinder"): the number before a word of the
-    same stem as ``value``'s last word; ``text`` unchanged when it holds none."""
+    same stem as ``value``'s last word, or the first count when ``value`` is a count alone;
+    ``text`` unchanged when it holds none."""
     words = value.split()
+    if len(words) == 1 and (words[0].isdigit() or words[0].lower() in rulebook.numbers()):
+        # A count said alone ("hmm four actually"): the first count in ``text`` takes it.
+        found = _counted_words().search(text)
+        if found is None:
+            return text
+        return text[: found.start()] + words[0] + text[found.start(1) - 1 :]
     if len(words) < 2:
         return text
     counted = set(normalise_terms(words[-1]))
@@ -186,7 +236,8 @@ def _counted_words() -> re.Pattern[str]:
     return re.compile(rf"(?<!\w)(?:\d+|{words})\s+(\w[\w'-]*)", re.I)
 
 
-_NUMBER = re.compile(r"\d[\d.,:]*")
+# A number, with its ordinal ending ("13th" replaces "3rd" whole).
+_NUMBER = re.compile(r"\d[\d.,:]*(?:(?:st|nd|rd|th)\b)?")
 
 
 # Words a dated correction may hold besides its dates: "at", "on the", "el", "am", "во".

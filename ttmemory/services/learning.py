@@ -120,6 +120,8 @@ def _learn(
 DEDUPE_SIMILARITY = 0.5
 # Neighbours recalled to look for a fact said before in other words.
 DEDUPE_NEIGHBOURS = 5
+# A retraction with a pattern ("quit smoking") also reads this many of the newest current facts.
+RETRACT_SCANNED = 50
 # A correction said in a later turn ("sorry, I meant Friday") looks this far back for the fact
 # holding a value of its class.
 CORRECTED_WITHIN = 5
@@ -394,6 +396,13 @@ def _retracted(namespace: str, candidate: extraction.Candidate, subject: str) ->
             if fact.valid_to is None:
                 found.setdefault(fact.pk, fact)
     pattern = re.compile(candidate.match, re.I) if candidate.match else None
+    if pattern is not None:
+        # A pattern names the fact in other forms than recall's terms ("quit smoking" ends
+        # "The user is a smoker": "smoke" and "smoker" are two stems): the newest facts too.
+        for fact in (
+            Fact.objects.current().filter(namespace=namespace).order_by("-pk")[:RETRACT_SCANNED]
+        ):
+            found.setdefault(fact.pk, fact)
     value = normalise_text(candidate.value)
     terms = statements.content_terms(candidate.text, subject=subject)
     ended = []
