@@ -382,6 +382,7 @@ class Score:
 
     conversations: int = 0
     current: int = 0
+    current_stored: int = 0  # an active fact holds the answer (learned; served or not)
     current_top5: int = 0
     current_prompt: int = 0
     current_ok: int = 0
@@ -408,6 +409,7 @@ class Score:
             return round(part / whole, 4) if whole else None
 
         return {
+            "current_stored": rate(self.current_stored, self.current),
             "current_top5": rate(self.current_top5, self.current),
             "current_prompt": rate(self.current_prompt, self.current),
             "current": rate(self.current_ok, self.current),
@@ -501,9 +503,13 @@ def score(conv: dict[str, Any], *, namespace: str) -> Result:
             )
         return served[question]
 
+    facts = fact_list(namespace=namespace, include_superseded=True)
+    active = [f.text for f in facts if f.superseded_by_id is None and f.valid_to is None]
+    past = [f.text for f in facts if f.superseded_by_id is not None or f.valid_to is not None]
     served_now: dict[str, bool] = {}
     for item in conv.get("current", []):
         s.current += 1
+        s.current_stored += any(holds(item["answer"], text) for text in active)
         top, prompt = ask(item["question"])
         in_top = any(holds(item["answer"], text) for text in top)
         in_prompt = any(holds(item["answer"], text) for text in prompt)
@@ -517,9 +523,6 @@ def score(conv: dict[str, Any], *, namespace: str) -> Result:
                 f"top {TOP_K} {top}; prompt {prompt}"
             )
 
-    facts = fact_list(namespace=namespace, include_superseded=True)
-    active = [f.text for f in facts if f.superseded_by_id is None and f.valid_to is None]
-    past = [f.text for f in facts if f.superseded_by_id is not None or f.valid_to is not None]
     questions = {item["id"]: item["question"] for item in conv.get("current", [])}
     for item in conv.get("stale", []):
         s.stale += 1
@@ -642,17 +645,19 @@ def _cell(value: float | None) -> str:
 def table(summary: dict[str, Any], *, label: str = "") -> str:
     """The summary as a markdown table: per category, per language, overall."""
     lines = [
-        f"| {label or 'group'} | convs | current in top 5 | in prompt | current: both "
+        f"| {label or 'group'} | convs | current stored (active) | current in top 5 | "
+        "in prompt | current: both "
         "(>= 0.9) | stale not served (>= 0.95) | old value superseded | old value still "
         "active | change followed | never stored ok | active facts | invented (<= 0.02) | "
         "precision (>= 0.9) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
 
     def row(name: str, score: dict[str, Any]) -> str:
         rates = score["rates"]
         return (
-            f"| {name} | {score['conversations']} | {_cell(rates['current_top5'])} | "
+            f"| {name} | {score['conversations']} | {_cell(rates['current_stored'])} | "
+            f"{_cell(rates['current_top5'])} | "
             f"{_cell(rates['current_prompt'])} | {_cell(rates['current'])} "
             f"({score['current_ok']}/{score['current']}) | {_cell(rates['stale_ok'])} "
             f"({score['stale_ok']}/{score['stale']}) | {score['stale_in_chain']}/{score['stale']} "

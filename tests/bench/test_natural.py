@@ -141,6 +141,7 @@ def test_the_score_of_a_hand_made_namespace(db: Any) -> None:
 
     s = result.score
     assert (s.current, s.current_top5, s.current_prompt, s.current_ok) == (2, 2, 2, 2)
+    assert s.current_stored == 2
     assert (s.stale, s.stale_ok, s.stale_active, s.stale_in_chain) == (2, 1, 1, 1)
     assert (s.changes, s.changes_followed) == (2, 1)
     assert (s.never, s.never_ok) == (1, 0)
@@ -165,6 +166,7 @@ def test_a_stale_value_no_longer_served_scores_full(db: Any) -> None:
     s = natural.score(conv, namespace=namespace).score
 
     assert s.rates() == {
+        "current_stored": 1.0,
         "current_top5": 1.0,
         "current_prompt": 1.0,
         "current": 1.0,
@@ -258,3 +260,14 @@ def test_the_turns_reference_stores_every_user_message_and_learns_nothing(
     assert classes["Trying to figure out council tax bands. Not urgnet"] == "invented"
     with pytest.raises(CommandError, match="reference, not written"):
         call_command("ttmemory_bench_natural", "--facts-from=turns")
+
+
+def test_a_current_fact_never_learned_counts_as_not_stored(db: Any) -> None:
+    """``current_stored`` tells a miss of extraction (no active fact holds the answer) from one
+    of recall (one does, but it was not served)."""
+    namespace = "bench-natural-test"
+    remember(namespace, "The user works at the company Zalando")  # Berlin never learned
+
+    s = natural.score({**HAND_MADE, "never": [], "stale": []}, namespace=namespace).score
+
+    assert (s.current, s.current_stored, s.current_ok) == (2, 1, 1)
