@@ -816,19 +816,15 @@ def _existing(
             continue
         if value and not _holds_value(normalise_text(fact.text), value):
             continue
-        score = statements.similarity(candidate.text, fact.text, subject=subject)
-        owner = _owner(key, statements.canonical(fact.text, subject=subject))
+        stored = statements.canonical(fact.text, subject=subject)
+        owner = _owner(key, stored)
         if owner:
             # Two facts about the same person of the user's share their name's words: alike
             # only in what they say of them ("Lily is also allergic to milk" is not "Lily is
             # allergic to eggs" said again).
-            score = _jaccard(
-                statements.content_terms(key[len(owner) :], subject=subject),
-                statements.content_terms(
-                    statements.canonical(fact.text, subject=subject)[len(owner) :],
-                    subject=subject,
-                ),
-            )
+            score = statements.similarity(key[len(owner) :], stored[len(owner) :], subject=subject)
+        else:
+            score = statements.similarity(candidate.text, fact.text, subject=subject)
         if score > best[0]:
             best = (score, fact)
     score, fact = best
@@ -853,10 +849,6 @@ def _owner(one: str, other: str) -> str:
     # The person: the possessive and at most the relation and a name after it.
     size = min(size, 3)
     return " ".join(words[:size]) + " " if size >= 2 else ""
-
-
-def _jaccard(one: set[str], other: set[str]) -> float:
-    return len(one & other) / len(one | other) if one | other else 0.0
 
 
 def _with_subject(key: str, subject: str) -> str:
