@@ -598,7 +598,7 @@ def _gather_statement(
         only_session = " AND " + d.one_of("id", "session", ids, params, kind="bigint")
     if d.arrays:  # PostgreSQL: migration 0025's function, one call (its FUNCTION's comment)
         params["term"] = dialect.array(terms, "bigint")
-        params["in"] = None if ids is None else dialect.array(ids, "bigint")
+        params["in"] = params.get("session")  # the sessions' array ``only`` bound, or NULL
         newest = (
             "SELECT term, session_id, seq, tf FROM ttmemory_newest_postings("
             "%(term)s::bigint[], %(ns)s::text, %(cap)s::integer, %(in)s::bigint[])"
