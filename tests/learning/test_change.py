@@ -423,6 +423,54 @@ def test_a_chinese_or_russian_change_said_in_everyday_words_replaces_the_old_fac
     assert stored(old).valid_to is not None or stored(old).superseded_by_id is not None
 
 
+@pytest.mark.parametrize(
+    ("said", "correction", "old", "new"),
+    [
+        ("Ich bin 52 Jahre alt", "Moment, ich bin 53, nicht 52", "Der Nutzer ist 52 Jahre alt",
+         "Der Nutzer ist 53 Jahre alt"),
+        ("Mein Termin beim Zahnarzt ist am Dienstag", "der ist am Mittwoch, nicht am Dienstag",
+         "Termin des Nutzers: Termin beim Zahnarzt ist am Dienstag",
+         "Termin des Nutzers: Termin beim Zahnarzt ist am Mittwoch"),
+        ("Mein Sohn heißt Paul und ist 4", "ach, er ist schon 5, nicht 4, er hatte Geburtstag",
+         "Sohn des Nutzers heißt Paul und ist 4", "Sohn des Nutzers heißt Paul und ist 5"),
+        ("Tengo 41 años", "perdón, tengo 42, no 41", "El usuario tiene 41 años",
+         "El usuario tiene 42 años"),
+        ("У меня 3 кошки", "ой, их 4, а не 3", "У пользователя 3 кошки", "У пользователя 4 кошки"),
+        ("我家有2只猫", "是3只，不是2只", "用户家有2只猫", "用户家有3只猫"),
+    ],
+)  # fmt: skip
+def test_new_comma_not_old_said_anywhere_in_the_sentence_corrects_the_value(
+    db: Any, said: str, correction: str, old: str, new: str
+) -> None:
+    # "NEW, not OLD" ([text] contrast_value) wherever it stands, with words before it ("ich bin
+    # 53", "der ist am Mittwoch", "er ist schon 5"): the old value the user just said, of the
+    # same party, is replaced by the new one.
+    chat(said, correction)
+
+    assert current() == [new]
+    assert chain(old) == [old, new]
+
+
+@pytest.mark.parametrize(
+    ("said", "then", "now"),
+    [
+        # About someone else: the user's city stays.
+        ("I live in Leeds", "My brother lives in York, not Leeds",
+         ["The user lives in Leeds", "The user's brother lives in York"]),
+        # The two numbers are not side by side: no pair, nothing corrected.
+        ("I am 30", "I have 2 kids, not 30", ["The user has 2 kids", "The user is 30 years old"]),
+        # Nothing the user said holds the old value.
+        ("I live in Leeds", "I'm flying to Rome, not Paris", ["The user lives in Leeds"]),
+    ],
+)  # fmt: skip
+def test_a_contrast_that_is_no_correction_of_the_users_value_changes_nothing(
+    db: Any, said: str, then: str, now: list[str]
+) -> None:
+    chat(said, then)
+
+    assert sorted(current()) == now
+
+
 def test_a_correction_naming_a_value_nothing_holds_changes_nothing(db: Any) -> None:
     chat("I live in Leeds", "sorry, bath not bristol")
 

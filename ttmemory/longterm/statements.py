@@ -146,6 +146,11 @@ def rule_statements(
             continue
         before: list[Statement] = []
         start = len(found)
+        earlier_texts = [
+            m["content"]
+            for m in messages[:index]
+            if m.get("role") == "user" and isinstance(m.get("content"), str)
+        ]
         for sentence in _marker_joined(_sentences(content, codes), codes):
             sentence = _resolved(sentence, people, codes)
             people.extend(_people(sentence, index, codes))
@@ -179,6 +184,26 @@ def rule_statements(
             ):
                 named = None  # "Moment, stimmt nicht - am Freitag": "stimmt" is no new value
             new, old = _swap_values(named.groupdict() if named is not None else {})
+            paired = _contrasted(sentence, codes)
+            if (
+                not said
+                and old
+                and paired[1].casefold() == old.casefold()
+                and _said(paired[0], new)
+            ):
+                new = paired[0]  # "sorry, ich bin 29, nicht 27": the value, not "ich bin 29"
+            if not old and not said:
+                # "ach, sie ist schon 7, nicht 6", "oops 4, not 3": a pair said anywhere in a
+                # sentence no rule read, taken as a correction of what the user just said (the
+                # old value in one of their last messages, about the same party: never the
+                # user's own "Leeds" for "my brother lives in York, not Leeds").
+                new, old = paired
+                others = _about_others(sentence, codes)
+                if old and not any(
+                    _said(old, text) and _about_others(text, codes) == others
+                    for text in (*context, *earlier_texts)
+                ):
+                    new, old = "", ""
             # What the rules read of it is a denial or says the new value again ("sorry, I'm in
             # Nanjing, not in Suzhou", in Chinese); else the sentence says more than a correction.
             if (
@@ -275,6 +300,62 @@ def _swap_values(groups: dict[str, str | None]) -> tuple[str, str]:
     if not new or not old or new.casefold() == old.casefold():
         return "", ""
     return new, old
+
+
+_NUMBER = re.compile(r"\d+(?:[ .:/-]?\d+)*")
+_NAME = re.compile(r"[^\W\d_][\w'-]*")
+
+
+def _contrasted(sentence: str, codes: tuple[str, ...]) -> tuple[str, str]:
+    """The new and the old value of "NEW, not OLD" said anywhere in ``sentence`` ("sie ist
+    schon 7, nicht 6, sie hatte Geburtstag", "c'est le 06 12 34 56 87, pas 78"): ``[text]
+    contrast_value`` is what stands between them, the old value comes right after it and the
+    new one is the value of the same shape that ends the words before it (a number, a word of
+    the same value class such as a weekday, or a capitalised name). ("", "") when the sentence
+    holds no such pair."""
+    for lang in rulebook.languages(codes):
+        between = lang.pattern("contrast_value")
+        if between is None:
+            continue
+        for found in between.finditer(sentence):
+            new, old = _value_pair(sentence[: found.start()], sentence[found.end() :], lang)
+            if new and old and new.casefold() != old.casefold():
+                return new, old
+    return "", ""
+
+
+def _value_pair(head: str, tail: str, lang: rulebook.Language) -> tuple[str, str]:
+    """(new, old): ``tail``'s leading value and the value of its shape that ends ``head`` (the
+    two side by side: "2 sugars in my coffee, not 3" pairs nothing)."""
+    head = head.rstrip(" ,.;:!\u3001\uff0c")
+
+    def ending(matches: Sequence[re.Match[str]]) -> str:
+        last = max(matches, key=lambda m: m.end(), default=None)
+        return last.group(0) if last is not None and last.end() == len(head) else ""
+
+    number = _NUMBER.match(tail)
+    if number is not None:
+        return ending(list(_NUMBER.finditer(head))), number.group(0)
+    for name, match in class_tokens(tail, lang):
+        if match.start() == 0:
+            return ending([m for n, m in class_tokens(head, lang) if n == name]), match.group(0)
+    word = _NAME.match(tail)
+    if word is not None and word.group(0)[:1].isupper():
+        names = [m for m in _NAME.finditer(head) if m.group(0)[:1].isupper() and m.start() > 0]
+        return ending(names), word.group(0)
+    return "", ""
+
+
+def _about_others(sentence: str, codes: tuple[str, ...]) -> bool:
+    """Whether ``sentence`` speaks of someone close to the user (``[text] others``)."""
+    others = rulebook.joined(codes, "others")
+    return others is not None and others.search(sentence) is not None
+
+
+def _said(value: str, text: str) -> bool:
+    """Whether ``text`` holds ``value`` as a whole word (any case)."""
+    edge = "" if CJK.search(value) else r"(?<!\w)"
+    return re.search(edge + re.escape(value) + edge.replace("<", ""), text, re.I) is not None
 
 
 def _swapped(found: list[Statement], new: str, old: str, index: int) -> bool:
