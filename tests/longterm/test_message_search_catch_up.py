@@ -232,9 +232,14 @@ def test_within_the_limit_a_lagging_index_gives_the_same_results(db: Any, settin
     assert search("Maria contract landlord", k=5) == before
 
 
-def test_a_term_in_more_messages_than_the_limit_counts_in_its_newest(
-    db: Any, settings: Any
+def test_a_term_in_more_messages_than_the_limit_still_finds_its_oldest_message(
+    db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Past ``MESSAGE_SEARCH_TERM_LIMIT`` the messages scored are the best by every posting of
+    the query's words (``FREQUENT_CANDIDATES`` of them), not the newest: the oldest message,
+    the one holding both words, is found first even when only one message is picked."""
+    from ttmemory.longterm import episodes
+
     settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_TERM_LIMIT": 3}
     session = memory.session_open(namespace="user-1", key="c")
     with TestCase.captureOnCommitCallbacks(execute=True):
@@ -244,10 +249,34 @@ def test_a_term_in_more_messages_than_the_limit_counts_in_its_newest(
             + [user(f"otters again, note {n}") for n in range(5)],
         )
     assert entries(session) == [1, 2, 3, 4, 5, 6]
-    assert [seq for _, seq, _ in search("otters", k=10, window=0)] == [4, 5, 6]
-    # A rarer word still finds the old message, which the frequent word then adds to.
+    assert sorted(seq for _, seq, _ in search("otters", k=10, window=0)) == [1, 2, 3, 4, 5, 6]
     found = search("zebra otters", k=10, window=0)
-    assert found[0][1] == 1 and {seq for _, seq, _ in found} == {1, 4, 5, 6}
+    assert found[0][1] == 1 and {seq for _, seq, _ in found} == {1, 2, 3, 4, 5, 6}
+    monkeypatch.setattr(episodes, "FREQUENT_CANDIDATES", 1)
+    assert [seq for _, seq, _ in search("zebra otters", k=10, window=0)] == [1]
+
+
+def test_a_word_in_most_messages_scores_the_messages_picked_but_picks_none(
+    db: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rarest words pick the messages scored (``FREQUENT_CANDIDATE_POSTINGS``): past that
+    budget a common word adds to the score of the messages picked, and no message holding only
+    it is read."""
+    from ttmemory.longterm import episodes
+
+    settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_TERM_LIMIT": 2}
+    session = memory.session_open(namespace="user-1", key="c")
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        memory.message_add_many(
+            session=session,
+            messages=[user(f"otters again, note {n}") for n in range(4)]
+            + [user("the zebra and the otters"), user("a zebra alone")],
+        )
+    both = {seq: score for _, seq, score in search("zebra otters", k=10, window=0)}
+    assert sorted(both) == [1, 2, 3, 4, 5, 6]
+    monkeypatch.setattr(episodes, "FREQUENT_CANDIDATE_POSTINGS", 2)
+    picked = {seq: score for _, seq, score in search("zebra otters", k=10, window=0)}
+    assert picked == {5: both[5], 6: both[6]}  # zebra's messages, otters' weight included
 
 
 def test_an_append_indexes_its_own_session_and_leaves_other_tails_to_the_search(db: Any) -> None:
@@ -336,9 +365,9 @@ def test_a_message_indexed_between_the_index_read_and_the_tail_read_is_still_fou
 def test_a_frequent_terms_weight_counts_every_message_though_its_postings_are_cut(
     db: Any, settings: Any
 ) -> None:
-    """Past ``MESSAGE_SEARCH_TERM_LIMIT`` a term's newest postings only are read, but its
-    document frequency still counts every message: each message found scores as it does when
-    every posting is read."""
+    """Past ``MESSAGE_SEARCH_TERM_LIMIT`` a term's postings are read for the messages picked
+    (``FREQUENT_CANDIDATES``, all of them here), and its document frequency still counts every
+    message: each message scores as it does when every posting is read in one go."""
     session = memory.session_open(namespace="user-1", key="c")
     with TestCase.captureOnCommitCallbacks(execute=True):
         memory.message_add_many(
@@ -351,7 +380,7 @@ def test_a_frequent_terms_weight_counts_every_message_though_its_postings_are_cu
     assert sorted(every) == [1, 3, 4, 5, 6, 7, 8]
     settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_TERM_LIMIT": 3}
     cut = {seq: score for _, seq, score in search("otters", k=10, window=0)}
-    assert cut == {seq: every[seq] for seq in (6, 7, 8)}  # the newest, scored as before
+    assert cut == every  # the oldest too, each scored as before
 
 
 def test_a_large_namespace_keeps_a_frequent_terms_count_for_a_while(
@@ -374,7 +403,7 @@ def test_a_large_namespace_keeps_a_frequent_terms_count_for_a_while(
 
     def counts() -> int:
         with CaptureQueriesContext(connection) as seen:
-            assert {seq for _, seq, _ in search("otters", k=10, window=0)} == {4, 5}
+            assert {seq for _, seq, _ in search("otters", k=10, window=0)} == {1, 2, 3, 4, 5}
         return sum("GROUP BY" in q["sql"] and "COUNT(*)" in q["sql"] for q in seen.captured_queries)
 
     assert counts() == 1

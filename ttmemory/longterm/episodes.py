@@ -431,7 +431,15 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     # this process), as fact recall keeps its own: counting every indexed message on every
     # search cost more than the statistics change (a scan growing with the namespace).
     cached = _recent_stats(namespace) if ids is None else None
-    sql, params = _gather_statement(d, namespace, terms, ids, window, counted=cached is None)
+    # Words this process counted as frequent a moment ago: their newest postings would be read
+    # only to be set aside for ``_candidate_postings`` (at a million messages, most of the read).
+    known = (
+        [t for t in terms if _frequent.get((namespace, t)) is not None]
+        if cached is not None and cached[0] >= STATS_CACHE_MIN_MESSAGES
+        else []
+    )
+    read_terms = [t for t in terms if t not in known]
+    sql, params = _gather_statement(d, namespace, read_terms, ids, window, counted=cached is None)
     found = _Index()
     if cached is not None:
         found.total, found.total_terms = cached
@@ -454,7 +462,7 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
             if ids is None:
                 _remember_stats(namespace, found.total, found.total_terms)
     cap = app_settings.MESSAGE_SEARCH_TERM_LIMIT
-    frequent = []
+    frequent = list(known)
     for term, postings in per_term.items():
         if len(postings) > cap:  # one more than the limit was read: the term is frequent
             postings.sort(reverse=True)
@@ -470,7 +478,85 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     if found.df:  # stale statistics: never fewer messages than a term's own count
         found.total = max(found.total, *found.df.values())
     found.all_lengths = read <= NEAR_LENGTHS_LIMIT  # as the statement decided
+    if frequent:
+        # The newest postings of a frequent word are no sample of where it is used: a message
+        # older than its newest MESSAGE_SEARCH_TERM_LIMIT could never be found (a million
+        # messages' evidence recall fell to 0). The messages scored are instead the best by
+        # every posting of the query's words, weighted by their idf, with their windows.
+        weights = {t: bm25.idf(found.total, n) for t, n in found.df.items()}
+        found.postings = _candidate_postings(namespace, weights, _picking(found.df), ids, window)
+        found.all_lengths = False
     return found
+
+
+#: With a frequent query word, how many messages ``_candidate_postings`` picks for scoring.
+FREQUENT_CANDIDATES = 200
+#: ... and how many postings it reads to pick them: the rarest words first, the next one only
+#: while their postings stay within this (the rarest always), so a word in half of a namespace,
+#: whose weight is small, is scored in the windows of the messages picked but picks none.
+FREQUENT_CANDIDATE_POSTINGS = 20_000
+
+
+def _picking(df: Mapping[int, int]) -> set[int]:
+    """The query terms whose postings pick the messages scored (``FREQUENT_CANDIDATE_POSTINGS``)."""
+    picked: set[int] = set()
+    read = 0
+    for term, n in sorted(df.items(), key=lambda item: (item[1], item[0])):
+        if picked and read + n > FREQUENT_CANDIDATE_POSTINGS:
+            break
+        picked.add(term)
+        read += n
+    return picked
+
+
+def _candidate_postings(
+    namespace: str,
+    weights: Mapping[int, float],
+    picking: Set[int],
+    ids: list[int] | None,
+    window: int,
+) -> list[tuple[int, int, int, int]]:
+    """The postings ``(session, seq, term, tf)`` of the query terms in the windows of the
+    ``FREQUENT_CANDIDATES`` messages whose postings of the ``picking`` terms sum the highest
+    idf (``weights``), in one statement: every posting of those terms is read through the index
+    on ``(term, session, seq)`` (no table row: the sum counts a word once per message, as most
+    messages use it once), so the cost grows with those words' postings, not with the
+    namespace's other words."""
+    d = dialect.current()
+    quote = connection.ops.quote_name
+    term_table = quote(MessageTerm._meta.db_table)
+    session_table = quote(MemorySession._meta.db_table)
+    params: dict[str, Any] = {
+        "ns": namespace,
+        "window": window,
+        "top": FREQUENT_CANDIDATES,
+    }
+    terms = sorted(weights)
+    weighted = d.table(
+        {
+            "t": terms,
+            "w": [round(weights[t] * 1000) for t in terms],
+            "pick": [int(t in picking) for t in terms],
+        },
+        params,
+    )
+    only = ""
+    if ids is not None:
+        only = " AND " + d.one_of("p.session_id", "session", ids, params, kind="bigint")
+    sql = (
+        f"WITH w AS ({weighted}), top AS (SELECT p.session_id, p.seq FROM {term_table} p "
+        "JOIN w ON p.term = w.t AND w.pick = 1 WHERE p.session_id IN "
+        f"(SELECT id FROM {session_table} WHERE namespace = %(ns)s){only} "
+        "GROUP BY p.session_id, p.seq ORDER BY SUM(w.w) DESC, p.session_id DESC, p.seq DESC "
+        "LIMIT %(top)s) "
+        "SELECT DISTINCT p.session_id, p.seq, p.term, p.tf FROM top "
+        f"JOIN {term_table} p ON p.session_id = top.session_id "
+        "AND p.seq BETWEEN top.seq - %(window)s AND top.seq + %(window)s "
+        "JOIN w ON p.term = w.t"
+    )
+    with d.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(int(s), int(q), int(t), int(tf)) for s, q, t, tf in cursor.fetchall()]
 
 
 _frequent = bm25.KeptStats()
@@ -596,7 +682,9 @@ def _gather_statement(
     if ids is not None:
         only = " AND " + d.one_of("session_id", "session", ids, params, kind="bigint")
         only_session = " AND " + d.one_of("id", "session", ids, params, kind="bigint")
-    if d.arrays:  # PostgreSQL: migration 0025's function, one call (its FUNCTION's comment)
+    if not terms:  # every query word is known to be frequent (``_gather``)
+        newest = "SELECT 0 AS term, 0 AS session_id, 0 AS seq, 0 AS tf WHERE 0 = 1"
+    elif d.arrays:  # PostgreSQL: migration 0025's function, one call (its FUNCTION's comment)
         params["term"] = dialect.array(terms, "bigint")
         params["in"] = params.get("session")  # the sessions' array ``only`` bound, or NULL
         newest = (
