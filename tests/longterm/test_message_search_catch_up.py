@@ -261,7 +261,7 @@ def test_a_word_in_most_messages_scores_the_messages_picked_but_picks_none(
 ) -> None:
     """The rarest words pick the messages scored (``FREQUENT_CANDIDATE_POSTINGS``): past that
     budget a common word adds to the score of the messages picked, and no message holding only
-    it is read."""
+    it is read; when no word is rare enough, a frequent word's newest messages are scored."""
     from ttmemory.longterm import episodes
 
     settings.TTMEMORY = {**settings.TTMEMORY, "MESSAGE_SEARCH_TERM_LIMIT": 2}
@@ -277,6 +277,9 @@ def test_a_word_in_most_messages_scores_the_messages_picked_but_picks_none(
     monkeypatch.setattr(episodes, "FREQUENT_CANDIDATE_POSTINGS", 2)
     picked = {seq: score for _, seq, score in search("zebra otters", k=10, window=0)}
     assert picked == {5: both[5], 6: both[6]}  # zebra's messages, otters' weight included
+    # No word rare enough to pick: a frequent word's newest messages are scored.
+    monkeypatch.setattr(episodes, "FREQUENT_CANDIDATE_POSTINGS", 1)
+    assert sorted(seq for _, seq, _ in search("otters", k=10, window=0)) == [4, 5]
 
 
 def test_an_append_indexes_its_own_session_and_leaves_other_tails_to_the_search(db: Any) -> None:

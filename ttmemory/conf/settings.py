@@ -203,8 +203,10 @@ class AppSettings:
     # more wait (the job is behind: no worker, a backlog), the older ones are found once the
     # message_index job has indexed them, and the search queues that job.
     MESSAGE_SEARCH_PENDING_LIMIT = Setting(1000, integer(minimum=0))
-    # A query term found in more messages than this (a word used everywhere: low weight) adds
-    # to the score of its newest N messages only; its weight still counts every message.
+    # A query term found in more messages than this (a word used everywhere: low weight) makes
+    # the search pick the messages it scores by every posting of the rarest query words
+    # (episodes.FREQUENT_CANDIDATES), not by reading all of that word's; its weight still
+    # counts every message.
     MESSAGE_SEARCH_TERM_LIMIT = Setting(2000, integer(minimum=1))
     # message_search: weight of the vector score in the blend (0..1). None: the embedder's own
     # (0 for HashEmbedder and WordLlama: keyword only, and messages are not embedded; 0.8 for

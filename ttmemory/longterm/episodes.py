@@ -433,11 +433,13 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     cached = _recent_stats(namespace) if ids is None else None
     # Words this process counted as frequent a moment ago: their newest postings would be read
     # only to be set aside for ``_candidate_postings`` (at a million messages, most of the read).
-    known = (
-        [t for t in terms if _frequent.get((namespace, t)) is not None]
-        if cached is not None and cached[0] >= STATS_CACHE_MIN_MESSAGES
-        else []
-    )
+    known: list[int] = []
+    if cached is not None and cached[0] >= STATS_CACHE_MIN_MESSAGES:
+        counts = {t: _frequent.get((namespace, t)) for t in terms}
+        known = [t for t, n in counts.items() if n is not None]
+        rarest = min((n[0] for n in counts.values() if n is not None), default=0)
+        if rarest > FREQUENT_CANDIDATE_POSTINGS:
+            known = []  # none of them may pick (``_picking``): their newest postings are read
     read_terms = [t for t in terms if t not in known]
     sql, params = _gather_statement(d, namespace, read_terms, ids, window, counted=cached is None)
     found = _Index()
@@ -483,17 +485,22 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
         # older than its newest MESSAGE_SEARCH_TERM_LIMIT could never be found (a million
         # messages' evidence recall fell to 0). The messages scored are instead the best by
         # every posting of the query's words, weighted by their idf, with their windows.
-        weights = {t: bm25.idf(found.total, n) for t, n in found.df.items()}
-        found.postings = _candidate_postings(namespace, weights, _picking(found.df), ids, window)
-        found.all_lengths = False
+        picking = _picking(found.df)
+        if picking:
+            weights = {t: bm25.idf(found.total, n) for t, n in found.df.items()}
+            found.postings = _candidate_postings(namespace, weights, picking, ids, window)
+            found.all_lengths = False
     return found
 
 
 #: With a frequent query word, how many messages ``_candidate_postings`` picks for scoring.
 FREQUENT_CANDIDATES = 200
 #: ... and how many postings it reads to pick them: the rarest words first, the next one only
-#: while their postings stay within this (the rarest always), so a word in half of a namespace,
-#: whose weight is small, is scored in the windows of the messages picked but picks none.
+#: while their postings stay within this, so a word in half of a namespace, whose weight is
+#: small, is scored in the windows of the messages picked but picks none. When even the
+#: rarest word is in more messages than this, none picks: its newest
+#: ``MESSAGE_SEARCH_TERM_LIMIT`` messages and the other words' are scored (then most messages
+#: hold the question's words, and the newest come first).
 FREQUENT_CANDIDATE_POSTINGS = 20_000
 
 
@@ -502,7 +509,7 @@ def _picking(df: Mapping[int, int]) -> set[int]:
     picked: set[int] = set()
     read = 0
     for term, n in sorted(df.items(), key=lambda item: (item[1], item[0])):
-        if picked and read + n > FREQUENT_CANDIDATE_POSTINGS:
+        if read + n > FREQUENT_CANDIDATE_POSTINGS:
             break
         picked.add(term)
         read += n
