@@ -556,10 +556,11 @@ def _candidate_postings(
         f"(SELECT id FROM {session_table} WHERE namespace = %(ns)s){only} "
         "GROUP BY p.session_id, p.seq ORDER BY SUM(w.w) DESC, p.session_id DESC, p.seq DESC "
         "LIMIT %(top)s) "
-        "SELECT DISTINCT p.session_id, p.seq, p.term, p.tf FROM top "
-        f"JOIN {term_table} p ON p.session_id = top.session_id "
-        "AND p.seq BETWEEN top.seq - %(window)s AND top.seq + %(window)s "
-        "JOIN w ON p.term = w.t"
+        # top, then w, then the postings: each window one index range per word (SQLite keeps
+        # a CROSS JOIN's order; it read every posting of each word otherwise, 400 ms at 10,000).
+        "SELECT DISTINCT p.session_id, p.seq, p.term, p.tf FROM top CROSS JOIN w "
+        f"JOIN {term_table} p ON p.term = w.t AND p.session_id = top.session_id "
+        "AND p.seq BETWEEN top.seq - %(window)s AND top.seq + %(window)s"
     )
     with d.cursor() as cursor:
         cursor.execute(sql, params)
