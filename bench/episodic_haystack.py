@@ -142,9 +142,9 @@ def main() -> None:
             cold.append((time.perf_counter_ns() - started) / 1e6)
         samples: dict[str, list[float]] = {"ours": [], "raw": []}
         for i in range(args.runs):
-            q = questions[i % n].text
+            asked = questions[i % n].text
             started = time.perf_counter_ns()
-            selectors.message_search(namespace=namespace, query=q, k=10)
+            selectors.message_search(namespace=namespace, query=asked, k=10)
             samples["ours"].append((time.perf_counter_ns() - started) / 1e6)
             started = time.perf_counter_ns()
             raw.search(namespace, terms[i % n], 10, 2)

@@ -147,9 +147,9 @@ def rule_statements(
         before: list[Statement] = []
         start = len(found)
         earlier_texts = [
-            m["content"]
+            said_before
             for m in messages[:index]
-            if m.get("role") == "user" and isinstance(m.get("content"), str)
+            if m.get("role") == "user" and isinstance(said_before := m.get("content"), str)
         ]
         for sentence in _marker_joined(_sentences(content, codes), codes):
             sentence = _resolved(sentence, people, codes)
