@@ -31,6 +31,7 @@ from ttmemory.longterm.slots import infer_slot
 from ttmemory.longterm.values import (
     CJK,
     article,
+    class_pattern,
     class_tokens,
     clean_value,
     correct_value,
@@ -146,11 +147,6 @@ def rule_statements(
             continue
         before: list[Statement] = []
         start = len(found)
-        earlier_texts = [
-            said_before
-            for m in messages[:index]
-            if m.get("role") == "user" and isinstance(said_before := m.get("content"), str)
-        ]
         for sentence in _marker_joined(_sentences(content, codes), codes):
             sentence = _resolved(sentence, people, codes)
             people.extend(_people(sentence, index, codes))
@@ -184,26 +180,17 @@ def rule_statements(
             ):
                 named = None  # "Moment, stimmt nicht - am Freitag": "stimmt" is no new value
             new, old = _swap_values(named.groupdict() if named is not None else {})
-            paired = _contrasted(sentence, codes)
-            if (
-                not said
-                and old
-                and paired[1].casefold() == old.casefold()
-                and _said(paired[0], new)
-            ):
-                new = paired[0]  # "sorry, ich bin 29, nicht 27": the value, not "ich bin 29"
-            if not old and not said:
-                # "ach, sie ist schon 7, nicht 6", "oops 4, not 3": a pair said anywhere in a
-                # sentence no rule read, taken as a correction of what the user just said (the
-                # old value in one of their last messages, about the same party: never the
-                # user's own "Leeds" for "my brother lives in York, not Leeds").
-                new, old = paired
-                others = _about_others(sentence, codes)
-                if old and not any(
-                    _said(old, text) and _about_others(text, codes) == others
-                    for text in (*context, *earlier_texts)
+            if not said:
+                paired = _contrasted(sentence, codes)
+                if old:
+                    if paired[1].casefold() == old.casefold() and _said(paired[0], new):
+                        new = paired[0]  # "sorry, ich bin 29, nicht 27": not "ich bin 29"
+                elif paired[1] and _said_before(
+                    paired[1], sentence, context, messages[:index], codes
                 ):
-                    new, old = "", ""
+                    # "ach, sie ist schon 7, nicht 6", "oops 4, not 3": a pair said anywhere in a
+                    # sentence no rule read, a correction of what the user just said.
+                    new, old = paired
             # What the rules read of it is a denial or says the new value again ("sorry, I'm in
             # Nanjing, not in Suzhou", in Chinese); else the sentence says more than a correction.
             if (
@@ -346,16 +333,33 @@ def _value_pair(head: str, tail: str, lang: rulebook.Language) -> tuple[str, str
     return "", ""
 
 
-def _about_others(sentence: str, codes: tuple[str, ...]) -> bool:
-    """Whether ``sentence`` speaks of someone close to the user (``[text] others``)."""
+def _said_before(
+    value: str,
+    sentence: str,
+    context: Sequence[str],
+    earlier: Sequence[dict[str, object]],
+    codes: tuple[str, ...],
+) -> bool:
+    """Whether the user said ``value`` just before ``sentence`` (``context``, their messages
+    already learned, or an ``earlier`` user message of the batch) about the same party
+    (``[text] others``): never the user's own "Leeds" for "my brother lives in York, not
+    Leeds"."""
     others = rulebook.joined(codes, "others")
-    return others is not None and others.search(sentence) is not None
+
+    def about_others(text: str) -> bool:
+        return others is not None and others.search(text) is not None
+
+    party = about_others(sentence)
+    texts = [*context, *(m.get("content") for m in earlier if m.get("role") == "user")]
+    return any(
+        isinstance(text, str) and _said(value, text) and about_others(text) == party
+        for text in texts
+    )
 
 
 def _said(value: str, text: str) -> bool:
-    """Whether ``text`` holds ``value`` as a whole word (any case)."""
-    edge = "" if CJK.search(value) else r"(?<!\w)"
-    return re.search(edge + re.escape(value) + edge.replace("<", ""), text, re.I) is not None
+    """Whether ``text`` holds ``value`` as a whole word, any case (``values.class_pattern``)."""
+    return class_pattern(re.escape(value)).search(text) is not None
 
 
 def _swapped(found: list[Statement], new: str, old: str, index: int) -> bool:
