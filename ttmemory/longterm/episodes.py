@@ -464,15 +464,9 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
             if ids is None:
                 _remember_stats(namespace, found.total, found.total_terms)
     cap = app_settings.MESSAGE_SEARCH_TERM_LIMIT
-    frequent = list(known)
-    for term, postings in per_term.items():
-        if len(postings) > cap:  # one more than the limit was read: the term is frequent
-            postings.sort(reverse=True)
-            del postings[cap:]
-            frequent.append(term)
-        else:
-            found.df[term] = len(postings)
-        found.postings.extend(postings)
+    # One more than the limit was read: the term is frequent.
+    frequent = [*known, *(term for term, postings in per_term.items() if len(postings) > cap)]
+    found.df.update((t, len(postings)) for t, postings in per_term.items() if len(postings) <= cap)
     if frequent:
         large = ids is None and found.total >= STATS_CACHE_MIN_MESSAGES
         counted = _frequent_df(namespace, frequent, ids, kept=large)
@@ -480,16 +474,21 @@ def _gather(namespace: str, terms: list[int], ids: list[int] | None, window: int
     if found.df:  # stale statistics: never fewer messages than a term's own count
         found.total = max(found.total, *found.df.values())
     found.all_lengths = read <= NEAR_LENGTHS_LIMIT  # as the statement decided
-    if frequent:
+    picking = _picking(found.df) if frequent else set()
+    if picking:
         # The newest postings of a frequent word are no sample of where it is used: a message
         # older than its newest MESSAGE_SEARCH_TERM_LIMIT could never be found (a million
         # messages' evidence recall fell to 0). The messages scored are instead the best by
-        # every posting of the query's words, weighted by their idf, with their windows.
-        picking = _picking(found.df)
-        if picking:
-            weights = {t: bm25.idf(found.total, n) for t, n in found.df.items()}
-            found.postings = _candidate_postings(namespace, weights, picking, ids, window)
-            found.all_lengths = False
+        # every posting of the rarest query words, weighted by their idf, with their windows.
+        weights = {t: bm25.idf(found.total, n) for t, n in found.df.items()}
+        found.postings = _candidate_postings(namespace, weights, picking, ids, window)
+        found.all_lengths = False
+        return found
+    for postings in per_term.values():
+        if len(postings) > cap:  # a frequent word no rarer one picks for: its newest only
+            postings.sort(reverse=True)
+            del postings[cap:]
+        found.postings.extend(postings)
     return found
 
 
