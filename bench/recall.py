@@ -506,9 +506,9 @@ def bulk_load(namespace: str, texts: Sequence[str], *, batch: int = 500) -> list
             for text, vector, count in zip(chunk, vectors, counts, strict=True)
         )
         FactTerm.objects.bulk_create(
-            FactTerm(fact_id=fact.pk, namespace=namespace, term=term, tf=min(tf, 32767))
+            posting
             for fact, c in zip(facts, counts, strict=True)
-            for term, tf in c.items()
+            for posting in FactTerm.of(fact, c)
         )
         ids += [int(f.pk) for f in facts]
     return ids
@@ -901,7 +901,8 @@ class LargeLoader:
                     sum(counts.values()), index_version, "[]", now, now, now,
                 )
             )  # fmt: skip
-            terms += [(ids[i], namespace, h, tf) for h, tf in counts.items()]
+            length = sum(counts.values())  # the fact's term_count, kept on each posting
+            terms += [(ids[i], namespace, h, tf, length) for h, tf in counts.items()]
         with self.conn.cursor() as cursor:
             with cursor.copy(
                 "COPY ttmemory_fact (id, namespace, kind, text, text_hash, metadata, embedding, "
@@ -911,7 +912,7 @@ class LargeLoader:
                 for row in facts:
                     copy.write_row(row)
             with cursor.copy(
-                "COPY ttmemory_factterm (fact_id, namespace, term, tf) FROM STDIN"
+                "COPY ttmemory_factterm (fact_id, namespace, term, tf, length) FROM STDIN"
             ) as copy:
                 for row in terms:
                     copy.write_row(row)

@@ -11,12 +11,14 @@ formula or constants reaches every path. tests/longterm/test_bm25.py checks the 
 rank-bm25 on both databases.
 
 Frequent words: in a namespace of repetitive facts (the same names, relations and verbs in
-thousands of facts) a query word's posting list can be a large share of the namespace, and
-reading it whole, each posting joined to its fact, is what recall's time grew with. The query's
-words are read rarest first while their postings stay within ``POSTINGS_BUDGET``; the words
-beyond it find no candidates by themselves, they only score the candidates the rarer words and
-the vector list found (``candidates``), so every candidate still gets its BM25 over all query
-words. ``uncapped`` lifts the budget (benchmarks compare both: docs/benchmarks.md).
+thousands of facts) a query word's posting list can be a large share of the namespace. Each
+posting carries its fact's length (``FactTerm.length``), so a word's postings are scored from
+the postings index alone, and a fact row is read only for the best-scored facts (to keep the
+current ones). The query's words are read rarest first while their postings stay within
+``POSTINGS_BUDGET``; a word beyond it finds no candidates by itself, it only scores the best
+``FREQUENT_CANDIDATES`` of the facts the read words found and the vector list's (``candidates``),
+so those get their BM25 over all query words. ``uncapped`` lifts the budget (benchmarks compare
+both: docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -30,10 +32,15 @@ from typing import Any
 K1 = 1.2
 B = 0.75
 
-#: Postings of the query's rarest words read whole to find keyword candidates (see above).
-#: 500 kept 0.986 of the top 10 of uncapped BM25 in a 100,000-fact namespace of Zipf-distributed
-#: words, and the repetitive profile's top 10 (docs/benchmarks.md).
-POSTINGS_BUDGET = 500
+#: Postings of the query's rarest words read whole, from the index alone, to rank keyword
+#: candidates (see above). 20,000 reads every query word of the repetitive profile at 50,000
+#: facts (top 10 kept of uncapped 1.000; 500, when each posting read its fact row, kept 0.545),
+#: and bounds a query of words in most of a large namespace (docs/benchmarks.md).
+POSTINGS_BUDGET = 20_000
+
+#: Of the facts the read words found, the best this many by those words are also scored by the
+#: words past the budget (with the vector candidates), one index lookup each.
+FREQUENT_CANDIDATES = 200
 
 #: Namespaces of at most this many facts read every query word's postings whole: there no
 #: word's postings are many, and the budget's own steps (ranking the words by document

@@ -9,17 +9,18 @@ come in (``vector_ids``) as candidates for the frequent words. What PostgreSQL a
 differently (list parameters, float casts, materialised CTEs, per-row joins) comes from
 ``dialect``; the statement's shape does not depend on the database.
 
-Keyword search is bounded in a namespace above ``bm25.BUDGET_ABOVE_FACTS`` facts (``budgeted``;
-below it every query word's postings are read whole: ``hit``, joined to their facts in ``kw``):
-the rarest query words are read while their postings stay within ``bm25.POSTINGS_BUDGET``
-(keyword-only: the rarest word at least, else a query of frequent words alone would find
-nothing): ``hit``, each posting joined to its fact once in ``kw``. The
-facts they name and the vector candidates are the candidates; the postings of the frequent
-words are looked up for those alone (``often``), on the (fact, term) index, one lookup per
-candidate (``Dialect.join_each``). Every candidate is scored by BM25 over ALL query words.
-Lost: facts matching only frequent words and far in vector space (docs/benchmarks.md,
-"Repetitive vocabulary"). When every word fits, ``often`` reads nothing and the ranking is
-uncapped BM25's.
+Keyword BM25 is computed from the postings index alone: each posting carries its fact's length
+(``FactTerm.length``), so ``part`` scores every posting read without a fact row, and ``kw``
+reads a fact row only for the best ``limit`` x ``SCORED_AHEAD`` facts by score, to keep the
+eligible ones (current, of ``kinds``; with ``kinds`` every match is ranked first). In a
+namespace above ``bm25.BUDGET_ABOVE_FACTS`` facts (``budgeted``; below it every query word's
+postings are read) the rarest query words are read while their postings stay within
+``bm25.POSTINGS_BUDGET`` (keyword-only: the rarest word at least, else a query of frequent
+words alone would find nothing). The best ``bm25.FREQUENT_CANDIDATES`` facts they found, and
+the vector candidates, are also scored by the frequent words (``often``), their postings
+looked up on the (fact, term) index, one lookup per candidate (``Dialect.join_each``). Lost:
+facts matching only frequent words and far in vector space (docs/benchmarks.md, "Repetitive
+vocabulary"). When every word fits, ``often`` reads nothing and the ranking is uncapped BM25's.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ from ttmemory.longterm import bm25, recall, runs, vector_cache
 from ttmemory.longterm.bm25 import Sql
 from ttmemory.longterm.dialect import Dialect
 from ttmemory.models import FactTerm, binding
+
+#: The keyword list is cut to ``limit`` eligible facts (current, not expired) from the best
+#: ``limit`` times this by score: ranked without reading a fact row, then checked.
+SCORED_AHEAD = 4
 
 
 @dataclass(frozen=True)
@@ -173,18 +178,17 @@ def statement(
         candidates = " UNION SELECT vid FROM vec"
     if generation:
         select.append(f"SELECT 5, generation, {d.float('0.0')}, 0 FROM g")
-    score = _bm25(d, "r.tf", "f.term_count", "st.n", "df.n", "st.avgdl")
-    each = d.join_each("p", term, where=postings, columns="p.fact_id, p.tf")
+    # BM25 from the index alone: each posting carries its fact's length (``FactTerm.length``),
+    # so no fact row is read until the ranked list is cut to the eligible ``limit``.
+    score = _bm25(d, "p.tf", "p.length", "st.n", "df.n", "st.avgdl")
+    each = d.join_each("p", term, where=postings, columns="p.fact_id, p.tf, p.length")
+    words = "q"
     if budgeted:
         params["budget"] = bm25.POSTINGS_BUDGET  # budgeted: never inside bm25.uncapped
         rarest = " OR rank = 1" if vector is None and vector_ids is None else ""
-        frequent = d.in_rows("p.term", "SELECT term FROM freq")
-        lookup = d.join_each(
-            "p", term, where=f"p.fact_id = c.id AND {frequent}", columns="p.term, p.tf"
-        )
         parts += [
             d.materialized(
-                "rare",
+                "rd",
                 "SELECT word FROM (SELECT word, sum(n) OVER (ORDER BY n, word) AS upto, "
                 "row_number() OVER (ORDER BY n, word) AS rank "
                 f"FROM df) r WHERE upto <= %(budget)s{rarest}",
@@ -192,22 +196,40 @@ def statement(
             d.materialized(
                 "freq",
                 "SELECT q.term FROM q JOIN df ON df.word = q.word "
-                "WHERE q.word NOT IN (SELECT word FROM rare)",
+                "WHERE q.word NOT IN (SELECT word FROM rd)",
             ),
-            "hit AS (SELECT p.fact_id AS id, q.word, p.tf FROM q JOIN rare ON rare.word = q.word "
-            f"{each})",
-            f"often AS (SELECT c.id, q.word, p.tf FROM (SELECT id FROM hit{candidates}) c "
-            f"{lookup}"
-            " JOIN q ON p.term = q.term WHERE EXISTS (SELECT 1 FROM freq))",
         ]
-        scored = "(SELECT * FROM hit UNION ALL SELECT * FROM often)"
-    else:
-        parts.append(f"hit AS (SELECT p.fact_id AS id, q.word, p.tf FROM q {each})")
-        scored = "hit"
+        words = "q JOIN rd ON rd.word = q.word"
     parts.append(
-        f"kw AS (SELECT r.id, sum({score}) AS score FROM {scored} r {d.then} df "
-        f"ON df.word = r.word {d.then} {fact} f ON f.id = r.id CROSS JOIN st WHERE {current} "
-        f"GROUP BY r.id ORDER BY score DESC, r.id LIMIT {int(limit)})"
+        f"part AS (SELECT p.fact_id AS id, sum({score}) AS score FROM {words} {d.then} df "
+        f"ON df.word = q.word CROSS JOIN st {each} GROUP BY p.fact_id)"
+    )
+    total = "part"
+    if budgeted:
+        params["picks"] = bm25.FREQUENT_CANDIDATES
+        frequent = d.in_rows("p.term", "SELECT term FROM freq")
+        lookup = d.join_each(
+            "p", term, where=f"p.fact_id = c.id AND {frequent}", columns="p.term, p.tf, p.length"
+        )
+        parts += [
+            "cand AS (SELECT id FROM (SELECT id FROM part ORDER BY score DESC, id "
+            f"LIMIT %(picks)s) t{candidates})",
+            f"often AS (SELECT c.id, sum({score}) AS score FROM cand c {lookup} "
+            "JOIN q ON p.term = q.term JOIN df ON df.word = q.word CROSS JOIN st "
+            "WHERE EXISTS (SELECT 1 FROM freq) GROUP BY c.id)",
+            # A candidate's score: its read words' (``part``) plus its frequent words'.
+            "total AS (SELECT part.id, part.score + coalesce(o.score, 0.0) AS score FROM part "
+            "LEFT JOIN often o ON o.id = part.id UNION ALL SELECT o.id, o.score FROM often o "
+            "WHERE NOT EXISTS (SELECT 1 FROM part WHERE part.id = o.id))",
+        ]
+        total = "total"
+    # The best-scored facts, then the eligible ones among them (one fact row read each). Kinds
+    # asked for may be rare among the matches: then every match is ranked before the cut.
+    ahead = "" if kinds else f" LIMIT {int(limit) * SCORED_AHEAD}"
+    eligible = d.join_each("f", fact, where=f"f.id = t.id AND {current}", columns="f.id")
+    parts.append(
+        f"kw AS (SELECT t.id, t.score FROM (SELECT id, score FROM {total} ORDER BY score DESC, "
+        f"id{ahead}) t {eligible} ORDER BY t.score DESC, t.id LIMIT {int(limit)})"
     )
     if context is not None and context.seeds > 0 and context.reach > 0:
         _context(d, parts, select, params, context, current, hybrid=vector is not None)

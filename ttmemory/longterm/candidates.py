@@ -72,9 +72,9 @@ def candidates(
 
     Vector search is exact up to ``RECALL_EXACT_LIMIT`` facts, through the HNSW index of the
     vector's dimension above it (PostgreSQL with pgvector; exact in numpy elsewhere). Keyword
-    search reads only ``bm25.POSTINGS_BUDGET`` postings of the rarest query words whole
-    (without a vector, the rarest word's at least; see the module's docstring) in a namespace
-    above ``bm25.BUDGET_ABOVE_FACTS`` facts.
+    search reads only ``bm25.POSTINGS_BUDGET`` postings of the rarest query words whole, from
+    the postings index (without a vector, the rarest word's at least; see ``candidate_sql``),
+    in a namespace above ``bm25.BUDGET_ABOVE_FACTS`` facts.
     ``context``: the neighbour runs of the best candidates too, in the same statement (with
     pgvector, or keyword-only; elsewhere ``runs`` is None and the caller fetches them).
     """

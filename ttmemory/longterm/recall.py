@@ -95,7 +95,7 @@ def keyword_scores(
         output_field=FloatField(),
     )
     tf = Cast("tf", FloatField())
-    length = Cast("fact__term_count", FloatField())
+    length = Cast("length", FloatField())  # the fact's term_count, kept on its posting
     score = bm25.term_score(tf, length, weight=weights, avgdl=Value(avg_len))
     rows = (
         FactTerm.objects.filter(

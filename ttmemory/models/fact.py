@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import models
@@ -198,17 +199,39 @@ class FactTerm(models.Model):
     namespace = models.CharField(max_length=255)
     term = models.BigIntegerField()
     tf = models.PositiveSmallIntegerField(default=1)
+    #: The fact's ``term_count``, kept on each of its postings: BM25 then ranks from the index
+    #: alone, and a fact row is read only for the facts ranked first (``candidate_sql``).
+    length = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["fact", "term"], name="ttm_factterm_fact_term_uniq"),
         ]
         indexes = [
-            models.Index(fields=["namespace", "term"], name="ttm_factterm_ns_term_idx"),
+            # Covering: a word's postings with everything BM25 needs, read by index-only scans.
+            models.Index(
+                fields=["namespace", "term", "fact", "tf", "length"],
+                name="ttm_factterm_ns_term_cov_idx",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"term of fact {self.fact_id}"
+
+    @classmethod
+    def of(cls, fact: Fact, counts: Mapping[int, int]) -> list[FactTerm]:
+        """The postings of ``fact`` from its term counts: the one place they are built, so each
+        carries the fact's namespace and length (``term_count``, set before this is called)."""
+        return [
+            cls(
+                fact=fact,
+                namespace=fact.namespace,
+                term=term,
+                tf=min(tf, 32767),
+                length=fact.term_count,
+            )
+            for term, tf in counts.items()
+        ]
 
 
 class Profile(models.Model):

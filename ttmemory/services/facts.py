@@ -235,10 +235,7 @@ def _upsert(
     fact.save()
     if not is_new:
         FactTerm.objects.filter(fact=fact).delete()
-    FactTerm.objects.bulk_create(
-        FactTerm(fact=fact, namespace=namespace, term=term, tf=min(tf, 32767))
-        for term, tf in counts.items()
-    )
+    FactTerm.objects.bulk_create(FactTerm.of(fact, counts))
     return fact, is_new
 
 

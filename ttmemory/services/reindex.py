@@ -130,12 +130,9 @@ def _rebuild(facts: list[Fact], stats: ReindexStats) -> None:
         counts, length = blind.fact_postings(
             fact.text, slot=slot if isinstance(slot, str) else "", namespace=fact.namespace
         )
-        postings.extend(
-            FactTerm(fact=fact, namespace=fact.namespace, term=term, tf=min(tf, 32767))
-            for term, tf in counts.items()
-        )
         fact.text_hash = text_hash
         fact.term_count = length
+        postings.extend(FactTerm.of(fact, counts))
         fact.index_version = blind.fact_index_version(fact.namespace)
         # The text is saved again too (same plaintext, fresh nonce), so a value whose
         # associated data names the row's upsert key stays readable.
