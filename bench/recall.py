@@ -778,10 +778,14 @@ def _latency_rows(
 
 
 def _analyze() -> None:
+    """Statistics, and the visibility map a namespace has once autovacuum has run over it:
+    recall reads the postings by index-only scans, which visit the table for each posting on
+    pages written since the last vacuum (a bulk load measured before autovacuum reached it was
+    4x slower at 100,000 facts: docs/benchmarks.md, round 12)."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE ttmemory_fact")
-            cursor.execute("ANALYZE ttmemory_factterm")
+            cursor.execute("VACUUM ANALYZE ttmemory_fact")
+            cursor.execute("VACUUM ANALYZE ttmemory_factterm")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -958,7 +962,7 @@ def large(*, plan: LargePlan, progress: Progress = _quiet) -> dict[str, Any]:
         with connection.cursor() as cursor:
             cursor.execute("RESET maintenance_work_mem")
             cursor.execute("VACUUM ANALYZE ttmemory_fact")
-            cursor.execute("ANALYZE ttmemory_factterm")
+            cursor.execute("VACUUM ANALYZE ttmemory_factterm")  # as autovacuum leaves it (above)
         index_seconds = time.perf_counter() - started
         progress(f"index built in {index_seconds:,.0f} s; measuring")
         memory = server_memory(index_name(plan.dimensions))
