@@ -335,3 +335,47 @@ def _ef_search() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('hnsw.ef_search', true)")
         return str(cursor.fetchone()[0] or "")
+
+
+def test_ended_facts_ranked_first_leave_the_cut_to_current_ones(
+    facts: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keyword list is ranked from the postings alone, then the best ``limit`` x
+    ``SCORED_AHEAD`` are checked against their fact rows: an expired or ended fact that
+    outscores the current ones takes no place of theirs while the cut holds them."""
+    monkeypatch.setattr(candidate_sql, "SCORED_AHEAD", 2)
+    question = "is Ada allergic to penicillin or peanuts"  # the expired fact matches best
+    terms = blind.query_hashes(question, namespace=NS)
+    found = candidates.candidates(NS, terms=terms, vector=None, model="", limit=3, kinds=None)
+
+    exact = recall.keyword_scores(NS, question, 3, terms=terms)
+    assert len(exact) == 3
+    assert list(found.keyword) == list(exact)
+    expired = Fact.objects.get(namespace=NS, expires_at__isnull=False)
+    assert expired.pk not in found.keyword
+
+
+@pytest.mark.parametrize("ahead", [1, 4])
+def test_a_kind_asked_for_is_found_below_any_number_of_other_kinds_matches(
+    facts: None, monkeypatch: pytest.MonkeyPatch, ahead: int
+) -> None:
+    """With ``kinds`` every match is ranked before the fact rows are checked: the kind asked
+    for may be rare among the best matches."""
+    monkeypatch.setattr(candidate_sql, "SCORED_AHEAD", ahead)
+    for i in range(6):  # six shorter "fact" facts that outscore the "note" on these words
+        memory.fact_remember(namespace=NS, text=f"Ada lives by the river {i}", kind="fact")
+    question = "does Ada live by the river"
+    terms = blind.query_hashes(question, namespace=NS)
+    note = Fact.objects.get(namespace=NS, text_hash=blind.text_hash(TEXTS[3], namespace=NS))
+    assert note.kind == "note"
+    ranked = recall.keyword_scores(NS, question, 10, kinds=None, terms=terms)
+    assert list(ranked).index(note.pk) >= 6  # below every one of them
+
+    found = candidates.candidates(
+        NS, terms=terms, vector=None, model="", limit=1, kinds=[note.kind]
+    )
+
+    assert list(found.keyword) == [note.pk]
+    assert list(found.keyword) == list(
+        recall.keyword_scores(NS, question, 1, kinds=[note.kind], terms=terms)
+    )
