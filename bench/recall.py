@@ -898,14 +898,14 @@ class LargeLoader:
             for word in [*words, f"{offset + i}"]:
                 h = self.term_hash(namespace, word)
                 counts[h] = counts.get(h, 0) + 1
+            length = sum(counts.values())  # term_count, kept on each posting too
             facts.append(
                 (
                     ids[i], namespace, "snippet", self.encrypt(text, namespace, text_hash),
                     text_hash, "{}", vectors[i], self.model, self.plan.dimensions,
-                    sum(counts.values()), index_version, "[]", now, now, now,
+                    length, index_version, "[]", now, now, now,
                 )
             )  # fmt: skip
-            length = sum(counts.values())  # the fact's term_count, kept on each posting
             terms += [(ids[i], namespace, h, tf, length) for h, tf in counts.items()]
         with self.conn.cursor() as cursor:
             with cursor.copy(

@@ -218,9 +218,8 @@ def statement(
             "JOIN q ON p.term = q.term JOIN df ON df.word = q.word CROSS JOIN st "
             "WHERE EXISTS (SELECT 1 FROM freq) GROUP BY c.id)",
             # A candidate's score: its read words' (``part``) plus its frequent words'.
-            "total AS (SELECT part.id, part.score + coalesce(o.score, 0.0) AS score FROM part "
-            "LEFT JOIN often o ON o.id = part.id UNION ALL SELECT o.id, o.score FROM often o "
-            "WHERE NOT EXISTS (SELECT 1 FROM part WHERE part.id = o.id))",
+            "total AS (SELECT coalesce(part.id, o.id) AS id, coalesce(part.score, 0.0) "
+            "+ coalesce(o.score, 0.0) AS score FROM part FULL JOIN often o ON o.id = part.id)",
         ]
         total = "total"
     # The best-scored facts, then the eligible ones among them (one fact row read each). Kinds
